@@ -1,0 +1,47 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      eqeqeq: ['error', 'smart'],
+      'object-shorthand': 'error',
+    },
+  },
+  {
+    // Workflow code is replayed: it must stay deterministic and free of I/O. Activities are imported as
+    // types only; Node built-ins and our I/O layers are off limits.
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins,
+          patterns: [
+            { group: ['**/api/**', '**/store/**', '**/upstream/**', '**/temporal/**', '**/gateway/**', '**/main/**', '**/config/**'], message: 'Workflow code may not import I/O modules.' },
+            { group: ['**/activities/**', '**/activities'], message: 'Import activities with `import type` only.', allowTypeImports: true },
+            { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', 'koa', 'better-sqlite3', 'kysely', 'undici', 'pino'], message: 'Not allowed in workflow code.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.mjs', '**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  prettier,
+);

@@ -1,0 +1,57 @@
+/**
+ * The one table of JSON-RPC error codes the gateway emits, and the one class that carries them.
+ * `toJsonRpcError` in src/api is the only place these become wire responses.
+ */
+
+export const ERROR = {
+  ParseError: { code: -32700, httpStatus: 400 },
+  InvalidRequest: { code: -32600, httpStatus: 400 },
+  MethodNotFound: { code: -32601, httpStatus: 404 },
+  /** Missing `_meta` fields are 400 (spec MUST); other invalid params use 200, like the reference SDK. */
+  InvalidParams: { code: -32602, httpStatus: 200 },
+  MissingRequestMeta: { code: -32602, httpStatus: 400 },
+  InternalError: { code: -32603, httpStatus: 200 },
+  HeaderMismatch: { code: -32020, httpStatus: 400 },
+  MissingRequiredClientCapability: { code: -32021, httpStatus: 400 },
+  UnsupportedProtocolVersion: { code: -32022, httpStatus: 400 },
+  /** Application error, outside the reserved JSON-RPC range: an upstream server could not be reached. */
+  UpstreamUnavailable: { code: -31001, httpStatus: 502 },
+  /** Application error: the gateway's task engine (Temporal) did not answer in time. */
+  TaskEngineUnavailable: { code: -31002, httpStatus: 503 },
+  /** Application error: request body too large. */
+  PayloadTooLarge: { code: -31003, httpStatus: 413 },
+} as const;
+
+export type ErrorKind = keyof typeof ERROR;
+
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+
+  get code(): number {
+    return ERROR[this.kind].code;
+  }
+
+  get httpStatus(): number {
+    return ERROR[this.kind].httpStatus;
+  }
+}
+
+/** A JSON-RPC error relayed unchanged from an upstream server (code, message and data kept). */
+export class RelayedError extends Error {
+  override readonly name = 'RelayedError';
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+    readonly httpStatus = 200,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,6 @@
+export * from './constants';
+export * from './errors';
+export * from './jsonrpc';
+export * from './core';
+export * from './tasks';
+export * from './headers';

@@ -1,0 +1,72 @@
+/** The Tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28). */
+import { z } from 'zod';
+import { TASK_STATUSES } from './constants';
+import { InputRequestsSchema, InputResponsesSchema, RequestParamsSchema, ResultSchema } from './core';
+import { JsonRpcErrorObjectSchema } from './jsonrpc';
+
+export const TaskStatusSchema = z.enum(TASK_STATUSES);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
+/** Task fields shared by every variant. `ttlMs` is required and nullable (null = unlimited). */
+export const TaskFieldsSchema = z.looseObject({
+  taskId: z.string().min(1),
+  status: TaskStatusSchema,
+  statusMessage: z.string().optional(),
+  createdAt: z.string(),
+  lastUpdatedAt: z.string(),
+  ttlMs: z.int().nonnegative().nullable(),
+  pollIntervalMs: z.int().nonnegative().optional(),
+});
+export type TaskFields = z.infer<typeof TaskFieldsSchema>;
+
+/** `tools/call` answered with a task: a flat `Result & Task` with `resultType: "task"`. */
+export const CreateTaskResultSchema = ResultSchema.extend(TaskFieldsSchema.shape).extend({
+  resultType: z.literal('task'),
+});
+export type CreateTaskResult = z.infer<typeof CreateTaskResultSchema>;
+
+const WorkingTaskSchema = TaskFieldsSchema.extend({ status: z.literal('working') });
+const InputRequiredTaskSchema = TaskFieldsSchema.extend({
+  status: z.literal('input_required'),
+  inputRequests: InputRequestsSchema,
+});
+const CompletedTaskSchema = TaskFieldsSchema.extend({
+  status: z.literal('completed'),
+  result: z.looseObject({}),
+});
+const FailedTaskSchema = TaskFieldsSchema.extend({
+  status: z.literal('failed'),
+  error: JsonRpcErrorObjectSchema,
+});
+const CancelledTaskSchema = TaskFieldsSchema.extend({ status: z.literal('cancelled') });
+
+export const DetailedTaskSchema = z.discriminatedUnion('status', [
+  WorkingTaskSchema,
+  InputRequiredTaskSchema,
+  CompletedTaskSchema,
+  FailedTaskSchema,
+  CancelledTaskSchema,
+]);
+export type DetailedTask = z.infer<typeof DetailedTaskSchema>;
+
+/** `tasks/get` result: the DetailedTask fields inlined, `resultType` always "complete". */
+export const GetTaskResultSchema = z.intersection(
+  ResultSchema.extend({ resultType: z.literal('complete') }),
+  DetailedTaskSchema,
+);
+export type GetTaskResult = z.infer<typeof GetTaskResultSchema>;
+
+export const GetTaskParamsSchema = RequestParamsSchema.extend({ taskId: z.string().min(1) });
+export type GetTaskParams = z.infer<typeof GetTaskParamsSchema>;
+
+export const UpdateTaskParamsSchema = RequestParamsSchema.extend({
+  taskId: z.string().min(1),
+  inputResponses: InputResponsesSchema,
+});
+export type UpdateTaskParams = z.infer<typeof UpdateTaskParamsSchema>;
+
+export const CancelTaskParamsSchema = RequestParamsSchema.extend({ taskId: z.string().min(1) });
+export type CancelTaskParams = z.infer<typeof CancelTaskParamsSchema>;
+
+/** The empty acknowledgement of `tasks/update` and `tasks/cancel`. */
+export const EmptyResultSchema = ResultSchema.extend({ resultType: z.literal('complete') });
