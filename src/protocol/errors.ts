@@ -18,8 +18,11 @@ export const ERROR = {
   UpstreamUnavailable: { code: -31001, httpStatus: 502 },
   /** Application error: the gateway's task engine (Temporal) did not answer in time. */
   TaskEngineUnavailable: { code: -31002, httpStatus: 503 },
-  /** Application error: request body too large. */
-  PayloadTooLarge: { code: -31003, httpStatus: 413 },
+  /** Application error: the project in the URL does not exist. */
+  ProjectNotFound: { code: -31004, httpStatus: 404 },
+  /** Request framing errors with their specific HTTP statuses. */
+  PayloadTooLarge: { code: -32600, httpStatus: 413 },
+  UnsupportedMediaType: { code: -32600, httpStatus: 415 },
 } as const;
 
 export type ErrorKind = keyof typeof ERROR;

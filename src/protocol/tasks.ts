@@ -2,7 +2,9 @@
 import { z } from 'zod';
 import { TASK_STATUSES } from './constants';
 import { InputRequestsSchema, InputResponsesSchema, RequestParamsSchema, ResultSchema } from './core';
+import type { InputRequests } from './core';
 import { JsonRpcErrorObjectSchema } from './jsonrpc';
+import type { JsonRpcErrorObject } from './jsonrpc';
 
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
@@ -70,3 +72,19 @@ export type CancelTaskParams = z.infer<typeof CancelTaskParamsSchema>;
 
 /** The empty acknowledgement of `tasks/update` and `tasks/cancel`. */
 export const EmptyResultSchema = ResultSchema.extend({ resultType: z.literal('complete') });
+
+/**
+ * The gateway's own view of a task: a DetailedTask without its id. The id is added only when a
+ * response is written for the client, so the upstream's id can never leak through a snapshot.
+ */
+export interface TaskSnapshot {
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  inputRequests?: InputRequests;
+  result?: Record<string, unknown>;
+  error?: JsonRpcErrorObject;
+}

@@ -1,0 +1,202 @@
+/**
+ * Task activities: all upstream I/O and store writes of the task workflow. Built by a factory so the
+ * worker injects real clients and tests can inject their own.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Logger } from 'pino';
+import type { Implementation, JsonRpcErrorObject } from '../protocol';
+import { CreateTaskResultSchema, METHOD } from '../protocol';
+import type { TaskStore } from '../store/task-store';
+import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
+import { UpstreamTransportError } from '../upstream/errors';
+import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
+import { observationKey } from '../workflows/task-state';
+import { toSnapshot } from './snapshot';
+import type {
+  CallUpstreamToolInput,
+  CallUpstreamToolResult,
+  ControlResult,
+  RecordTaskCreatedInput,
+  RecordTaskSnapshotInput,
+  SendTaskInputInput,
+  UpstreamTaskRef,
+  WatchUpstreamTaskInput,
+  WatchUpstreamTaskResult,
+} from './types';
+
+export interface TaskActivitySettings {
+  minPollIntervalMs: number;
+  maxPollIntervalMs: number;
+  maxWatchMs: number;
+  pollFailureBudget: number;
+}
+
+export interface ActivityDeps {
+  upstream: UpstreamClient;
+  store: TaskStore;
+  resolveUpstream(project: string, alias: string): UpstreamEndpoint;
+  gatewayInfo: Implementation;
+  settings: TaskActivitySettings;
+  logger: Logger;
+}
+
+/** Failure types the workflow's retry policies refer to. */
+export const FAILURE = {
+  /** The first tools/call may have reached the upstream; re-sending could repeat a side effect. */
+  callOutcomeUnknown: 'UpstreamCallOutcomeUnknown',
+  upstreamUnreachable: 'UpstreamUnreachable',
+  upstreamProtocol: 'UpstreamProtocolViolation',
+} as const;
+
+/** In-activity retries for failures that certainly did not reach the upstream (connection refused). */
+const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
+
+export function createActivities(deps: ActivityDeps) {
+  const { settings, logger } = deps;
+
+  const hopMeta = (protocolVersion: string, elicitationForm = false) =>
+    upstreamMeta({
+      relayedMeta: {},
+      protocolVersion,
+      capabilities: taskPathCapabilities(elicitationForm),
+      gatewayInfo: deps.gatewayInfo,
+    });
+
+  async function taskRequest(ref: UpstreamTaskRef, method: string, extra: Record<string, unknown> = {}) {
+    const endpoint = deps.resolveUpstream(ref.project, ref.upstream);
+    return deps.upstream.send(
+      endpoint,
+      method,
+      { ...extra, taskId: ref.upstreamTaskId, _meta: hopMeta(ref.protocolVersion) },
+      { signal: Context.current().cancellationSignal },
+    );
+  }
+
+  return {
+    /**
+     * Sends the client's tools/call upstream, declaring the gateway's own capabilities. Sent at most once
+     * unless the tool is idempotent: only errors that certainly preceded delivery are retried here, and
+     * the workflow gives this activity a single attempt.
+     */
+    async callUpstreamTool(input: CallUpstreamToolInput): Promise<CallUpstreamToolResult> {
+      const endpoint = deps.resolveUpstream(input.project, input.upstream);
+      const { call } = input;
+      const params = {
+        name: call.tool,
+        ...(call.arguments !== undefined && { arguments: call.arguments }),
+        _meta: upstreamMeta({
+          relayedMeta: call.relayedMeta,
+          protocolVersion: call.protocolVersion,
+          capabilities: taskPathCapabilities(call.elicitationForm),
+          gatewayInfo: deps.gatewayInfo,
+        }),
+      };
+      let reply: UpstreamReply | undefined;
+      for (let attempt = 0; reply === undefined; attempt++) {
+        try {
+          reply = await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
+            signal: Context.current().cancellationSignal,
+          });
+        } catch (err) {
+          if (!(err instanceof UpstreamTransportError)) throw err;
+          const retryable = !err.mayHaveReached || call.idempotent;
+          const delay = CONNECT_RETRY_DELAYS_MS[attempt];
+          if (!retryable || delay === undefined) {
+            throw ApplicationFailure.create({
+              message: err.mayHaveReached
+                ? `The call to upstream "${input.upstream}" failed after it may have been delivered; it was not repeated because the tool is not idempotent`
+                : err.message,
+              type: err.mayHaveReached ? FAILURE.callOutcomeUnknown : FAILURE.upstreamUnreachable,
+              nonRetryable: true,
+            });
+          }
+          await Context.current().sleep(delay);
+        }
+      }
+      if (reply.kind === 'error') return reply;
+      if (reply.result.resultType !== 'task') return { kind: 'result', result: reply.result };
+      const created = CreateTaskResultSchema.safeParse(reply.result);
+      const snapshot = created.success ? toSnapshot(created.data, settings) : undefined;
+      if (!created.success || !snapshot) {
+        throw ApplicationFailure.create({
+          message: `Upstream "${input.upstream}" answered with an invalid task`,
+          type: FAILURE.upstreamProtocol,
+          nonRetryable: true,
+        });
+      }
+      return { kind: 'task', upstreamTaskId: created.data.taskId, snapshot };
+    },
+
+    /**
+     * Polls the upstream's tasks/get until the observation changes, the watch time is up, or the
+     * workflow cancels it (to forward input or a cancel). Looping here instead of in the workflow keeps
+     * history independent of the number of polls; heartbeats carry cancellation and detect lost workers.
+     */
+    async watchUpstreamTask(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
+      const ctx = Context.current();
+      const started = Date.now();
+      let failures = 0;
+      let lastError = '';
+      for (;;) {
+        ctx.heartbeat();
+        let reply: UpstreamReply | undefined;
+        try {
+          reply = await taskRequest(input, METHOD.tasksGet);
+        } catch (err) {
+          if (ctx.cancellationSignal.aborted) throw err;
+          lastError = err instanceof Error ? err.message : String(err);
+        }
+        if (reply?.kind === 'error' && reply.error.code === -32602) return { kind: 'lost', error: reply.error };
+        const snapshot = reply?.kind === 'result' ? toSnapshot(reply.result, settings) : undefined;
+        if (snapshot) {
+          failures = 0;
+          if (observationKey(snapshot) !== input.knownKey) return { kind: 'changed', snapshot };
+          if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged', snapshot };
+          await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs);
+          continue;
+        }
+        if (reply?.kind === 'error') lastError = `upstream error ${reply.error.code}: ${reply.error.message}`;
+        else if (reply) lastError = 'upstream sent an invalid task';
+        failures++;
+        logger.warn({ upstream: input.upstream, failures }, 'task poll failed');
+        if (failures >= settings.pollFailureBudget) return { kind: 'unreachable', message: lastError };
+        await sleepWithHeartbeat(Math.min(30_000, input.pollIntervalMs * 2 ** Math.min(failures, 6)));
+      }
+    },
+
+    /** Forwards input responses; tasks/update is idempotent upstream (answered keys are ignored). */
+    async sendTaskInput(input: SendTaskInputInput): Promise<ControlResult> {
+      return control(await taskRequest(input, METHOD.tasksUpdate, { inputResponses: input.inputResponses }));
+    },
+
+    /** Asks the upstream to cancel; cancellation is cooperative and idempotent upstream. */
+    async cancelUpstreamTask(input: UpstreamTaskRef): Promise<ControlResult> {
+      return control(await taskRequest(input, METHOD.tasksCancel));
+    },
+
+    async recordTaskCreated(input: RecordTaskCreatedInput): Promise<void> {
+      await deps.store.insertTask(input);
+    },
+
+    async recordTaskSnapshot(input: RecordTaskSnapshotInput): Promise<void> {
+      await deps.store.recordSnapshot(input.taskKey, input.snapshot);
+    },
+  };
+}
+
+export type TaskActivities = ReturnType<typeof createActivities>;
+
+function control(reply: UpstreamReply): ControlResult {
+  if (reply.kind === 'result') return { ok: true };
+  return { ok: false, error: reply.error satisfies JsonRpcErrorObject };
+}
+
+/** Sleeps in short steps, heartbeating, so a cancellation request is noticed within about a second. */
+async function sleepWithHeartbeat(ms: number): Promise<void> {
+  const ctx = Context.current();
+  const until = Date.now() + ms;
+  for (let left = ms; left > 0; left = until - Date.now()) {
+    ctx.heartbeat();
+    await ctx.sleep(Math.min(left, 1000));
+  }
+}

@@ -1,0 +1,44 @@
+/** Turns an upstream task (CreateTaskResult or tasks/get result) into the gateway's snapshot. Pure. */
+import type { TaskSnapshot } from '../protocol';
+import { DetailedTaskSchema, TaskFieldsSchema } from '../protocol';
+
+export interface PollBounds {
+  minPollIntervalMs: number;
+  maxPollIntervalMs: number;
+}
+
+/** Upstream suggestions are honoured within bounds: a fast-poll suggestion cannot flood the upstream. */
+export function clampPollInterval(suggested: number | undefined, bounds: PollBounds): number {
+  const value = suggested ?? bounds.minPollIntervalMs * 2;
+  return Math.min(bounds.maxPollIntervalMs, Math.max(bounds.minPollIntervalMs, value));
+}
+
+/**
+ * Validates an upstream task and keeps only the fields the gateway re-publishes under its own id. The
+ * upstream task id, `resultType`, `requestState` and `_meta` are dropped here; the gateway stamps its own.
+ */
+export function toSnapshot(upstreamTask: unknown, bounds: PollBounds): TaskSnapshot | undefined {
+  const base = TaskFieldsSchema.safeParse(upstreamTask);
+  if (!base.success) return undefined;
+  const t = base.data;
+  const snapshot: TaskSnapshot = {
+    status: t.status,
+    createdAt: t.createdAt,
+    lastUpdatedAt: t.lastUpdatedAt,
+    ttlMs: t.ttlMs,
+    pollIntervalMs: clampPollInterval(t.pollIntervalMs, bounds),
+    ...(t.statusMessage !== undefined && { statusMessage: t.statusMessage }),
+  };
+  if (t.status === 'working' || t.status === 'cancelled') return snapshot;
+  const detailed = DetailedTaskSchema.safeParse(upstreamTask);
+  if (!detailed.success) {
+    // A CreateTaskResult may announce input_required without the requests (they come with tasks/get).
+    return t.status === 'input_required' ? { ...snapshot, inputRequests: {} } : undefined;
+  }
+  const d = detailed.data;
+  if (d.status === 'input_required') return { ...snapshot, inputRequests: d.inputRequests };
+  if (d.status === 'completed') return { ...snapshot, result: d.result };
+  if (d.status === 'failed') return { ...snapshot, error: d.error };
+  return snapshot;
+}
+

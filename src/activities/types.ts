@@ -1,0 +1,55 @@
+/** Inputs and outputs of the task activities (shared with the workflow as types only). */
+import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { CallerRef, UpstreamCallRequest } from '../workflows/messages';
+
+export interface UpstreamTaskRef {
+  project: string;
+  upstream: string;
+  upstreamTaskId: string;
+  protocolVersion: string;
+}
+
+export interface CallUpstreamToolInput {
+  project: string;
+  upstream: string;
+  call: UpstreamCallRequest;
+}
+
+export type CallUpstreamToolResult =
+  | { kind: 'result'; result: Record<string, unknown> }
+  | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number }
+  | { kind: 'task'; upstreamTaskId: string; snapshot: TaskSnapshot };
+
+export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
+  /** `observationKey` of the last observation the workflow holds. */
+  knownKey: string;
+  pollIntervalMs: number;
+}
+
+export type WatchUpstreamTaskResult =
+  | { kind: 'changed' | 'unchanged'; snapshot: TaskSnapshot }
+  /** The upstream no longer knows the task (expired or purged). */
+  | { kind: 'lost'; error: JsonRpcErrorObject }
+  /** Polls failed more often in a row than the configured budget. */
+  | { kind: 'unreachable'; message: string };
+
+export interface SendTaskInputInput extends UpstreamTaskRef {
+  inputResponses: InputResponses;
+}
+
+export type ControlResult = { ok: true } | { ok: false; error: JsonRpcErrorObject };
+
+export interface RecordTaskCreatedInput {
+  taskKey: string;
+  workflowId: string;
+  project: string;
+  caller: CallerRef;
+  upstream: string;
+  tool: string;
+  snapshot: TaskSnapshot;
+}
+
+export interface RecordTaskSnapshotInput {
+  taskKey: string;
+  snapshot: TaskSnapshot;
+}

@@ -1,0 +1,146 @@
+/**
+ * `POST /v1/mcp/{projectSlug}`: MCP Streamable HTTP, protocol 2026-07-28 (stateless). Frames, envelope
+ * and headers are validated here, in the order the spec's error codes imply; the gateway does the rest.
+ */
+import type { Context } from 'koa';
+import getRawBody from 'raw-body';
+import type { Logger } from 'pino';
+import type { McpGateway } from '../gateway/gateway';
+import { GATEWAY_METHODS } from '../gateway/gateway';
+import type { ProjectRegistry } from '../gateway/projects';
+import type { JsonRpcRequest, RequestId, RequestMeta } from '../protocol';
+import {
+  decodeHeaderValue,
+  HEADER,
+  JsonRpcClientMessageSchema,
+  META,
+  nameFieldFor,
+  ProtocolError,
+  REMOVED_METHODS,
+  RequestMetaSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '../protocol';
+import type { Caller } from '../store/task-store';
+import { toJsonRpcError } from './errors';
+
+export interface McpEndpointDeps {
+  gateway: McpGateway;
+  projects: ProjectRegistry;
+  logger: Logger;
+  maxBodyBytes: number;
+}
+
+const ANONYMOUS: Caller = { kind: 'anonymous', id: 'anonymous' };
+
+export function mcpEndpoint(deps: McpEndpointDeps) {
+  return async (ctx: Context, slug: string): Promise<void> => {
+    if (ctx.method !== 'POST') {
+      ctx.status = 405;
+      ctx.set('Allow', 'POST');
+      return;
+    }
+    let id: RequestId | null = null;
+    const started = performance.now();
+    let method = '';
+    try {
+      const project = deps.projects.get(slug);
+      if (!project) throw new ProtocolError('ProjectNotFound', `Project "${slug}" not found`);
+      const message = await readMessage(ctx, deps.maxBodyBytes);
+      if (!('id' in message)) {
+        ctx.status = 202; // notifications: accepted, nothing to answer
+        return;
+      }
+      id = message.id;
+      method = message.method;
+      if (REMOVED_METHODS.has(method) || !GATEWAY_METHODS.has(method)) {
+        throw new ProtocolError('MethodNotFound', `Method not found: ${method}`);
+      }
+      const meta = validateEnvelope(message);
+      validateHeaders(ctx, message, meta);
+      const controller = new AbortController();
+      ctx.res.once('close', () => {
+        if (!ctx.res.writableFinished) controller.abort();
+      });
+      const result = await deps.gateway.handle({
+        project,
+        caller: ANONYMOUS,
+        method,
+        params: { ...message.params, _meta: meta },
+        signal: controller.signal,
+      });
+      ctx.status = 200;
+      ctx.body = { jsonrpc: '2.0', id, result };
+    } catch (err) {
+      const { status, body } = toJsonRpcError(err, id);
+      if (status >= 500 && !(err instanceof ProtocolError)) deps.logger.error({ err }, 'request failed');
+      ctx.status = status;
+      ctx.body = body;
+    } finally {
+      deps.logger.debug(
+        { project: slug, method, status: ctx.status, ms: Math.round(performance.now() - started) },
+        'mcp request',
+      );
+    }
+  };
+}
+
+async function readMessage(ctx: Context, limit: number) {
+  if (!ctx.is('application/json')) {
+    throw new ProtocolError('UnsupportedMediaType', 'Content-Type must be application/json');
+  }
+  let raw: string;
+  try {
+    raw = await getRawBody(ctx.req, { limit, encoding: 'utf8' });
+  } catch (err) {
+    if ((err as { type?: string }).type === 'entity.too.large') {
+      throw new ProtocolError('PayloadTooLarge', `Request body exceeds ${limit} bytes`);
+    }
+    throw new ProtocolError('InvalidRequest', 'Could not read the request body');
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ProtocolError('ParseError', 'Parse error');
+  }
+  const parsed = JsonRpcClientMessageSchema.safeParse(json);
+  if (!parsed.success) {
+    if (Array.isArray(json)) throw new ProtocolError('InvalidRequest', 'Batches are not supported');
+    throw new ProtocolError('InvalidRequest', 'Invalid JSON-RPC message');
+  }
+  return parsed.data;
+}
+
+function validateEnvelope(message: JsonRpcRequest): RequestMeta {
+  const meta = RequestMetaSchema.safeParse(message.params?._meta);
+  if (!meta.success) {
+    throw new ProtocolError(
+      'MissingRequestMeta',
+      `params._meta must carry ${META.protocolVersion} and ${META.clientCapabilities}`,
+    );
+  }
+  const requested = meta.data[META.protocolVersion];
+  if (!SUPPORTED_PROTOCOL_VERSIONS.includes(requested)) {
+    throw new ProtocolError('UnsupportedProtocolVersion', 'Unsupported protocol version', {
+      supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+      requested,
+    });
+  }
+  return meta.data;
+}
+
+/** Headers that repeat body fields must be present and equal (after decoding). */
+function validateHeaders(ctx: Context, message: JsonRpcRequest, meta: RequestMeta): void {
+  const check = (header: string, expected: string, label: string) => {
+    const raw = ctx.get(header);
+    if (raw === '') throw new ProtocolError('HeaderMismatch', `Missing ${label} header`);
+    if (decodeHeaderValue(raw) !== expected) {
+      throw new ProtocolError('HeaderMismatch', `${label} header does not match the request body`);
+    }
+  };
+  check(HEADER.protocolVersion, meta[META.protocolVersion], 'MCP-Protocol-Version');
+  check(HEADER.method, message.method, 'Mcp-Method');
+  const field = nameFieldFor(message.method);
+  const value = field ? message.params?.[field] : undefined;
+  if (field && typeof value === 'string') check(HEADER.name, value, 'Mcp-Name');
+}

@@ -1,0 +1,82 @@
+/**
+ * Configuration: one zod schema, parsed once by an entry point into a frozen object. Defaults are the
+ * embedded single-process setup of `npm start`.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const UpstreamConfigSchema = z.strictObject({
+  /** Short name used in tool namespacing, logs and search attributes. */
+  alias: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,49}$/),
+  url: z.url(),
+  /** Static headers sent to the upstream (e.g. a project credential); never logged. */
+  headers: z.record(z.string(), z.string()).default({}),
+});
+export type UpstreamConfig = z.infer<typeof UpstreamConfigSchema>;
+
+const ProjectConfigSchema = z.strictObject({
+  slug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,49}$/),
+  /** One upstream for now; aggregation across several arrives with the gateway-core work. */
+  upstreams: z.array(UpstreamConfigSchema).min(1).max(1),
+  features: z.strictObject({ tasks: z.boolean().default(true) }).default({ tasks: true }),
+});
+export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;
+
+export const ConfigSchema = z.strictObject({
+  http: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.int().min(0).max(65535).default(8080),
+      /** Largest accepted request body. */
+      maxBodyBytes: z.int().positive().default(4 * 1024 * 1024),
+    })
+    .default({ host: '127.0.0.1', port: 8080, maxBodyBytes: 4 * 1024 * 1024 }),
+  temporal: z
+    .strictObject({
+      address: z.string().default('127.0.0.1:7233'),
+      namespace: z.string().default('taskrouter'),
+      taskQueue: z.string().default('taskrouter-tasks'),
+    })
+    .default({ address: '127.0.0.1:7233', namespace: 'taskrouter', taskQueue: 'taskrouter-tasks' }),
+  store: z.strictObject({ sqliteFile: z.string() }).default({ sqliteFile: '.data/taskrouter.db' }),
+  /**
+   * AES-256-GCM keys (base64, 32 bytes) by key id. New data is encrypted with `activeKeyId`; older keys
+   * stay for decryption until their data has passed retention.
+   */
+  encryption: z.strictObject({
+    activeKeyId: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/),
+    keys: z.record(z.string(), z.string()),
+  }),
+  tasks: z
+    .strictObject({
+      /** Bounds on the poll interval, whatever the upstream suggests (clamped upwards only below min). */
+      minPollIntervalMs: z.int().positive().default(500),
+      maxPollIntervalMs: z.int().positive().default(60_000),
+      /** Longest single watch activity before the workflow takes stock (bounded activity lifetime). */
+      maxWatchMs: z.int().positive().default(5 * 60_000),
+      /** Consecutive failed upstream polls tolerated before the task is failed. */
+      pollFailureBudget: z.int().positive().default(30),
+      /** How long the API waits for the first upstream outcome of a task-aware call. */
+      startTimeoutMs: z.int().positive().default(60_000),
+    })
+    .default({
+      minPollIntervalMs: 500,
+      maxPollIntervalMs: 60_000,
+      maxWatchMs: 5 * 60_000,
+      pollFailureBudget: 30,
+      startTimeoutMs: 60_000,
+    }),
+  projects: z.array(ProjectConfigSchema).default([]),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+export function parseConfig(input: unknown): Config {
+  const result = ConfigSchema.safeParse(input);
+  if (!result.success) throw new Error(`Invalid configuration:\n${z.prettifyError(result.error)}`);
+  return Object.freeze(result.data);
+}
+
+export function loadConfigFile(path: string): ConfigInput {
+  return JSON.parse(readFileSync(path, 'utf8')) as ConfigInput;
+}

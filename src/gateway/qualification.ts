@@ -1,0 +1,33 @@
+/**
+ * Whether a tools/call takes the durable task path. Every condition is checked per request; when any
+ * fails the call takes the ordinary path.
+ */
+import type { ClientCapabilities, DiscoverResult } from '../protocol';
+import { PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol';
+
+export interface QualificationInput {
+  clientCapabilities: ClientCapabilities;
+  protocolVersion: string;
+  projectTasksEnabled: boolean;
+  /** The upstream's current (unexpired) server/discover answer. */
+  upstreamDiscover: DiscoverResult;
+}
+
+export type Qualification = { taskPath: true } | { taskPath: false; reason: string };
+
+export function declaresTasks(capabilities: ClientCapabilities): boolean {
+  return capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+export function qualifyForTaskPath(q: QualificationInput): Qualification {
+  if (!declaresTasks(q.clientCapabilities)) return { taskPath: false, reason: 'client did not declare Tasks' };
+  if (q.protocolVersion !== PROTOCOL_VERSION) return { taskPath: false, reason: 'protocol version' };
+  if (!q.projectTasksEnabled) return { taskPath: false, reason: 'project Tasks gate is off' };
+  if (!q.upstreamDiscover.supportedVersions.includes(PROTOCOL_VERSION)) {
+    return { taskPath: false, reason: 'upstream does not speak 2026-07-28' };
+  }
+  if (q.upstreamDiscover.capabilities.extensions?.[TASKS_EXTENSION] === undefined) {
+    return { taskPath: false, reason: 'upstream does not advertise Tasks' };
+  }
+  return { taskPath: true };
+}

@@ -1,0 +1,186 @@
+/**
+ * Task records and their status history. The workflow is the single writer of a task's status (through
+ * activities); the API only reads. A terminal status is final: later writes cannot overwrite it, which
+ * keeps a late, stale observation from resurrecting a finished task.
+ */
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { InputRequests, JsonRpcErrorObject, TaskSnapshot, TaskStatus } from '../protocol';
+import { TERMINAL_TASK_STATUSES } from '../protocol';
+import type { Cipher } from './cipher';
+import type { Database } from './schema';
+
+export interface Caller {
+  kind: 'anonymous' | 'api_key' | 'user';
+  id: string;
+}
+
+export interface NewTask {
+  taskKey: string;
+  workflowId: string;
+  project: string;
+  caller: Caller;
+  upstream: string;
+  tool: string;
+  snapshot: TaskSnapshot;
+}
+
+export interface TaskRecord extends Omit<NewTask, 'snapshot'> {
+  snapshot: TaskSnapshot;
+}
+
+export interface TaskEvent {
+  at: string;
+  kind: string;
+  status: TaskStatus;
+  statusMessage?: string;
+}
+
+interface Detail {
+  inputRequests?: InputRequests;
+  result?: Record<string, unknown>;
+  error?: JsonRpcErrorObject;
+}
+
+/** The store key of a task id. The raw id is a bearer-like secret and is never persisted. */
+export function taskKeyOf(taskId: string): string {
+  return createHash('sha256').update(taskId, 'utf8').digest('hex');
+}
+
+export class TaskStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly cipher: Cipher,
+  ) {}
+
+  /** Idempotent: a retried insert of the same task is a no-op. */
+  async insertTask(task: NewTask): Promise<void> {
+    const s = task.snapshot;
+    await this.db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('tasks')
+        .values({
+          task_key: task.taskKey,
+          workflow_id: task.workflowId,
+          project: task.project,
+          caller_kind: task.caller.kind,
+          caller_id: task.caller.id,
+          upstream: task.upstream,
+          tool: task.tool,
+          status: s.status,
+          status_message: s.statusMessage ?? null,
+          created_at: s.createdAt,
+          last_updated_at: s.lastUpdatedAt,
+          ttl_ms: s.ttlMs,
+          poll_interval_ms: s.pollIntervalMs ?? null,
+          detail: this.sealDetail(task.taskKey, s),
+        })
+        .onConflict((oc) => oc.column('task_key').doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
+        await trx
+          .insertInto('task_events')
+          .values({
+            task_key: task.taskKey,
+            at: s.lastUpdatedAt,
+            kind: 'status',
+            status: s.status,
+            status_message: s.statusMessage ?? null,
+          })
+          .execute();
+      }
+    });
+  }
+
+  /**
+   * Records a new observation. Adds a history row when status or status message changed, so a retried
+   * write does not duplicate history. Returns false when the task is unknown or already terminal.
+   */
+  async recordSnapshot(taskKey: string, s: TaskSnapshot): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('tasks')
+        .select(['status', 'status_message'])
+        .where('task_key', '=', taskKey)
+        .executeTakeFirst();
+      if (!current || TERMINAL_TASK_STATUSES.has(current.status)) return false;
+      await trx
+        .updateTable('tasks')
+        .set({
+          status: s.status,
+          status_message: s.statusMessage ?? null,
+          last_updated_at: s.lastUpdatedAt,
+          ttl_ms: s.ttlMs,
+          poll_interval_ms: s.pollIntervalMs ?? null,
+          detail: this.sealDetail(taskKey, s),
+        })
+        .where('task_key', '=', taskKey)
+        .execute();
+      if (current.status !== s.status || current.status_message !== (s.statusMessage ?? null)) {
+        await trx
+          .insertInto('task_events')
+          .values({
+            task_key: taskKey,
+            at: s.lastUpdatedAt,
+            kind: 'status',
+            status: s.status,
+            status_message: s.statusMessage ?? null,
+          })
+          .execute();
+      }
+      return true;
+    });
+  }
+
+  async getTask(taskKey: string): Promise<TaskRecord | undefined> {
+    const row = await this.db.selectFrom('tasks').selectAll().where('task_key', '=', taskKey).executeTakeFirst();
+    if (!row) return undefined;
+    const detail = row.detail ? this.cipher.openJson<Detail>(row.detail, detailAad(taskKey)) : {};
+    const snapshot: TaskSnapshot = {
+      status: row.status as TaskStatus,
+      createdAt: row.created_at,
+      lastUpdatedAt: row.last_updated_at,
+      ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
+      ...(row.status_message !== null && { statusMessage: row.status_message }),
+      ...(row.poll_interval_ms !== null && { pollIntervalMs: row.poll_interval_ms }),
+      ...detail,
+    };
+    return {
+      taskKey: row.task_key,
+      workflowId: row.workflow_id,
+      project: row.project,
+      caller: { kind: row.caller_kind as Caller['kind'], id: row.caller_id },
+      upstream: row.upstream,
+      tool: row.tool,
+      snapshot,
+    };
+  }
+
+  async listEvents(taskKey: string): Promise<TaskEvent[]> {
+    const rows = await this.db
+      .selectFrom('task_events')
+      .selectAll()
+      .where('task_key', '=', taskKey)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({
+      at: r.at,
+      kind: r.kind,
+      status: r.status as TaskStatus,
+      ...(r.status_message !== null && { statusMessage: r.status_message }),
+    }));
+  }
+
+  private sealDetail(taskKey: string, s: TaskSnapshot): Buffer | null {
+    const detail: Detail = {
+      ...(s.inputRequests && { inputRequests: s.inputRequests }),
+      ...(s.result && { result: s.result }),
+      ...(s.error && { error: s.error }),
+    };
+    return Object.keys(detail).length === 0 ? null : this.cipher.sealJson(detail, detailAad(taskKey));
+  }
+}
+
+function detailAad(taskKey: string): string {
+  return `task:${taskKey}:detail`;
+}

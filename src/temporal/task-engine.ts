@@ -1,0 +1,66 @@
+/**
+ * The API's view of the task workflows: start one with update-with-start, query its snapshot, signal
+ * input and cancellation. The only module of the API process that talks to Temporal.
+ */
+import type { Client } from '@temporalio/client';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import type { InputResponses, TaskSnapshot } from '../protocol';
+import type { FirstOutcome, TaskWorkflowInput } from '../workflows/messages';
+import {
+  cancelTaskSignal,
+  provideInputSignal,
+  snapshotQuery,
+  startTaskUpdate,
+  TASK_WORKFLOW_TYPE,
+  taskWorkflowId,
+} from '../workflows/messages';
+import { SA_CALLER_KIND, SA_PROJECT, SA_STATUS, SA_TOOL, SA_UPSTREAM } from '../workflows/search-attributes';
+
+export interface TaskEngine {
+  start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome>;
+  snapshot(workflowId: string, timeoutMs: number): Promise<TaskSnapshot | null>;
+  provideInput(workflowId: string, responses: InputResponses): Promise<void>;
+  cancel(workflowId: string): Promise<void>;
+}
+
+export class TemporalTaskEngine implements TaskEngine {
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  async start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome> {
+    const op = new WithStartWorkflowOperation(TASK_WORKFLOW_TYPE, {
+      workflowId: taskWorkflowId(input.taskKey),
+      taskQueue: this.taskQueue,
+      args: [input],
+      // A task key is fresh random; a collision means a bug, never something to join.
+      workflowIdConflictPolicy: 'FAIL',
+      typedSearchAttributes: [
+        { key: SA_PROJECT, value: input.project },
+        { key: SA_UPSTREAM, value: input.upstream },
+        { key: SA_TOOL, value: input.call.tool },
+        { key: SA_CALLER_KIND, value: input.caller.kind },
+        { key: SA_STATUS, value: 'starting' },
+      ],
+      staticSummary: `${input.project}: ${input.upstream} / ${input.call.tool}`,
+    });
+    return this.client.withDeadline(Date.now() + timeoutMs, () =>
+      this.client.workflow.executeUpdateWithStart(startTaskUpdate, { startWorkflowOperation: op }),
+    );
+  }
+
+  async snapshot(workflowId: string, timeoutMs: number): Promise<TaskSnapshot | null> {
+    return this.client.withDeadline(Date.now() + timeoutMs, () =>
+      this.client.workflow.getHandle(workflowId).query(snapshotQuery),
+    );
+  }
+
+  async provideInput(workflowId: string, responses: InputResponses): Promise<void> {
+    await this.client.workflow.getHandle(workflowId).signal(provideInputSignal, responses);
+  }
+
+  async cancel(workflowId: string): Promise<void> {
+    await this.client.workflow.getHandle(workflowId).signal(cancelTaskSignal);
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The `_meta` envelope for one upstream hop. The gateway re-derives the reserved keys (version,
+ * capabilities, client identity) and relays every other key, vendor and trace keys included, unchanged.
+ */
+import type { ClientCapabilities, Implementation, Meta } from '../protocol';
+import { META, TASKS_EXTENSION } from '../protocol';
+
+/** Reserved envelope keys the gateway owns on each hop; everything else in `_meta` is relayed. */
+const HOP_KEYS: ReadonlySet<string> = new Set([
+  META.protocolVersion,
+  META.clientCapabilities,
+  META.clientInfo,
+  META.serverInfo,
+  META.subscriptionId,
+]);
+
+export function relayableMeta(meta: Meta | undefined): Meta {
+  const out: Meta = {};
+  for (const [k, v] of Object.entries(meta ?? {})) if (!HOP_KEYS.has(k)) out[k] = v;
+  return out;
+}
+
+export function upstreamMeta(opts: {
+  relayedMeta: Meta;
+  protocolVersion: string;
+  capabilities: ClientCapabilities;
+  gatewayInfo: Implementation;
+}): Meta {
+  return {
+    ...opts.relayedMeta,
+    [META.protocolVersion]: opts.protocolVersion,
+    [META.clientCapabilities]: opts.capabilities,
+    [META.clientInfo]: opts.gatewayInfo,
+  };
+}
+
+/** The capabilities the gateway declares for a task-path call: Tasks, plus form elicitation if relayable. */
+export function taskPathCapabilities(elicitationForm: boolean): ClientCapabilities {
+  return {
+    extensions: { [TASKS_EXTENSION]: {} },
+    ...(elicitationForm && { elicitation: { form: {} } }),
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Everything the API and the worker share about the task workflow: its input, the messages it handles
+ * and their payload types. Imported by the API process, so it holds definitions only.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { InputResponses, JsonRpcErrorObject, Meta, TaskSnapshot } from '../protocol';
+
+export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
+
+export interface CallerRef {
+  kind: 'anonymous' | 'api_key' | 'user';
+  id: string;
+}
+
+/** What the gateway asks the upstream for on the client's behalf (encrypted in history by the codec). */
+export interface UpstreamCallRequest {
+  /** The upstream's own tool name. */
+  tool: string;
+  arguments?: Record<string, unknown>;
+  /** The client's `_meta` keys the gateway relays unchanged (reserved envelope keys removed). */
+  relayedMeta: Meta;
+  protocolVersion: string;
+  /** Whether the client declared form elicitation on this request; the gateway declares it only then. */
+  elicitationForm: boolean;
+  /** Tool annotated `idempotentHint`: only then may the first call be re-sent after it may have arrived. */
+  idempotent: boolean;
+}
+
+/** State carried across continue-as-new. */
+export interface CarriedTaskState {
+  upstreamTaskId: string;
+  observed: TaskSnapshot;
+  answeredKeys: string[];
+  pendingInputs: InputResponses[];
+  cancelRequested: boolean;
+  cancelSent: boolean;
+}
+
+export interface TaskWorkflowInput {
+  /** SHA-256 of the gateway task id (the id itself is never given to Temporal). */
+  taskKey: string;
+  project: string;
+  /** Upstream alias. */
+  upstream: string;
+  caller: CallerRef;
+  createdAt: string;
+  call: UpstreamCallRequest;
+  carried?: CarriedTaskState;
+}
+
+export interface TaskWorkflowResult {
+  outcome: 'result' | 'error' | 'task';
+  status?: TaskSnapshot['status'];
+}
+
+/** The first upstream outcome of a task-aware call, returned by the start update. */
+export type FirstOutcome =
+  | { kind: 'result'; result: Record<string, unknown> }
+  | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number }
+  | { kind: 'task'; snapshot: TaskSnapshot };
+
+/** Resolves with the first upstream outcome; used with update-with-start. */
+export const startTaskUpdate = defineUpdate<FirstOutcome>('startTask');
+/** A client's `tasks/update` input responses. */
+export const provideInputSignal = defineSignal<[InputResponses]>('provideInput');
+/** A client's `tasks/cancel`. */
+export const cancelTaskSignal = defineSignal('cancelTask');
+/** The task as the client should see it now (answered input keys already removed). */
+export const snapshotQuery = defineQuery<TaskSnapshot | null>('snapshot');
+
+/** Workflow id of a task: derived from the task key, so it reveals nothing usable as a task id. */
+export function taskWorkflowId(taskKey: string): string {
+  return `task-${taskKey.slice(0, 32)}`;
+}

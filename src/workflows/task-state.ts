@@ -1,0 +1,63 @@
+/**
+ * The task's state inside the workflow. Invariants: `observed` is the latest upstream observation (with
+ * the gateway's createdAt); `answeredKeys` holds every input key the client has answered, for the
+ * task's whole life (keys are unique per task), so an answered request is never shown again; inputs and
+ * the cancel request wait in `pendingInputs` / `cancelRequested` until the loop forwards them.
+ */
+import { TERMINAL_TASK_STATUSES } from '../protocol/constants';
+import type { InputResponses, TaskSnapshot } from '../protocol';
+import type { CarriedTaskState } from './messages';
+
+export class TaskState {
+  constructor(readonly s: CarriedTaskState) {}
+
+  get terminal(): boolean {
+    return TERMINAL_TASK_STATUSES.has(this.s.observed.status);
+  }
+
+  /** Something for the loop to forward upstream. */
+  get hasWork(): boolean {
+    return this.s.pendingInputs.length > 0 || (this.s.cancelRequested && !this.s.cancelSent);
+  }
+
+  /** Keeps only responses to outstanding, unanswered keys; others are ignored as the spec says. */
+  acceptInput(responses: InputResponses): void {
+    if (this.terminal) return;
+    const outstanding = this.s.observed.inputRequests ?? {};
+    const accepted: InputResponses = {};
+    for (const [key, value] of Object.entries(responses)) {
+      if (key in outstanding && !this.s.answeredKeys.includes(key)) {
+        accepted[key] = value;
+        this.s.answeredKeys.push(key);
+      }
+    }
+    if (Object.keys(accepted).length > 0) this.s.pendingInputs.push(accepted);
+  }
+
+  requestCancel(): void {
+    if (!this.terminal) this.s.cancelRequested = true;
+  }
+
+  observe(snapshot: TaskSnapshot): void {
+    this.s.observed = { ...snapshot, createdAt: this.s.observed.createdAt };
+  }
+
+  /** The task as the client sees it: answered input requests removed at once, not after the next poll. */
+  present(): TaskSnapshot {
+    const o = this.s.observed;
+    if (o.status !== 'input_required') return o;
+    const open = Object.fromEntries(
+      Object.entries(o.inputRequests ?? {}).filter(([k]) => !this.s.answeredKeys.includes(k)),
+    );
+    if (Object.keys(open).length > 0) return { ...o, inputRequests: open };
+    // Everything asked for has been answered: the upstream is working again as far as the client knows.
+    const { inputRequests: _answered, ...rest } = o;
+    return { ...rest, status: 'working' };
+  }
+}
+
+/** What decides that an observation changed in a way the workflow must act on (shared with the watch). */
+export function observationKey(s: Pick<TaskSnapshot, 'status' | 'statusMessage' | 'inputRequests'>): string {
+  const keys = Object.keys(s.inputRequests ?? {}).sort();
+  return JSON.stringify([s.status, s.statusMessage ?? null, keys]);
+}

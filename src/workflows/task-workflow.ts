@@ -1,0 +1,191 @@
+/**
+ * One workflow per task-aware tools/call. It makes the upstream call, answers the start update with the
+ * first outcome, then owns the upstream task until it is terminal: a watch activity polls the upstream,
+ * signals for input and cancellation interrupt it, every change is recorded in the store, and the run
+ * continues as new when the server suggests it so history stays bounded however long the task runs.
+ */
+import type { ActivityFailure } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ActivityCancellationType,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { TaskActivities } from '../activities';
+import type { WatchUpstreamTaskResult } from '../activities/types';
+import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { FirstOutcome, TaskWorkflowInput, TaskWorkflowResult } from './messages';
+import { cancelTaskSignal, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
+import { SA_STATUS } from './search-attributes';
+import { observationKey, TaskState } from './task-state';
+
+/** Non-idempotent tools: one attempt; the activity itself retries only undelivered requests. */
+const { callUpstreamTool } = proxyActivities<TaskActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 1 },
+});
+const idempotentCall = proxyActivities<TaskActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 3, initialInterval: '1s' },
+});
+/** Long-lived poller: heartbeats detect a lost worker within seconds; TRY_CANCEL lets signals preempt it. */
+const { watchUpstreamTask } = proxyActivities<TaskActivities>({
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '5 seconds',
+  cancellationType: ActivityCancellationType.TRY_CANCEL,
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+});
+const { sendTaskInput, cancelUpstreamTask } = proxyActivities<TaskActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 20 },
+});
+const { recordTaskCreated, recordTaskSnapshot } = proxyLocalActivities<TaskActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200ms', maximumInterval: '10s' },
+});
+
+export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkflowResult> {
+  let state: TaskState | undefined = input.carried ? new TaskState(input.carried) : undefined;
+  let first: FirstOutcome | undefined = state ? { kind: 'task', snapshot: state.present() } : undefined;
+
+  setHandler(startTaskUpdate, async () => {
+    await condition(() => first !== undefined);
+    return first as FirstOutcome;
+  });
+  setHandler(provideInputSignal, (responses) => state?.acceptInput(responses));
+  setHandler(cancelTaskSignal, () => state?.requestCancel());
+  setHandler(snapshotQuery, () => state?.present() ?? null);
+
+  if (!state) {
+    const outcome = await firstCall(input);
+    if (outcome.kind !== 'task') {
+      first = outcome;
+      await condition(allHandlersFinished);
+      return { outcome: outcome.kind };
+    }
+    state = new TaskState({
+      upstreamTaskId: outcome.upstreamTaskId,
+      observed: { ...outcome.snapshot, createdAt: input.createdAt },
+      answeredKeys: [],
+      pendingInputs: [],
+      cancelRequested: false,
+      cancelSent: false,
+    });
+    // Durable before return: the client learns the task id only after its record exists.
+    await recordTaskCreated({
+      taskKey: input.taskKey,
+      workflowId: workflowInfo().workflowId,
+      project: input.project,
+      caller: input.caller,
+      upstream: input.upstream,
+      tool: input.call.tool,
+      snapshot: state.present(),
+    });
+    upsertSearchAttributes([{ key: SA_STATUS, value: state.present().status }]);
+    first = { kind: 'task', snapshot: state.present() };
+  }
+
+  const ref = {
+    project: input.project,
+    upstream: input.upstream,
+    upstreamTaskId: state.s.upstreamTaskId,
+    protocolVersion: input.call.protocolVersion,
+  };
+
+  while (!state.terminal) {
+    if (state.s.cancelRequested && !state.s.cancelSent) {
+      await cancelUpstreamTask(ref);
+      state.s.cancelSent = true;
+    }
+    for (let inputs = state.s.pendingInputs.shift(); inputs; inputs = state.s.pendingInputs.shift()) {
+      await sendTaskInput({ ...ref, inputResponses: inputs });
+    }
+    const watched = await watchUntilChangeOrWork(state, ref);
+    if (watched) await apply(state, input.taskKey, watched);
+    if (!state.terminal && workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof taskWorkflow>({ ...input, carried: state.s });
+    }
+  }
+  await condition(allHandlersFinished);
+  return { outcome: 'task', status: state.s.observed.status };
+}
+
+async function firstCall(input: TaskWorkflowInput) {
+  const call = input.call.idempotent ? idempotentCall.callUpstreamTool : callUpstreamTool;
+  try {
+    return await call({ project: input.project, upstream: input.upstream, call: input.call });
+  } catch (err) {
+    const cause = (err as ActivityFailure).cause;
+    const message = cause instanceof Error ? cause.message : `Upstream "${input.upstream}" call failed`;
+    return { kind: 'error', error: { code: -32603, message }, httpStatus: 200 } as const;
+  }
+}
+
+/** Runs one watch, cutting it short as soon as there is input or a cancel to forward. */
+async function watchUntilChangeOrWork(
+  state: TaskState,
+  ref: { project: string; upstream: string; upstreamTaskId: string; protocolVersion: string },
+): Promise<WatchUpstreamTaskResult | undefined> {
+  const o = state.s.observed;
+  const scope = new CancellationScope();
+  let settled: { value?: WatchUpstreamTaskResult; error?: unknown } | undefined;
+  scope
+    .run(() =>
+      watchUpstreamTask({
+        ...ref,
+        knownKey: observationKey(o),
+        pollIntervalMs: o.pollIntervalMs ?? 1000,
+      }),
+    )
+    .then(
+      (value) => (settled = { value }),
+      (error: unknown) => (settled = { error }),
+    );
+  await condition(() => settled !== undefined || state.hasWork);
+  if (!settled) {
+    scope.cancel();
+    return undefined;
+  }
+  if (settled.error !== undefined) {
+    if (isCancellation(settled.error)) return undefined;
+    throw settled.error;
+  }
+  return settled.value;
+}
+
+async function apply(state: TaskState, taskKey: string, watched: WatchUpstreamTaskResult): Promise<void> {
+  const before = state.present();
+  state.observe('snapshot' in watched ? watched.snapshot : failedSnapshot(state.s.observed, watched));
+  const after = state.present();
+  if (watched.kind === 'unchanged') return;
+  await recordTaskSnapshot({ taskKey, snapshot: after });
+  if (after.status !== before.status) upsertSearchAttributes([{ key: SA_STATUS, value: after.status }]);
+}
+
+/** The upstream forgot the task or stayed unreachable: the task fails with a JSON-RPC error. */
+function failedSnapshot(
+  o: TaskSnapshot,
+  watched: Extract<WatchUpstreamTaskResult, { kind: 'lost' | 'unreachable' }>,
+): TaskSnapshot {
+  const error: JsonRpcErrorObject =
+    watched.kind === 'lost'
+      ? { code: -32603, message: 'The upstream server no longer knows this task' }
+      : { code: -32603, message: `The upstream server stayed unreachable: ${watched.message}` };
+  return {
+    status: 'failed',
+    statusMessage: error.message,
+    createdAt: o.createdAt,
+    lastUpdatedAt: new Date(Date.now()).toISOString(),
+    ttlMs: o.ttlMs,
+    ...(o.pollIntervalMs !== undefined && { pollIntervalMs: o.pollIntervalMs }),
+    error,
+  };
+}
