@@ -146,7 +146,8 @@ export function createActivities(deps: ActivityDeps) {
           if (ctx.cancellationSignal.aborted) throw err;
           lastError = err instanceof Error ? err.message : String(err);
         }
-        if (reply?.kind === 'error' && reply.error.code === -32602) return { kind: 'lost', error: reply.error };
+        if (reply?.kind === 'error' && reply.error.code === -32602)
+          return { kind: 'lost', error: reply.error };
         const snapshot = reply?.kind === 'result' ? toSnapshot(reply.result, settings) : undefined;
         if (snapshot) {
           failures = 0;

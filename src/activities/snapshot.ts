@@ -41,4 +41,3 @@ export function toSnapshot(upstreamTask: unknown, bounds: PollBounds): TaskSnaps
   if (d.status === 'failed') return { ...snapshot, error: d.error };
   return snapshot;
 }
-

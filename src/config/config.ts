@@ -28,7 +28,10 @@ export const ConfigSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.int().min(0).max(65535).default(8080),
       /** Largest accepted request body. */
-      maxBodyBytes: z.int().positive().default(4 * 1024 * 1024),
+      maxBodyBytes: z
+        .int()
+        .positive()
+        .default(4 * 1024 * 1024),
     })
     .default({ host: '127.0.0.1', port: 8080, maxBodyBytes: 4 * 1024 * 1024 }),
   temporal: z
@@ -53,7 +56,10 @@ export const ConfigSchema = z.strictObject({
       minPollIntervalMs: z.int().positive().default(500),
       maxPollIntervalMs: z.int().positive().default(60_000),
       /** Longest single watch activity before the workflow takes stock (bounded activity lifetime). */
-      maxWatchMs: z.int().positive().default(5 * 60_000),
+      maxWatchMs: z
+        .int()
+        .positive()
+        .default(5 * 60_000),
       /** Consecutive failed upstream polls tolerated before the task is failed. */
       pollFailureBudget: z.int().positive().default(30),
       /** How long the API waits for the first upstream outcome of a task-aware call. */

@@ -5,7 +5,13 @@
  */
 import type { Logger } from 'pino';
 import type { ProjectConfig } from '../config/config';
-import type { CallToolParams, ClientCapabilities, Implementation, RequestMeta, TaskSnapshot } from '../protocol';
+import type {
+  CallToolParams,
+  ClientCapabilities,
+  Implementation,
+  RequestMeta,
+  TaskSnapshot,
+} from '../protocol';
 import {
   CallToolParamsSchema,
   CancelTaskParamsSchema,
@@ -122,12 +128,19 @@ export class McpGateway {
     }
     const result = await this.forward(endpoint, call, METHOD.toolsCall, call.params);
     if (result.resultType === 'task') {
-      throw new ProtocolError('InternalError', `Upstream "${endpoint.alias}" answered with an unrequested task`);
+      throw new ProtocolError(
+        'InternalError',
+        `Upstream "${endpoint.alias}" answered with an unrequested task`,
+      );
     }
     return withGatewayMeta(result, this.deps.serverInfo);
   }
 
-  private async startTask(call: McpCall, params: CallToolParams, endpoint: UpstreamEndpoint): Promise<Result> {
+  private async startTask(
+    call: McpCall,
+    params: CallToolParams,
+    endpoint: UpstreamEndpoint,
+  ): Promise<Result> {
     const taskId = mintTaskId();
     const taskKey = taskKeyOf(taskId);
     const capabilities = call.params._meta[META.clientCapabilities];
@@ -153,7 +166,10 @@ export class McpGateway {
       );
     } catch (err) {
       this.deps.logger.error({ err: errorName(err), project: call.project.slug }, 'task start failed');
-      throw new ProtocolError('TaskEngineUnavailable', 'The gateway could not start the task; try again later');
+      throw new ProtocolError(
+        'TaskEngineUnavailable',
+        'The gateway could not start the task; try again later',
+      );
     }
     switch (outcome.kind) {
       case 'task':
@@ -161,7 +177,12 @@ export class McpGateway {
       case 'result':
         return withGatewayMeta(outcome.result, this.deps.serverInfo);
       case 'error':
-        throw new RelayedError(outcome.error.code, outcome.error.message, outcome.error.data, outcome.httpStatus);
+        throw new RelayedError(
+          outcome.error.code,
+          outcome.error.message,
+          outcome.error.data,
+          outcome.httpStatus,
+        );
     }
   }
 
@@ -195,9 +216,13 @@ export class McpGateway {
    */
   private async ownedTask(call: McpCall, taskId: string): Promise<TaskRecord> {
     if (!declaresTasks(call.params._meta[META.clientCapabilities])) {
-      throw new ProtocolError('MissingRequiredClientCapability', 'This request requires the Tasks extension', {
-        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-      });
+      throw new ProtocolError(
+        'MissingRequiredClientCapability',
+        'This request requires the Tasks extension',
+        {
+          requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+        },
+      );
     }
     const task = await this.deps.store.getTask(taskKeyOf(taskId));
     const owned =
@@ -214,7 +239,10 @@ export class McpGateway {
   private async currentSnapshot(task: TaskRecord): Promise<TaskSnapshot> {
     if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return task.snapshot;
     try {
-      const live = await this.deps.engine.snapshot(task.workflowId, this.deps.snapshotQueryTimeoutMs ?? 5_000);
+      const live = await this.deps.engine.snapshot(
+        task.workflowId,
+        this.deps.snapshotQueryTimeoutMs ?? 5_000,
+      );
       return live ?? task.snapshot;
     } catch (err) {
       this.deps.logger.warn({ err: errorName(err) }, 'snapshot query failed; answering from the store');
@@ -250,7 +278,8 @@ export class McpGateway {
     const meta = call.params._meta;
     const { extensions, ...rest }: ClientCapabilities = meta[META.clientCapabilities];
     const { [TASKS_EXTENSION]: _tasks, ...otherExtensions } = extensions ?? {};
-    const capabilities = Object.keys(otherExtensions).length > 0 ? { ...rest, extensions: otherExtensions } : rest;
+    const capabilities =
+      Object.keys(otherExtensions).length > 0 ? { ...rest, extensions: otherExtensions } : rest;
     let reply;
     try {
       reply = await this.deps.upstream.send(
@@ -277,7 +306,10 @@ export class McpGateway {
   }
 }
 
-function parseParams<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, v: unknown): T {
+function parseParams<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  v: unknown,
+): T {
   const parsed = schema.safeParse(v);
   if (!parsed.success) throw new ProtocolError('InvalidParams', 'Invalid params');
   return parsed.data;
@@ -296,4 +328,3 @@ function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): Protocol
 function errorName(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
-

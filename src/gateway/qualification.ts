@@ -20,7 +20,8 @@ export function declaresTasks(capabilities: ClientCapabilities): boolean {
 }
 
 export function qualifyForTaskPath(q: QualificationInput): Qualification {
-  if (!declaresTasks(q.clientCapabilities)) return { taskPath: false, reason: 'client did not declare Tasks' };
+  if (!declaresTasks(q.clientCapabilities))
+    return { taskPath: false, reason: 'client did not declare Tasks' };
   if (q.protocolVersion !== PROTOCOL_VERSION) return { taskPath: false, reason: 'protocol version' };
   if (!q.projectTasksEnabled) return { taskPath: false, reason: 'project Tasks gate is off' };
   if (!q.upstreamDiscover.supportedVersions.includes(PROTOCOL_VERSION)) {

@@ -2,7 +2,6 @@
  * Wires the gateway from configuration: store, Temporal client and/or worker, upstream client, HTTP
  * app. `npm start`, the separate api/worker processes and the integration tests all use this.
  */
-import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
@@ -22,6 +21,7 @@ import type { Database } from '../store/schema';
 import { TaskStore } from '../store/task-store';
 import { createDataConverter } from '../temporal/codec';
 import { TemporalTaskEngine } from '../temporal/task-engine';
+import { installTemporalLogging } from '../temporal/runtime-logging';
 import { createTaskWorker } from '../temporal/worker';
 import { UpstreamClient } from '../upstream/client';
 import { DiscoveryCache } from '../upstream/discovery';
@@ -55,6 +55,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   if (opts.worker) {
+    installTemporalLogging(logger.child({ component: 'temporal' }));
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     worker = await createTaskWorker({
       connection,
@@ -79,7 +80,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     });
   }
 
-  let server: Server | undefined;
   let url: string | undefined;
   if (opts.api) {
     const connection = await Connection.connect({ address: config.temporal.address });
@@ -99,11 +99,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       startTimeoutMs: config.tasks.startTimeoutMs,
     });
     const app = createApp({ gateway, projects, logger, maxBodyBytes: config.http.maxBodyBytes });
-    const s = createServer(app.callback());
-    server = s;
+    const handler = app.callback();
+    const s = createServer((req, res) => void handler(req, res));
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
-      s.listen(config.http.port, config.http.host, resolve);
+      s.listen(config.http.port, config.http.host, () => resolve());
     });
     const addr = s.address() as AddressInfo;
     url = `http://${config.http.host}:${addr.port}`;

@@ -11,7 +11,9 @@ export type Implementation = z.infer<typeof ImplementationSchema>;
 
 export const ClientCapabilitiesSchema = z.looseObject({
   experimental: z.record(z.string(), z.unknown()).optional(),
-  elicitation: z.looseObject({ form: z.looseObject({}).optional(), url: z.looseObject({}).optional() }).optional(),
+  elicitation: z
+    .looseObject({ form: z.looseObject({}).optional(), url: z.looseObject({}).optional() })
+    .optional(),
   sampling: z.looseObject({}).optional(),
   roots: z.looseObject({}).optional(),
   extensions: z.record(z.string(), z.looseObject({})).optional(),

@@ -17,6 +17,7 @@ export function encodeHeaderValue(value: string): string {
 export function decodeHeaderValue(raw: string): string | undefined {
   const m = SENTINEL.exec(raw);
   if (m) return Buffer.from(m[1] ?? '', 'base64').toString('utf8');
+  if (raw.startsWith('=?base64?')) return undefined; // a sentinel that is not well formed
   if (raw === '' || PLAIN.test(raw)) return raw;
   return undefined;
 }

@@ -61,10 +61,22 @@ export type GetTaskResult = z.infer<typeof GetTaskResultSchema>;
 export const GetTaskParamsSchema = RequestParamsSchema.extend({ taskId: z.string().min(1) });
 export type GetTaskParams = z.infer<typeof GetTaskParamsSchema>;
 
+/**
+ * Entries that are not objects are dropped rather than failing the request: unknown or malformed keys
+ * SHOULD be ignored, and one bad entry must not sink the answers next to it.
+ */
 export const UpdateTaskParamsSchema = RequestParamsSchema.extend({
   taskId: z.string().min(1),
-  inputResponses: InputResponsesSchema,
+  inputResponses: z
+    .record(z.string(), z.unknown())
+    .transform((r) =>
+      InputResponsesSchema.parse(Object.fromEntries(Object.entries(r).filter(([, v]) => isObject(v)))),
+    ),
 });
+
+function isObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 export type UpdateTaskParams = z.infer<typeof UpdateTaskParamsSchema>;
 
 export const CancelTaskParamsSchema = RequestParamsSchema.extend({ taskId: z.string().min(1) });

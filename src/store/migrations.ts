@@ -22,7 +22,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('poll_interval_ms', 'integer')
         .addColumn('detail', sql`blob`)
         .execute();
-      await db.schema.createIndex('tasks_project_created').on('tasks').columns(['project', 'created_at']).execute();
+      await db.schema
+        .createIndex('tasks_project_created')
+        .on('tasks')
+        .columns(['project', 'created_at'])
+        .execute();
       await db.schema
         .createTable('task_events')
         .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())

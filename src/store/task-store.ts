@@ -133,7 +133,11 @@ export class TaskStore {
   }
 
   async getTask(taskKey: string): Promise<TaskRecord | undefined> {
-    const row = await this.db.selectFrom('tasks').selectAll().where('task_key', '=', taskKey).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('task_key', '=', taskKey)
+      .executeTakeFirst();
     if (!row) return undefined;
     const detail = row.detail ? this.cipher.openJson<Detail>(row.detail, detailAad(taskKey)) : {};
     const snapshot: TaskSnapshot = {

@@ -112,7 +112,8 @@ export class UpstreamClient {
         res.statusCode,
       );
     }
-    if ('error' in parsed.data) return { kind: 'error', error: parsed.data.error, httpStatus: res.statusCode };
+    if ('error' in parsed.data)
+      return { kind: 'error', error: parsed.data.error, httpStatus: res.statusCode };
     return { kind: 'result', result: parsed.data.result };
   }
 }

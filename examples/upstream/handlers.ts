@@ -1,0 +1,175 @@
+/**
+ * Method handlers of the example upstream: `server/discover`, `tools/*` and the Tasks extension's
+ * `tasks/get|update|cancel`. They return result bodies without `_meta`; the server adds `serverInfo`.
+ */
+import type { ZodType } from 'zod';
+import type { ClientCapabilities, RequestMeta } from '../../src/protocol';
+import {
+  CallToolParamsSchema,
+  CancelTaskParamsSchema,
+  GetTaskParamsSchema,
+  ListToolsParamsSchema,
+  META,
+  METHOD,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  TASKS_EXTENSION,
+  UpdateTaskParamsSchema,
+} from '../../src/protocol';
+import type { InputCollector } from './mrtr';
+import type { TaskRecord, TaskStore } from './task-store';
+import type { ToolOutcome } from './tools';
+import { TOOLS, declaresTasks, findTool } from './tools';
+
+export type ResultBody = Record<string, unknown> & { resultType: string };
+
+export interface HandlerConfig {
+  advertiseTasks: boolean;
+  discoverTtlMs: number;
+  jobDurationMs: number;
+}
+
+export interface HandlerStats {
+  toolCalls: Record<string, number>;
+  tasksGet: number;
+  tasksUpdate: number;
+  tasksCancel: number;
+  taskIds: string[];
+}
+
+export interface HandlerContext {
+  config: HandlerConfig;
+  stats: HandlerStats;
+  store: TaskStore;
+  collector: InputCollector;
+  sleep(ms: number): Promise<void>;
+}
+
+/** Methods served; anything else is -32601 (including the legacy `tasks/list` and `tasks/result`). */
+export const KNOWN_METHODS: ReadonlySet<string> = new Set(Object.values(METHOD));
+
+export async function handle(
+  ctx: HandlerContext,
+  method: string,
+  params: Record<string, unknown>,
+  meta: RequestMeta,
+): Promise<ResultBody> {
+  const capabilities = meta[META.clientCapabilities];
+  switch (method) {
+    case METHOD.discover:
+      return discover(ctx.config);
+    case METHOD.toolsList:
+      parse(ListToolsParamsSchema, params);
+      // One page: the list is short and fixed, so `cursor` is accepted and ignored.
+      return {
+        resultType: 'complete',
+        tools: TOOLS.map((tool) => tool.definition),
+        ttlMs: ctx.config.discoverTtlMs,
+        cacheScope: 'public',
+      };
+    case METHOD.toolsCall:
+      return callTool(ctx, params, capabilities);
+    case METHOD.tasksGet:
+      ctx.stats.tasksGet++;
+      return getTask(ctx, params, capabilities);
+    case METHOD.tasksUpdate: {
+      ctx.stats.tasksUpdate++;
+      requireTasksCapability(capabilities);
+      const { taskId, inputResponses } = parse(UpdateTaskParamsSchema, params);
+      ctx.store.answer(lookup(ctx.store, taskId), inputResponses);
+      return { resultType: 'complete' };
+    }
+    case METHOD.tasksCancel: {
+      ctx.stats.tasksCancel++;
+      requireTasksCapability(capabilities);
+      const { taskId } = parse(CancelTaskParamsSchema, params);
+      ctx.store.cancel(lookup(ctx.store, taskId));
+      return { resultType: 'complete' };
+    }
+    default:
+      throw new ProtocolError('MethodNotFound', `Method not found: ${method}`);
+  }
+}
+
+function discover(config: HandlerConfig): ResultBody {
+  return {
+    resultType: 'complete',
+    supportedVersions: [PROTOCOL_VERSION],
+    capabilities: {
+      tools: {},
+      ...(config.advertiseTasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+    },
+    ttlMs: config.discoverTtlMs,
+    cacheScope: 'public',
+  };
+}
+
+async function callTool(
+  ctx: HandlerContext,
+  params: Record<string, unknown>,
+  capabilities: ClientCapabilities,
+): Promise<ResultBody> {
+  const callParams = parse(CallToolParamsSchema, params);
+  const tool = findTool(callParams.name);
+  ctx.stats.toolCalls[callParams.name] = (ctx.stats.toolCalls[callParams.name] ?? 0) + 1;
+  if (!tool) throw new ProtocolError('InvalidParams', `Unknown tool: ${callParams.name}`);
+  const outcome: ToolOutcome = await tool.run({
+    params: callParams,
+    capabilities,
+    store: ctx.store,
+    collector: ctx.collector,
+    jobDurationMs: ctx.config.jobDurationMs,
+    sleep: ctx.sleep,
+  });
+  if (outcome.resultType === 'task' && 'taskId' in outcome) ctx.stats.taskIds.push(outcome.taskId);
+  return outcome;
+}
+
+function getTask(ctx: HandlerContext, params: Record<string, unknown>, capabilities: ClientCapabilities) {
+  requireTasksCapability(capabilities);
+  const { taskId } = parse(GetTaskParamsSchema, params);
+  return detailedTask(lookup(ctx.store, taskId));
+}
+
+/** `tasks/get` result: `resultType: "complete"` with the DetailedTask fields inlined. */
+export function detailedTask(task: TaskRecord): ResultBody {
+  return {
+    resultType: 'complete',
+    taskId: task.taskId,
+    status: task.status,
+    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+    ...(task.status === 'input_required' ? { inputRequests: Object.fromEntries(task.pending) } : {}),
+    ...(task.status === 'completed' && task.result ? { result: task.result } : {}),
+    ...(task.status === 'failed' && task.error ? { error: task.error } : {}),
+  };
+}
+
+/** Non-declaring requests never see the task surface, whatever earlier requests declared. */
+function requireTasksCapability(capabilities: ClientCapabilities): void {
+  if (!declaresTasks(capabilities)) {
+    throw new ProtocolError('MissingRequiredClientCapability', `Declare ${TASKS_EXTENSION} to use tasks/*`, {
+      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    });
+  }
+}
+
+/** Unknown and expired ids get the same answer, revealing nothing about other callers' tasks. */
+function lookup(store: TaskStore, taskId: string): TaskRecord {
+  const task = store.get(taskId);
+  if (!task) throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task not found');
+  return task;
+}
+
+function parse<T>(schema: ZodType<T>, params: Record<string, unknown>): T {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) {
+    throw new ProtocolError('InvalidParams', 'Invalid params', {
+      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
+    });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,322 @@
+/**
+ * A task-capable example upstream MCP server (2026-07-28, Streamable HTTP) on raw Node `http`.
+ * Used by the gateway demo, the integration tests and the conformance suite run through the gateway.
+ *
+ * This module does the HTTP and JSON-RPC framing; envelope.ts checks `_meta` and headers, handlers.ts
+ * answers the methods, tools.ts holds the tools and task-store.ts the tasks.
+ */
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Implementation, JsonRpcRequest, RequestId } from '../../src/protocol';
+import { ERROR, JsonRpcClientMessageSchema, META, ParamsSchema, ProtocolError } from '../../src/protocol';
+import { checkEnvelope } from './envelope';
+import type { HandlerConfig, HandlerContext, ResultBody } from './handlers';
+import { KNOWN_METHODS, handle } from './handlers';
+import { InputCollector } from './mrtr';
+import { TaskStore } from './task-store';
+
+export type ResponseMode = 'json' | 'sse';
+
+export interface ExampleUpstreamOptions {
+  /** TCP port; 0 (the default) picks a free one. */
+  port?: number;
+  host?: string;
+  /** `sse` answers each request with a one-event `text/event-stream` (if the client accepts it). */
+  responseMode?: ResponseMode;
+  /** `pollIntervalMs` suggested on tasks. Default 1000. */
+  pollIntervalMs?: number;
+  /** Task lifetime from `createdAt`. Default 3 600 000 (1 h). */
+  ttlMs?: number;
+  /** Cache hint `ttlMs` on `server/discover` and `tools/list`. Default 60 000. */
+  discoverTtlMs?: number;
+  /** Advertise `io.modelcontextprotocol/tasks` in `server/discover`. Default true. */
+  advertiseTasks?: boolean;
+  /** How long `failing_job`, `protocol_error_job` and `test_tool_with_task` run as tasks. Default 1000. */
+  jobDurationMs?: number;
+  /** `serverInfo.name` on every result. Default `example-upstream`. */
+  name?: string;
+}
+
+export interface ExampleUpstreamStats {
+  /** `tools/call` requests that passed the envelope checks, per tool name. */
+  toolCalls: Record<string, number>;
+  tasksGet: number;
+  tasksUpdate: number;
+  tasksCancel: number;
+  /** Every task id minted, in order. */
+  taskIds: string[];
+  /** Every well-formed JSON-RPC request, per method, counted before any envelope or header check. */
+  requests: Record<string, number>;
+  /** Headers of the last POST, as Node exposes them (lower-case names). */
+  lastHeaders: IncomingHttpHeaders | undefined;
+  /** `params._meta` of the last request that had one, to check what a gateway forwarded. */
+  lastMeta: Record<string, unknown> | undefined;
+}
+
+export interface ExampleUpstream {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
+  url: string;
+  port: number;
+  stats: ExampleUpstreamStats;
+  setAdvertiseTasks(advertise: boolean): void;
+  setResponseMode(mode: ResponseMode): void;
+  resetStats(): void;
+  close(): Promise<void>;
+}
+
+const MCP_PATH = '/mcp';
+const MAX_BODY_BYTES = 1024 * 1024;
+const SERVER_VERSION = '0.1.0';
+
+interface Reply {
+  status: number;
+  /** Undefined for the 202 of a notification. */
+  body?: Record<string, unknown>;
+}
+
+function emptyStats(): ExampleUpstreamStats {
+  return {
+    toolCalls: {},
+    tasksGet: 0,
+    tasksUpdate: 0,
+    tasksCancel: 0,
+    taskIds: [],
+    requests: {},
+    lastHeaders: undefined,
+    lastMeta: undefined,
+  };
+}
+
+export async function startExampleUpstream(options: ExampleUpstreamOptions = {}): Promise<ExampleUpstream> {
+  const serverInfo: Implementation = { name: options.name ?? 'example-upstream', version: SERVER_VERSION };
+  let responseMode: ResponseMode = options.responseMode ?? 'json';
+  const config: HandlerConfig = {
+    advertiseTasks: options.advertiseTasks ?? true,
+    discoverTtlMs: options.discoverTtlMs ?? 60_000,
+    jobDurationMs: options.jobDurationMs ?? 1000,
+  };
+  const stats = emptyStats();
+  const store = new TaskStore({
+    ttlMs: options.ttlMs ?? 3_600_000,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+  });
+  // Aborted by close(): synchronous `slow_compute` calls stop sleeping instead of holding the process.
+  const shutdown = new AbortController();
+
+  const handlerContext = (requestSignal: AbortSignal): HandlerContext => ({
+    config,
+    stats,
+    store,
+    collector,
+    sleep: (ms) => sleep(ms, [requestSignal, shutdown.signal]),
+  });
+  const collector = new InputCollector();
+
+  const server = createServer((req, res) => {
+    serve(req, res).catch((err: unknown) => {
+      // Only reachable if writing the response itself failed; the socket is the best we can close.
+      if (!res.headersSent) writeJson(res, 500, errorBody(null, -32603, String(err)));
+      else res.destroy();
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== MCP_PATH) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    if (req.method !== 'POST') {
+      // Streamable HTTP 2026-07-28 has no GET stream and no DELETE (no sessions).
+      res.writeHead(405, { allow: 'POST', 'content-type': 'text/plain' }).end('Method not allowed');
+      return;
+    }
+    stats.lastHeaders = { ...req.headers };
+    if (!isAllowedOrigin(req.headers.origin)) {
+      writeJson(res, 403, errorBody(null, -32600, 'Forbidden origin'));
+      return;
+    }
+    const raw = await readBody(req);
+    if (raw === undefined) {
+      writeJson(res, 413, errorBody(null, -32600, 'Request body too large'));
+      return;
+    }
+    // The request is cancelled when the client goes away before we answered (HTTP has no cancel message).
+    const requestAbort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) requestAbort.abort();
+    });
+    const reply = await processMessage(raw, req.headers, requestAbort.signal);
+    if (reply.body === undefined) {
+      res.writeHead(reply.status).end();
+      return;
+    }
+    if (res.destroyed) return;
+    const wantsSse = responseMode === 'sse' && reply.status === 200 && accepts(req, 'text/event-stream');
+    if (wantsSse) writeSse(res, reply.body);
+    else writeJson(res, reply.status, reply.body);
+  }
+
+  async function processMessage(
+    raw: string,
+    headers: IncomingHttpHeaders,
+    signal: AbortSignal,
+  ): Promise<Reply> {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      return { status: 400, body: errorBody(null, ERROR.ParseError.code, 'Parse error') };
+    }
+    const message = JsonRpcClientMessageSchema.safeParse(json);
+    if (!message.success) {
+      const id = requestIdOf(json);
+      return { status: 400, body: errorBody(id, ERROR.InvalidRequest.code, 'Invalid JSON-RPC request') };
+    }
+    if (!('id' in message.data)) {
+      // The core defines no client notifications over HTTP; accept and ignore any, as the spec allows.
+      return { status: 202 };
+    }
+    const request: JsonRpcRequest = message.data;
+    stats.requests[request.method] = (stats.requests[request.method] ?? 0) + 1;
+    const params = ParamsSchema.parse(request.params ?? {});
+    const metaValue = params._meta;
+    if (typeof metaValue === 'object' && metaValue !== null) stats.lastMeta = { ...metaValue };
+    try {
+      // Unknown methods first: the suite expects -32601 whatever else is wrong with the request.
+      if (!KNOWN_METHODS.has(request.method)) {
+        throw new ProtocolError('MethodNotFound', `Method not found: ${request.method}`);
+      }
+      const meta = checkEnvelope(request.method, params, headers);
+      const result = await handle(handlerContext(signal), request.method, params, meta);
+      return { status: 200, body: { jsonrpc: '2.0', id: request.id, result: withServerInfo(result) } };
+    } catch (err) {
+      return errorReply(request.id, err);
+    }
+  }
+
+  function withServerInfo(result: ResultBody): ResultBody {
+    return { ...result, _meta: { [META.serverInfo]: serverInfo } };
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}${MCP_PATH}`,
+    port: address.port,
+    stats,
+    setAdvertiseTasks(advertise) {
+      config.advertiseTasks = advertise;
+    },
+    setResponseMode(mode) {
+      responseMode = mode;
+    },
+    resetStats() {
+      Object.assign(stats, emptyStats());
+    },
+    async close() {
+      shutdown.abort();
+      store.dispose();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function errorReply(id: RequestId, err: unknown): Reply {
+  if (err instanceof ProtocolError) {
+    const body = errorBody(id, err.code, err.message, err.data);
+    return { status: err.httpStatus, body };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { status: ERROR.InternalError.httpStatus, body: errorBody(id, ERROR.InternalError.code, message) };
+}
+
+function errorBody(
+  id: RequestId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+/** Echo the id of a malformed request when one can be read, as errors must carry the request id. */
+function requestIdOf(json: unknown): RequestId | null {
+  if (typeof json !== 'object' || json === null || !('id' in json)) return null;
+  const id = json.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+}
+
+function writeJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** One `message` event with the response, then close (the spec's SHOULD); no buffering by proxies. */
+function writeSse(res: ServerResponse, body: Record<string, unknown>): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+  });
+  res.end(`event: message\ndata: ${JSON.stringify(body)}\n\n`);
+}
+
+function accepts(req: IncomingMessage, type: string): boolean {
+  const accept = req.headers.accept;
+  return accept === undefined || accept.includes(type) || accept.includes('*/*');
+}
+
+/** DNS-rebinding guard for a server bound to localhost: browsers send Origin, local tools do not. */
+function isAllowedOrigin(origin: string | undefined): boolean {
+  if (origin === undefined) return true;
+  try {
+    const { hostname } = new URL(origin);
+    return hostname === 'localhost' || hostname === '127.0.0.1' || hostname === '[::1]';
+  } catch {
+    return false;
+  }
+}
+
+/** The body as text, or undefined when it exceeds MAX_BODY_BYTES. */
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sleep(ms: number, signals: AbortSignal[]): Promise<void> {
+  const signal = AbortSignal.any(signals);
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new Error('Request aborted'));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    timer.unref();
+    function onAbort(): void {
+      clearTimeout(timer);
+      reject(new Error('Request aborted'));
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

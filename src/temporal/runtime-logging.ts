@@ -1,0 +1,37 @@
+/**
+ * Routes the Temporal SDK's own logs (TypeScript and native core) into the gateway's pino logger. The
+ * runtime is process-wide and can be installed once, so the first caller wins.
+ */
+import type { LogLevel, LogMetadata } from '@temporalio/common';
+import { Runtime } from '@temporalio/worker';
+import type { Logger } from 'pino';
+
+let installed = false;
+
+const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+export function installTemporalLogging(logger: Logger, level: LogLevel = 'WARN'): void {
+  if (installed) return;
+  installed = true;
+  const log = (l: LogLevel, message: string, meta?: LogMetadata) =>
+    logger[PINO_LEVEL[l]]({ temporal: meta }, message);
+  Runtime.install({
+    logger: {
+      log,
+      trace: (m, meta) => log('TRACE', m, meta),
+      debug: (m, meta) => log('DEBUG', m, meta),
+      info: (m, meta) => log('INFO', m, meta),
+      warn: (m, meta) => log('WARN', m, meta),
+      error: (m, meta) => log('ERROR', m, meta),
+    },
+    // "Activity not found on completion" is the expected echo of a watch activity that was cancelled
+    // (TRY_CANCEL) and finished anyway; core reports it at WARN, so core logs start at ERROR.
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: level }, forward: {} } },
+  });
+}

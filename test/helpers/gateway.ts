@@ -1,0 +1,88 @@
+/**
+ * Starts the real gateway for a test file: the example upstream over HTTP, a SQLite store in a temp
+ * directory, and the API and worker roles against the shared Temporal dev server, on their own task queue.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import type { ExampleUpstream, ExampleUpstreamOptions } from '../../examples/upstream/server';
+import { startExampleUpstream } from '../../examples/upstream/server';
+import type { Config, ConfigInput } from '../../src/config/config';
+import { parseConfig } from '../../src/config/config';
+import type { Runtime } from '../../src/main/runtime';
+import { startRuntime } from '../../src/main/runtime';
+import { generateKey } from '../../src/store/cipher';
+import { McpTestClient } from './mcp-client';
+import { testTemporal } from './temporal';
+
+export interface TestGateway {
+  config: Config;
+  upstream: ExampleUpstream;
+  client: McpTestClient;
+  /** Starts (or restarts) the API and worker roles with the same store, keys and task queue. */
+  start(roles?: { api?: boolean; worker?: boolean }): Promise<void>;
+  stop(): Promise<void>;
+  runtime(): Runtime;
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(
+  opts: { upstream?: ExampleUpstreamOptions; config?: Partial<ConfigInput> } = {},
+): Promise<TestGateway> {
+  const temporal = testTemporal();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-test-'));
+  const upstream = await startExampleUpstream({ pollIntervalMs: 100, ...opts.upstream });
+  const config = parseConfig({
+    http: { host: '127.0.0.1', port: 0 },
+    temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: `tq-${randomUUID()}` },
+    store: { sqliteFile: path.join(dir, 'taskrouter.db') },
+    encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
+    tasks: { minPollIntervalMs: 50, maxPollIntervalMs: 2000, maxWatchMs: 60_000, pollFailureBudget: 5 },
+    projects: [{ slug: 'demo', upstreams: [{ alias: 'example', url: upstream.url }] }],
+    ...opts.config,
+  });
+  const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+  let runtimes: Runtime[] = [];
+  let port = 0;
+  const client = new McpTestClient('');
+
+  const gw: TestGateway = {
+    config,
+    upstream,
+    client,
+    async start(roles = {}) {
+      const api = roles.api ?? true;
+      const worker = roles.worker ?? true;
+      // Keep the same port across restarts so clients keep their URL.
+      const rt = await startRuntime({
+        config: { ...config, http: { ...config.http, port } },
+        logger,
+        api,
+        worker,
+      });
+      if (rt.url) {
+        port = Number(new URL(rt.url).port);
+        (client as { url: string }).url = `${rt.url}/v1/mcp/demo`;
+      }
+      runtimes.push(rt);
+    },
+    async stop() {
+      for (const rt of runtimes) await rt.close();
+      runtimes = [];
+    },
+    runtime() {
+      const rt = runtimes[0];
+      if (!rt) throw new Error('gateway not started');
+      return rt;
+    },
+    async close() {
+      await gw.stop();
+      await upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await gw.start();
+  return gw;
+}

@@ -1,0 +1,97 @@
+/** A minimal MCP 2026-07-28 client for tests: real HTTP, headers mirrored as the spec requires. */
+import { randomUUID } from 'node:crypto';
+import { encodeHeaderValue, META, nameFieldFor, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../src/protocol';
+
+export interface RpcReply {
+  status: number;
+  headers: Headers;
+  body: {
+    jsonrpc: '2.0';
+    id: string | number | null;
+    result?: Record<string, unknown> & { resultType?: string };
+    error?: { code: number; message: string; data?: unknown };
+  };
+}
+
+export interface RequestOptions {
+  /** Declare the Tasks extension (default true). */
+  tasks?: boolean;
+  capabilities?: Record<string, unknown>;
+  /** Header overrides; `null` removes a header. */
+  headers?: Record<string, string | null>;
+  meta?: Record<string, unknown>;
+}
+
+export const TASKS_CAPS = { extensions: { [TASKS_EXTENSION]: {} } };
+export const TASKS_AND_FORM_CAPS = { ...TASKS_CAPS, elicitation: { form: {} } };
+
+export class McpTestClient {
+  constructor(readonly url: string) {}
+
+  async request(method: string, params: Record<string, unknown> = {}, opts: RequestOptions = {}) {
+    const capabilities = opts.capabilities ?? (opts.tasks === false ? {} : TASKS_CAPS);
+    const body = {
+      jsonrpc: '2.0',
+      id: randomUUID(),
+      method,
+      params: {
+        ...params,
+        _meta: {
+          [META.protocolVersion]: PROTOCOL_VERSION,
+          [META.clientCapabilities]: capabilities,
+          [META.clientInfo]: { name: 'taskrouter-tests', version: '1.0.0' },
+          ...opts.meta,
+        },
+      },
+    };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': PROTOCOL_VERSION,
+      'mcp-method': method,
+    };
+    const field = nameFieldFor(method);
+    const name = field ? params[field] : undefined;
+    if (typeof name === 'string') headers['mcp-name'] = encodeHeaderValue(name);
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      if (v === null) delete headers[k.toLowerCase()];
+      else headers[k.toLowerCase()] = v;
+    }
+    return this.post(JSON.stringify(body), headers);
+  }
+
+  async post(body: string, headers: Record<string, string>): Promise<RpcReply> {
+    const res = await fetch(this.url, { method: 'POST', headers, body });
+    const text = await res.text();
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: text ? (JSON.parse(text) as RpcReply['body']) : (undefined as never),
+    };
+  }
+
+  callTool(name: string, args: Record<string, unknown> = {}, opts: RequestOptions = {}) {
+    return this.request('tools/call', { name, arguments: args }, opts);
+  }
+
+  getTask(taskId: string, opts: RequestOptions = {}) {
+    return this.request('tasks/get', { taskId }, opts);
+  }
+
+  /** Polls tasks/get until the status satisfies `done` (or the time is up). */
+  async waitForTask(
+    taskId: string,
+    done: (status: string) => boolean = (s) => ['completed', 'failed', 'cancelled'].includes(s),
+    timeoutMs = 30_000,
+  ): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const reply = await this.getTask(taskId);
+      const result = reply.body.result;
+      if (!result) throw new Error(`tasks/get failed: ${JSON.stringify(reply.body)}`);
+      if (done(String(result.status))) return result;
+      if (Date.now() > deadline) throw new Error(`task still ${String(result.status)} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
