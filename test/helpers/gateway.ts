@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import type { ExampleUpstream, ExampleUpstreamOptions } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
@@ -13,7 +14,8 @@ import type { Config, ConfigInput } from '../../src/config/config';
 import { parseConfig } from '../../src/config/config';
 import type { Runtime } from '../../src/main/runtime';
 import { startRuntime } from '../../src/main/runtime';
-import { generateKey } from '../../src/store/cipher';
+import { Cipher, generateKey } from '../../src/store/cipher';
+import { createDataConverter } from '../../src/temporal/codec';
 import { McpTestClient } from './mcp-client';
 import { testTemporal } from './temporal';
 
@@ -25,6 +27,8 @@ export interface TestGateway {
   start(roles?: { api?: boolean; worker?: boolean }): Promise<void>;
   stop(): Promise<void>;
   runtime(): Runtime;
+  /** A Temporal client with the gateway's data converter, for inspecting task workflows. */
+  temporalClient(): Promise<Client>;
   close(): Promise<void>;
 }
 
@@ -45,6 +49,7 @@ export async function startTestGateway(
   });
   const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   let runtimes: Runtime[] = [];
+  const connections: Connection[] = [];
   let port = 0;
   const client = new McpTestClient('');
 
@@ -77,7 +82,17 @@ export async function startTestGateway(
       if (!rt) throw new Error('gateway not started');
       return rt;
     },
+    async temporalClient() {
+      const connection = await Connection.connect({ address: temporal.address });
+      connections.push(connection);
+      return new Client({
+        connection,
+        namespace: temporal.namespace,
+        dataConverter: createDataConverter(new Cipher(config.encryption)),
+      });
+    },
     async close() {
+      for (const c of connections) await c.close();
       await gw.stop();
       await upstream.close();
       rmSync(dir, { recursive: true, force: true });
