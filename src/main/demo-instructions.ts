@@ -1,0 +1,48 @@
+/** The copy-paste curl sequence `npm start` prints: create a task, poll it, read the result. */
+
+export interface DemoEndpoints {
+  gatewayUrl: string;
+  project: string;
+  upstreamUrl: string;
+  temporalUiUrl?: string;
+}
+
+const META =
+  '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' +
+  '"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}';
+
+export function curlFor(url: string, method: string, name: string, params: string): string {
+  return [
+    `curl -s ${url}`,
+    `  -H 'content-type: application/json' -H 'accept: application/json, text/event-stream'`,
+    `  -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: ${method}' -H "mcp-name: ${name}"`,
+    `  -d '{"jsonrpc":"2.0","id":1,"method":"${method}","params":{${params},${META}}}'`,
+  ].join(' \\\n');
+}
+
+export function demoInstructions(e: DemoEndpoints): string {
+  const url = `${e.gatewayUrl}/v1/mcp/${e.project}`;
+  const create = curlFor(
+    url,
+    'tools/call',
+    'slow_compute',
+    '"name":"slow_compute","arguments":{"seconds":10,"label":"demo"}',
+  );
+  const get = curlFor(url, 'tasks/get', '$TASK', `"taskId":"'"$TASK"'"`);
+  return `
+TaskRouter is running.
+  MCP endpoint (project "${e.project}"): ${url}
+  Example upstream:                      ${e.upstreamUrl}
+  Temporal Web UI:                       ${e.temporalUiUrl ?? '(headless)'}
+
+Create a task (the gateway answers with its own task id):
+
+TASK=$(${create} | sed -E 's/.*"taskId":"([^"]+)".*/\\1/'); echo "$TASK"
+
+Poll it (status goes from "working" to "completed" after about 10 s, with the result inlined):
+
+${get}
+
+Press Ctrl+C to stop.
+`;
+}
