@@ -31,9 +31,36 @@ export default tseslint.config(
         {
           paths: nodeBuiltins,
           patterns: [
-            { group: ['**/api/**', '**/store/**', '**/upstream/**', '**/temporal/**', '**/gateway/**', '**/main/**', '**/config/**'], message: 'Workflow code may not import I/O modules.' },
-            { group: ['**/activities/**', '**/activities'], message: 'Import activities with `import type` only.', allowTypeImports: true },
-            { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', 'koa', 'better-sqlite3', 'kysely', 'undici', 'pino'], message: 'Not allowed in workflow code.' },
+            {
+              group: [
+                '**/api/**',
+                '**/store/**',
+                '**/upstream/**',
+                '**/temporal/**',
+                '**/gateway/**',
+                '**/main/**',
+                '**/config/**',
+              ],
+              message: 'Workflow code may not import I/O modules.',
+            },
+            {
+              group: ['**/activities/**', '**/activities'],
+              message: 'Import activities with `import type` only.',
+              allowTypeImports: true,
+            },
+            {
+              group: [
+                '@temporalio/client',
+                '@temporalio/worker',
+                '@temporalio/activity',
+                'koa',
+                'better-sqlite3',
+                'kysely',
+                'undici',
+                'pino',
+              ],
+              message: 'Not allowed in workflow code.',
+            },
           ],
         },
       ],

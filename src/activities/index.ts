@@ -62,6 +62,9 @@ export function createActivities(deps: ActivityDeps) {
       gatewayInfo: deps.gatewayInfo,
     });
 
+  const detailOf = (reply: UpstreamReply) =>
+    reply.kind === 'result' ? toSnapshot(reply.result, settings) : undefined;
+
   async function taskRequest(ref: UpstreamTaskRef, method: string, extra: Record<string, unknown> = {}) {
     const endpoint = deps.resolveUpstream(ref.project, ref.upstream);
     return deps.upstream.send(
@@ -115,15 +118,20 @@ export function createActivities(deps: ActivityDeps) {
       }
       if (reply.kind === 'error') return reply;
       if (reply.result.resultType !== 'task') return { kind: 'result', result: reply.result };
-      const created = CreateTaskResultSchema.safeParse(reply.result);
-      const snapshot = created.success ? toSnapshot(created.data, settings) : undefined;
-      if (!created.success || !snapshot) {
-        throw ApplicationFailure.create({
+      const invalid = () =>
+        ApplicationFailure.create({
           message: `Upstream "${input.upstream}" answered with an invalid task`,
           type: FAILURE.upstreamProtocol,
           nonRetryable: true,
         });
-      }
+      const created = CreateTaskResultSchema.safeParse(reply.result);
+      if (!created.success) throw invalid();
+      const ref = { ...input, upstreamTaskId: created.data.taskId, protocolVersion: call.protocolVersion };
+      // A create result may announce a status whose detail (result, error, input requests) only
+      // tasks/get carries; reading it is safe to repeat, unlike the call itself.
+      const snapshot =
+        toSnapshot(created.data, settings) ?? (await taskRequest(ref, METHOD.tasksGet).then(detailOf));
+      if (!snapshot) throw invalid();
       return { kind: 'task', upstreamTaskId: created.data.taskId, snapshot };
     },
 

@@ -32,8 +32,10 @@ export function toSnapshot(upstreamTask: unknown, bounds: PollBounds): TaskSnaps
   if (t.status === 'working' || t.status === 'cancelled') return snapshot;
   const detailed = DetailedTaskSchema.safeParse(upstreamTask);
   if (!detailed.success) {
-    // A CreateTaskResult may announce input_required without the requests (they come with tasks/get).
-    return t.status === 'input_required' ? { ...snapshot, inputRequests: {} } : undefined;
+    // A CreateTaskResult may announce input_required without the requests (they come with tasks/get);
+    // malformed requests are not the same as none.
+    const absent = (upstreamTask as { inputRequests?: unknown }).inputRequests === undefined;
+    return t.status === 'input_required' && absent ? { ...snapshot, inputRequests: {} } : undefined;
   }
   const d = detailed.data;
   if (d.status === 'input_required') return { ...snapshot, inputRequests: d.inputRequests };

@@ -3,7 +3,10 @@ import type { Implementation, Meta, TaskSnapshot } from '../protocol';
 import { META } from '../protocol';
 
 /** Replaces the upstream's serverInfo with the gateway's; every other `_meta` key is kept. */
-export function withGatewayMeta<T extends Record<string, unknown>>(result: T, serverInfo: Implementation): T {
+export function withGatewayMeta<T extends Record<string, unknown>>(
+  result: T,
+  serverInfo: Implementation,
+): T & { _meta: Meta } {
   const meta: Meta = { ...((result._meta as Meta | undefined) ?? {}), [META.serverInfo]: serverInfo };
   delete meta[META.legacyRelatedTask];
   return { ...result, _meta: meta };

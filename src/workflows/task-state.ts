@@ -26,7 +26,7 @@ export class TaskState {
     const outstanding = this.s.observed.inputRequests ?? {};
     const accepted: InputResponses = {};
     for (const [key, value] of Object.entries(responses)) {
-      if (key in outstanding && !this.s.answeredKeys.includes(key)) {
+      if (Object.hasOwn(outstanding, key) && !this.s.answeredKeys.includes(key)) {
         accepted[key] = value;
         this.s.answeredKeys.push(key);
       }

@@ -1,0 +1,30 @@
+import path from 'node:path';
+import { loadConfigFile, parseConfig } from '../../src/config/config';
+import { generateKey } from '../../src/store/cipher';
+
+const example = path.join(__dirname, '../../config/taskrouter.example.json');
+
+test('the sample configuration parses once a real key is supplied', () => {
+  const input = loadConfigFile(example);
+  const config = parseConfig({ ...input, encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } } });
+  expect(config.projects[0]?.slug).toBe('demo');
+  expect(config.tasks.minPollIntervalMs).toBeLessThanOrEqual(config.tasks.maxPollIntervalMs);
+  expect(Object.isFrozen(config)).toBe(true);
+});
+
+test('defaults fill everything but the keys', () => {
+  const config = parseConfig({ encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } } });
+  expect(config.http.port).toBe(8080);
+  expect(config.temporal.taskQueue).toBe('taskrouter-tasks');
+  expect(config.projects).toEqual([]);
+});
+
+test('an invalid configuration is refused with a message naming the field', () => {
+  expect(() =>
+    parseConfig({
+      encryption: { activeKeyId: 'k1', keys: {} },
+      projects: [{ slug: 'Bad Slug!', upstreams: [{ alias: 'x', url: 'http://h/mcp' }] }],
+    }),
+  ).toThrow(/projects.*slug/s);
+  expect(() => parseConfig({ encryption: { activeKeyId: 'k1', keys: {} }, surprise: 1 })).toThrow(/surprise/);
+});

@@ -1,0 +1,102 @@
+/**
+ * "Survive anything": the gateway runs as a real child process (`serve.ts all`), is killed with SIGKILL
+ * while a task is in flight, and a fresh process finishes and serves the task.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { ExampleUpstream } from '../../examples/upstream/server';
+import { startExampleUpstream } from '../../examples/upstream/server';
+import { generateKey } from '../../src/store/cipher';
+import { getFreePort } from '../../src/temporal/dev-server';
+import { McpTestClient } from '../helpers/mcp-client';
+import { testTemporal } from '../helpers/temporal';
+
+const root = path.join(__dirname, '../..');
+let dir: string;
+let upstream: ExampleUpstream;
+let configFile: string;
+let port: number;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-crash-'));
+  upstream = await startExampleUpstream({ pollIntervalMs: 100 });
+  port = await getFreePort();
+  const temporal = testTemporal();
+  configFile = path.join(dir, 'config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      http: { host: '127.0.0.1', port },
+      temporal: {
+        address: temporal.address,
+        namespace: temporal.namespace,
+        taskQueue: `crash-${randomUUID()}`,
+      },
+      store: { sqliteFile: path.join(dir, 'taskrouter.db') },
+      encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
+      tasks: { minPollIntervalMs: 50 },
+      projects: [{ slug: 'demo', upstreams: [{ alias: 'example', url: upstream.url }] }],
+    }),
+  );
+});
+
+afterAll(async () => {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGKILL');
+    await exited;
+  }
+  await upstream?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts `serve.ts all` and resolves once it answers HTTP. */
+async function startGatewayProcess(): Promise<ChildProcess> {
+  // Node itself runs the gateway (tsx as a loader, not as a wrapper process), so SIGKILL hits the gateway.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
+    cwd: root,
+    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway process exited: ${stderr}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (res.ok) return child;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`gateway process did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('a task survives SIGKILL of the gateway process', async () => {
+  const client = new McpTestClient(`http://127.0.0.1:${port}/v1/mcp/demo`);
+  const first = await startGatewayProcess();
+  const created = await client.callTool('slow_compute', { seconds: 3, label: 'phoenix' });
+  expect(created.body.result?.resultType).toBe('task');
+  const taskId = String(created.body.result?.taskId);
+
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  // Nothing answers for the project while no gateway process runs.
+  await expect(client.getTask(taskId)).rejects.toThrow();
+
+  await startGatewayProcess();
+  const done = await client.waitForTask(taskId, undefined, 60_000);
+  expect(done).toMatchObject({ status: 'completed', taskId });
+  expect(JSON.stringify(done.result)).toContain('phoenix');
+  // The side effect happened once: the restart did not re-send the tools/call.
+  expect(upstream.stats.toolCalls['slow_compute']).toBe(1);
+}, 120_000);

@@ -1,0 +1,225 @@
+import type { TaskSnapshot } from '../../src/protocol';
+import { META, PROTOCOL_VERSION, UpdateTaskParamsSchema } from '../../src/protocol';
+import type { CarriedTaskState } from '../../src/workflows/messages';
+import { observationKey, TaskState } from '../../src/workflows/task-state';
+
+const elicit = (message: string) => ({ method: 'elicitation/create', params: { mode: 'form', message } });
+
+function snapshot(overrides: Partial<TaskSnapshot> = {}): TaskSnapshot {
+  return {
+    status: 'input_required',
+    createdAt: '2026-07-28T10:00:00Z',
+    lastUpdatedAt: '2026-07-28T10:00:00Z',
+    ttlMs: 60_000,
+    pollIntervalMs: 1000,
+    inputRequests: { name: elicit('Name?'), city: elicit('City?') },
+    ...overrides,
+  };
+}
+
+function state(observed: TaskSnapshot = snapshot(), carried: Partial<CarriedTaskState> = {}): TaskState {
+  return new TaskState({
+    upstreamTaskId: 'up-1',
+    observed,
+    answeredKeys: [],
+    pendingInputs: [],
+    cancelRequested: false,
+    cancelSent: false,
+    ...carried,
+  });
+}
+
+describe('TaskState.acceptInput', () => {
+  it('keeps responses to outstanding keys only and queues them as one batch', () => {
+    const t = state();
+    t.acceptInput({ name: { action: 'accept', content: { name: 'Luca' } }, unknown: { action: 'accept' } });
+    expect(t.s.pendingInputs).toEqual([{ name: { action: 'accept', content: { name: 'Luca' } } }]);
+    expect(t.s.answeredKeys).toEqual(['name']);
+    expect(t.hasWork).toBe(true);
+  });
+
+  it('ignores a key that was already answered', () => {
+    const t = state();
+    t.acceptInput({ name: { action: 'accept' } });
+    t.acceptInput({ name: { action: 'decline' }, city: { action: 'accept' } });
+    expect(t.s.pendingInputs).toEqual([{ name: { action: 'accept' } }, { city: { action: 'accept' } }]);
+    expect(t.s.answeredKeys).toEqual(['name', 'city']);
+  });
+
+  it('ignores a key answered before a continue-as-new (carried answeredKeys)', () => {
+    const t = state(snapshot(), { answeredKeys: ['name'] });
+    t.acceptInput({ name: { action: 'accept' } });
+    expect(t.s.pendingInputs).toEqual([]);
+    expect(t.hasWork).toBe(false);
+  });
+
+  it('queues nothing when no key is outstanding', () => {
+    const t = state(snapshot({ status: 'working', inputRequests: undefined }));
+    t.acceptInput({ name: { action: 'accept' } });
+    expect(t.s.pendingInputs).toEqual([]);
+    expect(t.s.answeredKeys).toEqual([]);
+  });
+
+  it('ignores keys that exist only on Object.prototype, as they arrive from tasks/update', () => {
+    const { inputResponses } = UpdateTaskParamsSchema.parse({
+      _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} },
+      taskId: 'gw-1',
+      inputResponses: {
+        constructor: { action: 'accept' },
+        name: { action: 'accept' },
+        toString: { action: 'x' },
+      },
+    });
+    const t = state();
+    t.acceptInput(inputResponses);
+    expect(t.s.pendingInputs).toEqual([{ name: { action: 'accept' } }]);
+    expect(t.s.answeredKeys).toEqual(['name']);
+  });
+
+  it.each(['constructor', 'hasOwnProperty'])('queues nothing for %j on a working task', (key) => {
+    const t = state(snapshot({ status: 'working', inputRequests: undefined }));
+    t.acceptInput({ [key]: { action: 'accept' } });
+    expect(t.s.pendingInputs).toEqual([]);
+    expect(t.hasWork).toBe(false);
+  });
+
+  it.each(['completed', 'failed', 'cancelled'] as const)('ignores input once the task is %s', (status) => {
+    const t = state(snapshot({ status }));
+    t.acceptInput({ name: { action: 'accept' } });
+    expect(t.s.pendingInputs).toEqual([]);
+    expect(t.s.answeredKeys).toEqual([]);
+    expect(t.hasWork).toBe(false);
+  });
+});
+
+describe('TaskState.present', () => {
+  it('hides answered keys at once', () => {
+    const t = state();
+    t.acceptInput({ name: { action: 'accept' } });
+    const p = t.present();
+    expect(p.status).toBe('input_required');
+    expect(p.inputRequests).toEqual({ city: elicit('City?') });
+  });
+
+  it('shows working without inputRequests when every key is answered', () => {
+    const t = state();
+    t.acceptInput({ name: { action: 'accept' }, city: { action: 'accept' } });
+    const p = t.present();
+    expect(p.status).toBe('working');
+    expect(p).not.toHaveProperty('inputRequests');
+    expect(p.createdAt).toBe('2026-07-28T10:00:00Z');
+    expect(p.ttlMs).toBe(60_000);
+  });
+
+  it('keeps hiding an answered key when the upstream still lists it in a later observation', () => {
+    const t = state();
+    t.acceptInput({ name: { action: 'accept' } });
+    t.observe(
+      snapshot({ inputRequests: { name: elicit('Name?'), city: elicit('City?'), zip: elicit('Zip?') } }),
+    );
+    expect(Object.keys(t.present().inputRequests ?? {})).toEqual(['city', 'zip']);
+  });
+
+  it('returns non-input_required observations unchanged', () => {
+    const done = snapshot({ status: 'completed', inputRequests: undefined, result: { content: [] } });
+    expect(state(done).present()).toEqual(done);
+  });
+
+  it('does not modify the observation', () => {
+    const t = state();
+    t.acceptInput({ name: { action: 'accept' }, city: { action: 'accept' } });
+    t.present();
+    expect(t.s.observed.status).toBe('input_required');
+    expect(Object.keys(t.s.observed.inputRequests ?? {})).toEqual(['name', 'city']);
+  });
+});
+
+describe('TaskState.requestCancel', () => {
+  it('records the request on a live task', () => {
+    const t = state(snapshot({ status: 'working' }));
+    expect(t.hasWork).toBe(false);
+    t.requestCancel();
+    expect(t.s.cancelRequested).toBe(true);
+    expect(t.hasWork).toBe(true);
+  });
+
+  it('is not work once it has been sent', () => {
+    const t = state(snapshot({ status: 'working' }), { cancelRequested: true, cancelSent: true });
+    expect(t.hasWork).toBe(false);
+  });
+
+  it.each(['completed', 'failed', 'cancelled'] as const)('is ignored once the task is %s', (status) => {
+    const t = state(snapshot({ status }));
+    t.requestCancel();
+    expect(t.s.cancelRequested).toBe(false);
+    expect(t.hasWork).toBe(false);
+  });
+});
+
+describe('TaskState.observe and terminal', () => {
+  it('keeps the gateway createdAt and takes everything else from the observation', () => {
+    const t = state();
+    t.observe(
+      snapshot({
+        status: 'completed',
+        createdAt: '2030-01-01T00:00:00Z',
+        lastUpdatedAt: '2026-07-28T10:05:00Z',
+        ttlMs: null,
+        inputRequests: undefined,
+        result: { content: [] },
+      }),
+    );
+    expect(t.s.observed.createdAt).toBe('2026-07-28T10:00:00Z');
+    expect(t.s.observed.lastUpdatedAt).toBe('2026-07-28T10:05:00Z');
+    expect(t.s.observed.ttlMs).toBeNull();
+    expect(t.s.observed.result).toEqual({ content: [] });
+    expect(t.terminal).toBe(true);
+  });
+
+  it.each([
+    ['working', false],
+    ['input_required', false],
+    ['completed', true],
+    ['failed', true],
+    ['cancelled', true],
+  ] as const)('%s is terminal: %s', (status, terminal) => {
+    expect(state(snapshot({ status })).terminal).toBe(terminal);
+  });
+});
+
+describe('observationKey', () => {
+  it('does not depend on the order of input request keys', () => {
+    const a = observationKey({ status: 'input_required', inputRequests: { a: elicit('A'), b: elicit('B') } });
+    const b = observationKey({ status: 'input_required', inputRequests: { b: elicit('B'), a: elicit('A') } });
+    expect(a).toBe(b);
+  });
+
+  it('treats a missing statusMessage and missing inputRequests as absent', () => {
+    expect(observationKey({ status: 'working' })).toBe(
+      observationKey({ status: 'working', statusMessage: undefined, inputRequests: {} }),
+    );
+  });
+
+  it.each<[string, Parameters<typeof observationKey>[0]]>([
+    ['status', { status: 'completed', statusMessage: 'm', inputRequests: { a: elicit('A') } }],
+    [
+      'statusMessage',
+      { status: 'input_required', statusMessage: 'other', inputRequests: { a: elicit('A') } },
+    ],
+    ['no statusMessage', { status: 'input_required', inputRequests: { a: elicit('A') } }],
+    ['the set of keys', { status: 'input_required', statusMessage: 'm', inputRequests: { b: elicit('A') } }],
+  ])('changes with %s', (_label, other) => {
+    const key = observationKey({
+      status: 'input_required',
+      statusMessage: 'm',
+      inputRequests: { a: elicit('A') },
+    });
+    expect(observationKey(other)).not.toBe(key);
+  });
+
+  it('is not fooled by a status message that looks like JSON', () => {
+    expect(observationKey({ status: 'working', statusMessage: 'null' })).not.toBe(
+      observationKey({ status: 'working' }),
+    );
+  });
+});
