@@ -7,9 +7,12 @@ export interface PollBounds {
   maxPollIntervalMs: number;
 }
 
+/** Poll interval when the upstream suggests none. */
+export const DEFAULT_POLL_INTERVAL_MS = 1000;
+
 /** Upstream suggestions are honoured within bounds: a fast-poll suggestion cannot flood the upstream. */
 export function clampPollInterval(suggested: number | undefined, bounds: PollBounds): number {
-  const value = suggested ?? bounds.minPollIntervalMs * 2;
+  const value = suggested ?? DEFAULT_POLL_INTERVAL_MS;
   return Math.min(bounds.maxPollIntervalMs, Math.max(bounds.minPollIntervalMs, value));
 }
 

@@ -9,18 +9,48 @@ const UpstreamConfigSchema = z.strictObject({
   /** Short name used in tool namespacing, logs and search attributes. */
   alias: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,49}$/),
   url: z.url(),
+  /** A disabled upstream is left out of lists and refuses calls. */
+  enabled: z.boolean().default(true),
   /** Static headers sent to the upstream (e.g. a project credential); never logged. */
   headers: z.record(z.string(), z.string()).default({}),
 });
 export type UpstreamConfig = z.infer<typeof UpstreamConfigSchema>;
 
-const ProjectConfigSchema = z.strictObject({
-  slug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,49}$/),
-  /** One upstream for now; aggregation across several arrives with the gateway-core work. */
-  upstreams: z.array(UpstreamConfigSchema).min(1).max(1),
-  features: z.strictObject({ tasks: z.boolean().default(true) }).default({ tasks: true }),
+/** Result cache for ordinary `tools/call`s of read-only tools (`readOnlyHint`) or allow-listed tools. */
+const CacheConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  ttlMs: z.int().positive().default(60_000),
+  /** Upper bound on cached entries per project (least recently used go first). */
+  maxEntries: z.int().positive().default(1000),
+  /** Upper bound on the summed size of cached results per project, in bytes of JSON. */
+  maxBytes: z.int().positive().default(16 * 1024 * 1024),
+  /** Exposed tool names cached even without `readOnlyHint`. */
+  allowTools: z.array(z.string()).default([]),
 });
+
+/** What happens to a result larger than `maxResultBytes` (JSON size), tasks envelopes excepted. */
+const LimitsConfigSchema = z.strictObject({
+  maxResultBytes: z.int().positive().default(1024 * 1024),
+  overflow: z.enum(['truncate', 'compact', 'error']).default('truncate'),
+});
+
+const ProjectConfigSchema = z
+  .strictObject({
+    slug: z.string().regex(/^[a-z0-9][a-z0-9-]{0,49}$/),
+    upstreams: z.array(UpstreamConfigSchema).min(1),
+    /** Expose tools and prompts as `{alias}.{name}`; off only when no two upstreams share a name. */
+    namespacing: z.boolean().default(true),
+    features: z.strictObject({ tasks: z.boolean().default(true) }).default({ tasks: true }),
+    cache: CacheConfigSchema.default(CacheConfigSchema.parse({})),
+    limits: LimitsConfigSchema.default(LimitsConfigSchema.parse({})),
+  })
+  .refine((p) => new Set(p.upstreams.map((u) => u.alias)).size === p.upstreams.length, {
+    message: 'upstream aliases must be unique within a project',
+    path: ['upstreams'],
+  });
 export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;
+export type CacheConfig = z.infer<typeof CacheConfigSchema>;
+export type LimitsConfig = z.infer<typeof LimitsConfigSchema>;
 
 export const ConfigSchema = z.strictObject({
   http: z
