@@ -18,6 +18,8 @@ export const ERROR = {
   UpstreamUnavailable: { code: -31001, httpStatus: 502 },
   /** Application error: the gateway's task engine (Temporal) did not answer in time. */
   TaskEngineUnavailable: { code: -31002, httpStatus: 503 },
+  /** Application error: a result exceeds the project's response limit and its policy is `error`. */
+  ResultTooLarge: { code: -31005, httpStatus: 200 },
   /** Application error: the project in the URL does not exist. */
   ProjectNotFound: { code: -31004, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */
