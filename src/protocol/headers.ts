@@ -2,7 +2,7 @@
  * Streamable HTTP header rules (2026-07-28): `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version`
  * mirror body fields. Values that are not plain visible ASCII travel as `=?base64?…?=`.
  */
-import { METHOD } from './constants';
+import { HEADER, METHOD } from './constants';
 
 const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
 const PLAIN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
@@ -37,4 +37,100 @@ export function nameFieldFor(method: string): 'name' | 'uri' | 'taskId' | undefi
     default:
       return undefined;
   }
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_ANNOTATION = 'x-mcp-header';
+
+/** One `x-mcp-header` annotation: the argument path it reads and its header name. */
+export interface ParamHeader {
+  path: string[];
+  header: string;
+  type: 'string' | 'integer' | 'boolean';
+}
+
+/**
+ * The `Mcp-Param-*` headers a tool's input schema declares, or undefined when an annotation is invalid
+ * (such tools must be dropped from `tools/list`): non-token or duplicate names, a type other than
+ * string/integer/boolean, or an annotation not reachable through `properties` alone.
+ */
+export function paramHeadersOf(inputSchema: unknown): ParamHeader[] | undefined {
+  const found: ParamHeader[] = [];
+  const walk = (schema: unknown, path: string[]): boolean => {
+    if (typeof schema !== 'object' || schema === null) return true;
+    const s = schema as Record<string, unknown>;
+    const annotation = s[HEADER_ANNOTATION];
+    if (annotation !== undefined) {
+      if (path.length === 0 || typeof annotation !== 'string' || !TOKEN.test(annotation)) return false;
+      if (s.type !== 'string' && s.type !== 'integer' && s.type !== 'boolean') return false;
+      found.push({ path, header: annotation, type: s.type });
+    }
+    const props = s.properties;
+    if (typeof props !== 'object' || props === null) return true;
+    return Object.entries(props).every(([k, v]) => walk(v, [...path, k]));
+  };
+  if (!walk(inputSchema, [])) return undefined;
+  // Annotations anywhere else (items, oneOf, $defs …) are not reachable through `properties` alone.
+  if (countAnnotations(inputSchema) !== found.length) return undefined;
+  const names = found.map((f) => f.header.toLowerCase());
+  if (new Set(names).size !== names.length) return undefined;
+  return found;
+}
+
+function countAnnotations(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countAnnotations(v), 0);
+  if (typeof value !== 'object' || value === null) return 0;
+  return Object.entries(value).reduce(
+    (n, [k, v]) => n + (k === HEADER_ANNOTATION ? 1 : 0) + countAnnotations(v),
+    0,
+  );
+}
+
+function argumentAt(args: unknown, path: string[]): unknown {
+  let v = args;
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
+/** Header values for the arguments of one call: lower-cased `mcp-param-*` names → encoded values. */
+export function paramHeaderValues(headers: ParamHeader[], args: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of headers) {
+    const v = argumentAt(args, h.path);
+    if (v === undefined || v === null) continue;
+    const text = typeof v === 'string' ? encodeHeaderValue(v) : String(v);
+    out[`${HEADER.paramPrefix}${h.header.toLowerCase()}`] = text;
+  }
+  return out;
+}
+
+/**
+ * Checks the client's `Mcp-Param-*` headers against the arguments: every expected header present and
+ * equal (integers compared numerically), no declared header sent without its argument. Returns a
+ * description of the first mismatch, or undefined.
+ */
+export function paramHeaderMismatch(
+  headers: ParamHeader[],
+  args: unknown,
+  received: (name: string) => string | undefined,
+): string | undefined {
+  const expected = paramHeaderValues(headers, args);
+  for (const h of headers) {
+    const name = `${HEADER.paramPrefix}${h.header.toLowerCase()}`;
+    const got = received(name);
+    const want = expected[name];
+    if (want === undefined) {
+      if (got !== undefined) return `${name} sent without its argument`;
+      continue;
+    }
+    if (got === undefined) return `missing ${name} header`;
+    const decoded = decodeHeaderValue(got);
+    const equal =
+      h.type === 'integer' ? decoded !== undefined && Number(decoded) === Number(want) : decoded === decodeHeaderValue(want);
+    if (!equal) return `${name} does not match the argument`;
+  }
+  return undefined;
 }
