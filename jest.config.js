@@ -1,5 +1,4 @@
 // @ts-check
-/* global module -- CommonJS config file; the shared eslint config declares no Node globals for .js files. */
 /**
  * One in-memory Temporal dev server is started for the whole run by the global setup (test/global-setup.ts)
  * and shared by all workers; test files isolate themselves with unique task queues / workflow ids.

@@ -129,7 +129,9 @@ export function paramHeaderMismatch(
     if (got === undefined) return `missing ${name} header`;
     const decoded = decodeHeaderValue(got);
     const equal =
-      h.type === 'integer' ? decoded !== undefined && Number(decoded) === Number(want) : decoded === decodeHeaderValue(want);
+      h.type === 'integer'
+        ? decoded !== undefined && Number(decoded) === Number(want)
+        : decoded === decodeHeaderValue(want);
     if (!equal) return `${name} does not match the argument`;
   }
   return undefined;
