@@ -111,9 +111,9 @@ export async function startEnv(opts: EnvOptions): Promise<Env> {
       startTimeoutMs: 60_000,
     },
     projects: [
-      { slug: 'bench', upstreams: [{ alias: 'example', url: upstreams.main.url }] },
-      { slug: 'hist-short', upstreams: [{ alias: 'example', url: upstreams.short.url }] },
-      { slug: 'hist-long', upstreams: [{ alias: 'example', url: upstreams.long.url }] },
+      { slug: 'bench', namespacing: false, upstreams: [{ alias: 'example', url: upstreams.main.url }] },
+      { slug: 'hist-short', namespacing: false, upstreams: [{ alias: 'example', url: upstreams.short.url }] },
+      { slug: 'hist-long', namespacing: false, upstreams: [{ alias: 'example', url: upstreams.long.url }] },
     ],
   });
   const logSink = new CountingLogSink();

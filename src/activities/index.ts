@@ -99,6 +99,7 @@ export function createActivities(deps: ActivityDeps) {
         try {
           reply = await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
             signal: Context.current().cancellationSignal,
+            ...(call.headers && { headers: call.headers }),
           });
         } catch (err) {
           if (!(err instanceof UpstreamTransportError)) throw err;

@@ -3,8 +3,8 @@
  * and headers are validated here, in the order the spec's error codes imply; the gateway does the rest.
  */
 import type { Context } from 'koa';
-import getRawBody from 'raw-body';
 import type { Logger } from 'pino';
+import getRawBody from 'raw-body';
 import type { McpGateway } from '../gateway/gateway';
 import { GATEWAY_METHODS } from '../gateway/gateway';
 import type { ProjectRegistry } from '../gateway/projects';
@@ -22,15 +22,22 @@ import {
 } from '../protocol';
 import type { Caller } from '../store/task-store';
 import { toJsonRpcError } from './errors';
+import type { OriginPolicy } from './origin';
+import { refuseOrigin } from './origin';
+import { ResponseStream } from './response-stream';
+import type { Subscriptions } from './subscriptions';
 
 export interface McpEndpointDeps {
   gateway: McpGateway;
   projects: ProjectRegistry;
   logger: Logger;
   maxBodyBytes: number;
+  origin: OriginPolicy;
+  subscriptions: Subscriptions;
 }
 
 const ANONYMOUS: Caller = { kind: 'anonymous', id: 'anonymous' };
+const LISTEN = 'subscriptions/listen';
 
 export function mcpEndpoint(deps: McpEndpointDeps) {
   return async (ctx: Context, slug: string): Promise<void> => {
@@ -40,9 +47,12 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
       return;
     }
     let id: RequestId | null = null;
-    const started = performance.now();
     let method = '';
+    const started = performance.now();
+    const stream = new ResponseStream(ctx.res, ctx.get('accept').includes('text/event-stream'));
     try {
+      const refused = refuseOrigin(deps.origin, ctx.get('host'), ctx.get('origin'));
+      if (refused) throw new ProtocolError('Forbidden', refused);
       const project = deps.projects.get(slug);
       if (!project) throw new ProtocolError('ProjectNotFound', `Project "${slug}" not found`);
       const message = await readMessage(ctx, deps.maxBodyBytes);
@@ -52,11 +62,16 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
       }
       id = message.id;
       method = message.method;
-      if (REMOVED_METHODS.has(method) || !GATEWAY_METHODS.has(method)) {
+      if (REMOVED_METHODS.has(method) || !(GATEWAY_METHODS.has(method) || method === LISTEN)) {
         throw new ProtocolError('MethodNotFound', `Method not found: ${method}`);
       }
       const meta = validateEnvelope(message);
       validateHeaders(ctx, message, meta);
+      if (method === LISTEN) {
+        ctx.respond = false;
+        await deps.subscriptions.listen(id, message.params ?? {}, stream, ctx.res);
+        return;
+      }
       const controller = new AbortController();
       ctx.res.once('close', () => {
         if (!ctx.res.writableFinished) controller.abort();
@@ -67,14 +82,14 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
         method,
         params: { ...message.params, _meta: meta },
         signal: controller.signal,
+        notify: (n) => stream.notify(n),
+        header: (name) => ctx.get(name) || undefined,
       });
-      ctx.status = 200;
-      ctx.body = { jsonrpc: '2.0', id, result };
+      respond(ctx, stream, 200, { jsonrpc: '2.0', id, result });
     } catch (err) {
       const { status, body } = toJsonRpcError(err, id);
       if (status >= 500 && !(err instanceof ProtocolError)) deps.logger.error({ err }, 'request failed');
-      ctx.status = status;
-      ctx.body = body;
+      respond(ctx, stream, status, body);
     } finally {
       deps.logger.debug(
         { project: slug, method, status: ctx.status, ms: Math.round(performance.now() - started) },
@@ -82,6 +97,17 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
       );
     }
   };
+}
+
+/** Writes the final message: as the last SSE event if the stream was opened, else as JSON. */
+function respond(ctx: Context, stream: ResponseStream, status: number, body: Record<string, unknown>): void {
+  if (stream.isStreaming) {
+    ctx.respond = false;
+    stream.finish(body);
+    return;
+  }
+  ctx.status = status;
+  ctx.body = body;
 }
 
 async function readMessage(ctx: Context, limit: number) {

@@ -23,14 +23,20 @@ const CacheConfigSchema = z.strictObject({
   /** Upper bound on cached entries per project (least recently used go first). */
   maxEntries: z.int().positive().default(1000),
   /** Upper bound on the summed size of cached results per project, in bytes of JSON. */
-  maxBytes: z.int().positive().default(16 * 1024 * 1024),
+  maxBytes: z
+    .int()
+    .positive()
+    .default(16 * 1024 * 1024),
   /** Exposed tool names cached even without `readOnlyHint`. */
   allowTools: z.array(z.string()).default([]),
 });
 
 /** What happens to a result larger than `maxResultBytes` (JSON size), tasks envelopes excepted. */
 const LimitsConfigSchema = z.strictObject({
-  maxResultBytes: z.int().positive().default(1024 * 1024),
+  maxResultBytes: z
+    .int()
+    .positive()
+    .default(1024 * 1024),
   overflow: z.enum(['truncate', 'compact', 'error']).default('truncate'),
 });
 
@@ -40,9 +46,9 @@ const ProjectConfigSchema = z
     upstreams: z.array(UpstreamConfigSchema).min(1),
     /** Expose tools and prompts as `{alias}.{name}`; off only when no two upstreams share a name. */
     namespacing: z.boolean().default(true),
-    features: z.strictObject({ tasks: z.boolean().default(true) }).default({ tasks: true }),
-    cache: CacheConfigSchema.default(CacheConfigSchema.parse({})),
-    limits: LimitsConfigSchema.default(LimitsConfigSchema.parse({})),
+    features: z.strictObject({ tasks: z.boolean().default(true) }).prefault({}),
+    cache: CacheConfigSchema.prefault({}),
+    limits: LimitsConfigSchema.prefault({}),
   })
   .refine((p) => new Set(p.upstreams.map((u) => u.alias)).size === p.upstreams.length, {
     message: 'upstream aliases must be unique within a project',
@@ -53,25 +59,30 @@ export type CacheConfig = z.infer<typeof CacheConfigSchema>;
 export type LimitsConfig = z.infer<typeof LimitsConfigSchema>;
 
 export const ConfigSchema = z.strictObject({
+  // `.prefault({})` parses a missing section as `{}`, so every field default below applies.
   http: z
     .strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.int().min(0).max(65535).default(8080),
       /** Largest accepted request body. */
-      maxBodyBytes: z
-        .int()
-        .positive()
-        .default(4 * 1024 * 1024),
+      maxBodyBytes: z.int().positive().default(4_194_304),
+      /**
+       * Browser origins allowed to call the endpoint. Loopback origins are always allowed while the
+       * gateway listens on loopback; requests without an Origin header (non-browser clients) are allowed.
+       */
+      allowedOrigins: z.array(z.string()).default([]),
+      /** Host header values accepted (DNS-rebinding protection); on loopback, loopback names only. */
+      allowedHosts: z.array(z.string()).default([]),
     })
-    .default({ host: '127.0.0.1', port: 8080, maxBodyBytes: 4 * 1024 * 1024 }),
+    .prefault({}),
   temporal: z
     .strictObject({
       address: z.string().default('127.0.0.1:7233'),
       namespace: z.string().default('taskrouter'),
       taskQueue: z.string().default('taskrouter-tasks'),
     })
-    .default({ address: '127.0.0.1:7233', namespace: 'taskrouter', taskQueue: 'taskrouter-tasks' }),
-  store: z.strictObject({ sqliteFile: z.string() }).default({ sqliteFile: '.data/taskrouter.db' }),
+    .prefault({}),
+  store: z.strictObject({ sqliteFile: z.string().default('.data/taskrouter.db') }).prefault({}),
   /**
    * AES-256-GCM keys (base64, 32 bytes) by key id. New data is encrypted with `activeKeyId`; older keys
    * stay for decryption until their data has passed retention.
@@ -82,26 +93,21 @@ export const ConfigSchema = z.strictObject({
   }),
   tasks: z
     .strictObject({
-      /** Bounds on the poll interval, whatever the upstream suggests (clamped upwards only below min). */
+      /** Bounds on the poll interval, whatever the upstream suggests. */
       minPollIntervalMs: z.int().positive().default(500),
       maxPollIntervalMs: z.int().positive().default(60_000),
       /** Longest single watch activity before the workflow takes stock (bounded activity lifetime). */
       maxWatchMs: z
         .int()
         .positive()
-        .default(5 * 60_000),
+        .max(45 * 60_000)
+        .default(300_000),
       /** Consecutive failed upstream polls tolerated before the task is failed. */
       pollFailureBudget: z.int().positive().default(30),
       /** How long the API waits for the first upstream outcome of a task-aware call. */
       startTimeoutMs: z.int().positive().default(60_000),
     })
-    .default({
-      minPollIntervalMs: 500,
-      maxPollIntervalMs: 60_000,
-      maxWatchMs: 5 * 60_000,
-      pollFailureBudget: 30,
-      startTimeoutMs: 60_000,
-    }),
+    .prefault({}),
   projects: z.array(ProjectConfigSchema).default([]),
 });
 export type Config = z.infer<typeof ConfigSchema>;

@@ -1,16 +1,20 @@
 /**
  * The gateway's decisions for one MCP request of a project: which upstream owns it, whether a tools/call
- * takes the durable task path, and how task follow-ups are checked and answered. Transport-free: the API
- * hands it a validated request and writes what it returns or throws.
+ * takes the durable task path, cache and response limits on ordinary results, and how task follow-ups
+ * are checked and answered. Transport-free: the API hands it a validated request and writes what it
+ * returns or throws.
  */
 import type { Logger } from 'pino';
 import type { ProjectConfig } from '../config/config';
 import type {
   CallToolParams,
   ClientCapabilities,
+  DiscoverResult,
   Implementation,
   RequestMeta,
+  ServerCapabilities,
   TaskSnapshot,
+  Tool,
 } from '../protocol';
 import {
   CallToolParamsSchema,
@@ -18,6 +22,10 @@ import {
   GetTaskParamsSchema,
   META,
   METHOD,
+  paramHeaderMismatch,
+  paramHeadersOf,
+  paramHeaderValues,
+  PROTOCOL_VERSION,
   ProtocolError,
   RelayedError,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -33,16 +41,25 @@ import type { DiscoveryCache } from '../upstream/discovery';
 import { UpstreamTransportError } from '../upstream/errors';
 import { relayableMeta, upstreamMeta } from '../upstream/meta';
 import { taskWorkflowId } from '../workflows/messages';
+import type { UpstreamCatalog } from './catalog';
+import { decodeCursor, encodeCursor } from './cursor';
+import { exposedName } from './naming';
 import type { ProjectRegistry } from './projects';
-import { toEndpoint } from './projects';
 import { declaresTasks, qualifyForTaskPath } from './qualification';
+import { applyResponseLimits } from './response-limits';
+import type { ResultCache } from './result-cache';
+import { cacheKey, isCacheableCall, isCacheableResult } from './result-cache';
 import { createTaskResult, getTaskResult, withGatewayMeta } from './responses';
+import type { RoutedTool } from './routing';
+import { enabledUpstreams, Router } from './routing';
 import { mintTaskId } from './task-ids';
 
 export interface GatewayDeps {
   projects: ProjectRegistry;
   upstream: UpstreamClient;
   discovery: DiscoveryCache;
+  catalog: UpstreamCatalog;
+  cache: ResultCache;
   engine: TaskEngine;
   store: TaskStore;
   serverInfo: Implementation;
@@ -58,15 +75,44 @@ export interface McpCall {
   method: string;
   params: Record<string, unknown> & { _meta: RequestMeta };
   signal?: AbortSignal;
+  /** Relays an upstream notification (progress, log message) on this request's response stream. */
+  notify?: (message: Record<string, unknown>) => void;
+  /** A request header by lower-case name. */
+  header?: (name: string) => string | undefined;
 }
 
 type Result = Record<string, unknown>;
 
+/** Gateway-owned `_meta` key telling the client a result came from the result cache. */
+export const CACHE_META_KEY = 'com.taskrouter/cache';
+
 /** Methods this gateway answers; anything else is -32601. */
-export const GATEWAY_METHODS: ReadonlySet<string> = new Set(Object.values(METHOD));
+export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
+  ...Object.values(METHOD),
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'completion/complete',
+]);
+
+/** Cache hint used when an upstream failed to answer a list: retry soon rather than trust a partial list. */
+const DEGRADED_LIST_TTL_MS = 5_000;
+
+interface ListSpec {
+  method: string;
+  field: string;
+  /** Renames (namespacing) or drops an item; `alias` is the owning upstream. */
+  map?: (alias: string, item: Record<string, unknown>) => Record<string, unknown> | undefined;
+}
 
 export class McpGateway {
-  constructor(private readonly deps: GatewayDeps) {}
+  private readonly router: Router;
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.router = new Router(deps.catalog);
+  }
 
   async handle(call: McpCall): Promise<Result> {
     switch (call.method) {
@@ -76,6 +122,25 @@ export class McpGateway {
         return this.listTools(call);
       case METHOD.toolsCall:
         return this.callTool(call, parseParams(CallToolParamsSchema, call.params));
+      case 'prompts/list':
+        await this.requireCapability(call, 'prompts');
+        return this.list(call, { method: call.method, field: 'prompts', map: this.renamer(call.project) });
+      case 'prompts/get':
+        await this.requireCapability(call, 'prompts');
+        return this.getPrompt(call);
+      case 'resources/list':
+      case 'resources/templates/list':
+        await this.requireCapability(call, 'resources');
+        return this.list(call, {
+          method: call.method,
+          field: call.method === 'resources/list' ? 'resources' : 'resourceTemplates',
+        });
+      case 'resources/read':
+        await this.requireCapability(call, 'resources');
+        return this.readResource(call);
+      case 'completion/complete':
+        await this.requireCapability(call, 'completions');
+        return this.complete(call);
       case METHOD.tasksGet:
         return this.getTask(call);
       case METHOD.tasksUpdate:
@@ -87,59 +152,299 @@ export class McpGateway {
     }
   }
 
-  private discover(call: McpCall): Result {
+  // ── discovery ────────────────────────────────────────────────────────────────────────────────────
+
+  private async discover(call: McpCall): Promise<Result> {
+    const { capabilities, ttlMs } = await this.capabilities(call.project);
     return withGatewayMeta(
       {
         resultType: 'complete',
         supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-        capabilities: {
-          tools: {},
-          ...(call.project.features.tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
-        },
-        ttlMs: 60_000,
+        capabilities,
+        ttlMs,
         cacheScope: 'public',
       },
       this.deps.serverInfo,
     );
   }
 
+  /**
+   * The project's capabilities: the union of what its reachable upstreams currently advertise, and the
+   * Tasks extension only when the project's gate is on and some upstream can run tasks.
+   */
+  private async capabilities(
+    project: ProjectConfig,
+  ): Promise<{ capabilities: ServerCapabilities; ttlMs: number }> {
+    const settled = await Promise.allSettled(
+      enabledUpstreams(project).map((e) => this.deps.discovery.get(e)),
+    );
+    const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
+    const tasks = project.features.tasks && discovered.some((d) => upstreamRunsTasks(d));
+    const ttls = discovered.map((d) => d.ttlMs);
+    const degraded = discovered.length < settled.length;
+    return {
+      capabilities: {
+        tools: {},
+        ...(has('prompts') && { prompts: {} }),
+        ...(has('resources') && { resources: {} }),
+        ...(has('completions') && { completions: {} }),
+        ...(tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
+      },
+      ttlMs: Math.min(60_000, ...ttls, ...(degraded ? [DEGRADED_LIST_TTL_MS] : [])),
+    };
+  }
+
+  /** Methods behind a capability the project does not advertise do not exist for its clients. */
+  private async requireCapability(
+    call: McpCall,
+    key: 'prompts' | 'resources' | 'completions',
+  ): Promise<void> {
+    const { capabilities } = await this.capabilities(call.project);
+    if (capabilities[key] === undefined)
+      throw new ProtocolError('MethodNotFound', `Method not found: ${call.method}`);
+  }
+
+  // ── lists ────────────────────────────────────────────────────────────────────────────────────────
+
   private async listTools(call: McpCall): Promise<Result> {
-    const endpoint = this.route(call.project);
-    const result = await this.forward(endpoint, call, METHOD.toolsList, call.params);
+    const project = call.project;
+    const colliding =
+      !project.namespacing && enabledUpstreams(project).length > 1
+        ? await this.router.collisions(project, 'tool')
+        : new Map<string, string[]>();
+    for (const [name, aliases] of colliding) {
+      this.deps.logger.warn(
+        { project: project.slug, tool: name, upstreams: aliases },
+        'tool name collision; hidden',
+      );
+    }
+    const rename = this.renamer(project);
+    return this.list(call, {
+      method: METHOD.toolsList,
+      field: 'tools',
+      map: (alias, tool) => {
+        if (colliding.has(String(tool.name))) return undefined;
+        // Tools whose `x-mcp-header` annotations are invalid must be dropped by clients; the gateway is one.
+        if (paramHeadersOf(tool.inputSchema) === undefined) {
+          this.deps.logger.warn(
+            { upstream: alias, tool: tool.name },
+            'tool with invalid x-mcp-header dropped',
+          );
+          return undefined;
+        }
+        return rename(alias, tool);
+      },
+    });
+  }
+
+  private renamer(project: ProjectConfig) {
+    return (alias: string, item: Record<string, unknown>) =>
+      typeof item.name === 'string'
+        ? { ...item, name: exposedName(alias, item.name, project.namespacing) }
+        : item;
+  }
+
+  /**
+   * An aggregated, paginated list. The first page asks every enabled upstream; the opaque cursor carries
+   * each upstream's own next cursor. Unreachable upstreams are left out (and logged), which shortens the
+   * cache hint. Cache hints: the smallest `ttlMs`, and `private` if any upstream's answer is private.
+   */
+  private async list(call: McpCall, spec: ListSpec): Promise<Result> {
+    const { cursor, ...params } = call.params;
+    const upstreams = enabledUpstreams(call.project);
+    const pending = typeof cursor === 'string' ? decodeCursor(cursor) : undefined;
+    const targets = pending ? upstreams.filter((u) => pending[u.alias] !== undefined) : upstreams;
+    const settled = await Promise.allSettled(
+      targets.map((u) =>
+        this.forward(u, call, spec.method, {
+          ...params,
+          ...(pending?.[u.alias] !== undefined && { cursor: pending[u.alias] }),
+        }),
+      ),
+    );
+    const items: Record<string, unknown>[] = [];
+    const next: Record<string, string> = {};
+    let ttlMs = Number.POSITIVE_INFINITY;
+    let cacheScope: 'public' | 'private' = 'public';
+    let failures = 0;
+    settled.forEach((s, i) => {
+      const alias = (targets[i] as UpstreamEndpoint).alias;
+      if (s.status === 'rejected') {
+        failures++;
+        this.deps.logger.warn(
+          { project: call.project.slug, upstream: alias, method: spec.method },
+          'upstream left out of list',
+        );
+        return;
+      }
+      const r = s.value;
+      for (const raw of Array.isArray(r[spec.field]) ? (r[spec.field] as Record<string, unknown>[]) : []) {
+        const item = spec.map ? spec.map(alias, raw) : raw;
+        if (item) items.push(item);
+      }
+      if (typeof r.nextCursor === 'string') next[alias] = r.nextCursor;
+      ttlMs = Math.min(ttlMs, typeof r.ttlMs === 'number' ? r.ttlMs : 0);
+      if (r.cacheScope === 'private') cacheScope = 'private';
+    });
+    if (targets.length > 0 && failures === targets.length) {
+      const first = settled.find((s) => s.status === 'rejected');
+      throw first?.status === 'rejected'
+        ? first.reason
+        : new ProtocolError('UpstreamUnavailable', 'No upstream answered');
+    }
+    if (failures > 0) ttlMs = Math.min(ttlMs, DEGRADED_LIST_TTL_MS);
+    const nextCursor = encodeCursor(next);
+    return withGatewayMeta(
+      {
+        resultType: 'complete',
+        [spec.field]: items,
+        ...(nextCursor !== undefined && { nextCursor }),
+        ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0,
+        cacheScope,
+      },
+      this.deps.serverInfo,
+    );
+  }
+
+  // ── prompts, resources, completion ───────────────────────────────────────────────────────────────
+
+  private async getPrompt(call: McpCall): Promise<Result> {
+    const name = call.params.name;
+    if (typeof name !== 'string') throw new ProtocolError('InvalidParams', 'params.name must be a string');
+    const routed = await this.router.prompt(call.project, name);
+    const result = await this.forward(routed.endpoint, call, 'prompts/get', {
+      ...call.params,
+      name: routed.name,
+    });
     return withGatewayMeta(result, this.deps.serverInfo);
   }
 
+  private async readResource(call: McpCall): Promise<Result> {
+    if (typeof call.params.uri !== 'string')
+      throw new ProtocolError('InvalidParams', 'params.uri must be a string');
+    return withGatewayMeta(await this.firstOwner(call, 'resources/read', call.params), this.deps.serverInfo);
+  }
+
+  private async complete(call: McpCall): Promise<Result> {
+    const ref = call.params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
+    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+      const routed = await this.router.prompt(call.project, ref.name);
+      const params = { ...call.params, ref: { ...ref, name: routed.name } };
+      return withGatewayMeta(
+        await this.forward(routed.endpoint, call, call.method, params),
+        this.deps.serverInfo,
+      );
+    }
+    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+      return withGatewayMeta(await this.firstOwner(call, call.method, call.params), this.deps.serverInfo);
+    }
+    throw new ProtocolError('InvalidParams', 'params.ref must be a prompt or resource reference');
+  }
+
+  /**
+   * Resources keep their URIs (they are not renamed), so the owner is the first upstream that does not
+   * answer "not found" (-32602).
+   */
+  private async firstOwner(call: McpCall, method: string, params: Result): Promise<Result> {
+    let lastError: unknown = new ProtocolError('InvalidParams', 'Resource not found');
+    for (const endpoint of enabledUpstreams(call.project)) {
+      try {
+        return await this.forward(endpoint, call, method, params);
+      } catch (err) {
+        if (!(err instanceof RelayedError && err.code === -32602)) throw err;
+        lastError = err;
+      }
+    }
+    throw lastError;
+  }
+
+  // ── tools/call ───────────────────────────────────────────────────────────────────────────────────
+
   private async callTool(call: McpCall, params: CallToolParams): Promise<Result> {
-    const endpoint = this.route(call.project);
+    const routed = await this.router.tool(call.project, params.name);
+    const headers = this.paramHeaders(call, routed, params);
     const capabilities = call.params._meta[META.clientCapabilities];
-    const protocolVersion = call.params._meta[META.protocolVersion];
     // MRTR retries stay on the ordinary path: the round trip belongs to the original synchronous call.
     const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;
     if (declaresTasks(capabilities) && !isRetry) {
-      const discover = await this.discover_(endpoint);
       const decision = qualifyForTaskPath({
         clientCapabilities: capabilities,
-        protocolVersion,
+        protocolVersion: call.params._meta[META.protocolVersion],
         projectTasksEnabled: call.project.features.tasks,
-        upstreamDiscover: discover,
+        upstreamDiscover: await this.discoverUpstream(routed.endpoint),
       });
-      if (decision.taskPath) return this.startTask(call, params, endpoint);
+      if (decision.taskPath) return this.startTask(call, params, routed, headers);
       this.deps.logger.debug({ project: call.project.slug, reason: decision.reason }, 'ordinary path');
     }
-    const result = await this.forward(endpoint, call, METHOD.toolsCall, call.params);
+    return this.ordinaryCall(call, params, routed, headers, isRetry);
+  }
+
+  /** Validates the client's `Mcp-Param-*` headers and derives the upstream's from its own schema. */
+  private paramHeaders(call: McpCall, routed: RoutedTool, params: CallToolParams): Record<string, string> {
+    const declared = routed.tool ? paramHeadersOf(routed.tool.inputSchema) : undefined;
+    if (!declared || declared.length === 0) return {};
+    const mismatch = paramHeaderMismatch(declared, params.arguments, (n) => call.header?.(n));
+    if (mismatch) throw new ProtocolError('HeaderMismatch', mismatch);
+    return paramHeaderValues(declared, params.arguments);
+  }
+
+  private async ordinaryCall(
+    call: McpCall,
+    params: CallToolParams,
+    routed: RoutedTool,
+    headers: Record<string, string>,
+    isRetry: boolean,
+  ): Promise<Result> {
+    const project = call.project;
+    const cacheable = isCacheableCall({
+      cache: project.cache,
+      exposedName: params.name,
+      ...(routed.tool?.annotations && { annotations: routed.tool.annotations }),
+      isMrtrRetry: isRetry,
+    });
+    const key = cacheable
+      ? cacheKey({
+          project: project.slug,
+          upstream: routed.endpoint.alias,
+          tool: routed.name,
+          arguments: params.arguments ?? {},
+          caller: call.caller,
+        })
+      : undefined;
+    const hit = key !== undefined ? this.deps.cache.get(project.slug, key) : undefined;
+    if (hit)
+      return this.finish(project, { ...hit, _meta: { ...(hit._meta as Result), [CACHE_META_KEY]: 'hit' } });
+
+    const result = await this.forward(
+      routed.endpoint,
+      call,
+      METHOD.toolsCall,
+      { ...call.params, name: routed.name },
+      headers,
+    );
     if (result.resultType === 'task') {
       throw new ProtocolError(
         'InternalError',
-        `Upstream "${endpoint.alias}" answered with an unrequested task`,
+        `Upstream "${routed.endpoint.alias}" answered with an unrequested task`,
       );
     }
-    return withGatewayMeta(result, this.deps.serverInfo);
+    if (key !== undefined && isCacheableResult(result))
+      this.deps.cache.set(project.slug, key, result, project.cache);
+    return this.finish(project, result);
+  }
+
+  /** Response processing for a non-task tools/call result: the project's limits, then the gateway's meta. */
+  private finish(project: ProjectConfig, result: Result): Result {
+    const limited = applyResponseLimits(result, project.limits);
+    return withGatewayMeta(limited.result, this.deps.serverInfo);
   }
 
   private async startTask(
     call: McpCall,
     params: CallToolParams,
-    endpoint: UpstreamEndpoint,
+    routed: RoutedTool,
+    headers: Record<string, string>,
   ): Promise<Result> {
     const taskId = mintTaskId();
     const taskKey = taskKeyOf(taskId);
@@ -150,16 +455,17 @@ export class McpGateway {
         {
           taskKey,
           project: call.project.slug,
-          upstream: endpoint.alias,
+          upstream: routed.endpoint.alias,
           caller: call.caller,
           createdAt: new Date().toISOString(),
           call: {
-            tool: params.name,
+            tool: routed.name,
             ...(params.arguments !== undefined && { arguments: params.arguments }),
             relayedMeta: relayableMeta(call.params._meta),
             protocolVersion: call.params._meta[META.protocolVersion],
             elicitationForm: declaresFormElicitation(capabilities),
-            idempotent: false,
+            idempotent: isIdempotent(routed.tool),
+            ...(Object.keys(headers).length > 0 && { headers }),
           },
         },
         this.deps.startTimeoutMs,
@@ -175,7 +481,8 @@ export class McpGateway {
       case 'task':
         return createTaskResult(taskId, outcome.snapshot, this.deps.serverInfo);
       case 'result':
-        return withGatewayMeta(outcome.result, this.deps.serverInfo);
+        // A synchronous answer on the task path is processed like any result, but never cached.
+        return this.finish(call.project, outcome.result);
       case 'error':
         throw new RelayedError(
           outcome.error.code,
@@ -185,6 +492,8 @@ export class McpGateway {
         );
     }
   }
+
+  // ── task follow-ups ──────────────────────────────────────────────────────────────────────────────
 
   private async getTask(call: McpCall): Promise<Result> {
     const params = parseParams(GetTaskParamsSchema, call.params);
@@ -259,13 +568,9 @@ export class McpGateway {
     }
   }
 
-  private route(project: ProjectConfig): UpstreamEndpoint {
-    const upstream = project.upstreams[0];
-    if (!upstream) throw new ProtocolError('InternalError', `Project "${project.slug}" has no upstream`);
-    return toEndpoint(upstream);
-  }
+  // ── upstream I/O ─────────────────────────────────────────────────────────────────────────────────
 
-  private async discover_(endpoint: UpstreamEndpoint) {
+  private async discoverUpstream(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
     try {
       return await this.deps.discovery.get(endpoint);
     } catch (err) {
@@ -273,8 +578,18 @@ export class McpGateway {
     }
   }
 
-  /** Ordinary path: relays the request with the client's capabilities minus Tasks. */
-  private async forward(endpoint: UpstreamEndpoint, call: McpCall, method: string, params: Result) {
+  /**
+   * Ordinary path: relays the request with the client's capabilities minus Tasks (the gateway never
+   * lets an upstream hand a task past it), relays notifications on the client's stream, and aborts when
+   * the client goes away.
+   */
+  private async forward(
+    endpoint: UpstreamEndpoint,
+    call: McpCall,
+    method: string,
+    params: Result,
+    headers?: Record<string, string>,
+  ): Promise<Result> {
     const meta = call.params._meta;
     const { extensions, ...rest }: ClientCapabilities = meta[META.clientCapabilities];
     const { [TASKS_EXTENSION]: _tasks, ...otherExtensions } = extensions ?? {};
@@ -294,16 +609,30 @@ export class McpGateway {
             gatewayInfo: this.deps.serverInfo,
           }),
         },
-        call.signal ? { signal: call.signal } : {},
+        {
+          ...(call.signal && { signal: call.signal }),
+          ...(call.notify && { onNotification: call.notify }),
+          ...(headers && { headers }),
+        },
       );
     } catch (err) {
       throw upstreamUnavailable(endpoint, err);
     }
-    if (reply.kind === 'error') {
+    if (reply.kind === 'error')
       throw new RelayedError(reply.error.code, reply.error.message, reply.error.data);
-    }
     return reply.result;
   }
+}
+
+function upstreamRunsTasks(d: DiscoverResult): boolean {
+  return (
+    d.supportedVersions.includes(PROTOCOL_VERSION) &&
+    d.capabilities.extensions?.[TASKS_EXTENSION] !== undefined
+  );
+}
+
+function isIdempotent(tool: Tool | undefined): boolean {
+  return tool?.annotations?.idempotentHint === true;
 }
 
 function parseParams<T>(

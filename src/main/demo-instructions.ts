@@ -25,8 +25,8 @@ export function demoInstructions(e: DemoEndpoints): string {
   const create = curlFor(
     url,
     'tools/call',
-    'slow_compute',
-    '"name":"slow_compute","arguments":{"seconds":10,"label":"demo"}',
+    'example.slow_compute',
+    '"name":"example.slow_compute","arguments":{"seconds":10,"label":"demo"}',
   );
   const get = curlFor(url, 'tasks/get', '$TASK', `"taskId":"'"$TASK"'"`);
   return `

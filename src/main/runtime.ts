@@ -11,9 +11,13 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import { createApp } from '../api/app';
+import { Subscriptions } from '../api/subscriptions';
 import type { Config } from '../config/config';
 import { McpGateway } from '../gateway/gateway';
+import { UpstreamCatalog } from '../gateway/catalog';
 import { staticProjectRegistry } from '../gateway/projects';
+import { ResultCache } from '../gateway/result-cache';
+import { checkNamespacing } from '../gateway/routing';
 import type { Implementation } from '../protocol';
 import { Cipher } from '../store/cipher';
 import { openSqliteDatabase } from '../store/database';
@@ -46,10 +50,25 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config, logger } = opts;
   const serverInfo: Implementation = SERVER_INFO;
   const cipher = new Cipher(config.encryption);
-  const db: Kysely<Database> = await openSqliteDatabase(config.store.sqliteFile);
-  const store = new TaskStore(db, cipher);
   const upstream = new UpstreamClient();
   const projects = staticProjectRegistry(config.projects);
+  const catalog = new UpstreamCatalog(upstream, serverInfo);
+  // Configuration is checked before anything starts, so a refused project leaves nothing running.
+  try {
+    for (const project of config.projects) {
+      await checkNamespacing(project, catalog, (alias) =>
+        logger.warn(
+          { project: project.slug, upstream: alias },
+          'upstream unreachable; name collisions not checked',
+        ),
+      );
+    }
+  } catch (err) {
+    await upstream.close();
+    throw err;
+  }
+  const db: Kysely<Database> = await openSqliteDatabase(config.store.sqliteFile);
+  const store = new TaskStore(db, cipher);
   const closers: Array<() => Promise<void>> = [];
 
   let worker: Worker | undefined;
@@ -92,13 +111,27 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       projects,
       upstream,
       discovery: new DiscoveryCache(upstream, () => ({})),
+      catalog,
+      cache: new ResultCache(),
       engine: new TemporalTaskEngine(client, config.temporal.taskQueue),
       store,
       serverInfo,
       logger: logger.child({ role: 'api' }),
       startTimeoutMs: config.tasks.startTimeoutMs,
     });
-    const app = createApp({ gateway, projects, logger, maxBodyBytes: config.http.maxBodyBytes });
+    const subscriptions = new Subscriptions();
+    const app = createApp({
+      gateway,
+      projects,
+      logger,
+      maxBodyBytes: config.http.maxBodyBytes,
+      origin: {
+        listenHost: config.http.host,
+        allowedOrigins: config.http.allowedOrigins,
+        allowedHosts: config.http.allowedHosts,
+      },
+      subscriptions,
+    });
     const handler = app.callback();
     const s = createServer((req, res) => void handler(req, res));
     await new Promise<void>((resolve, reject) => {
@@ -108,6 +141,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const addr = s.address() as AddressInfo;
     url = `http://${config.http.host}:${addr.port}`;
     closers.unshift(async () => {
+      subscriptions.closeAll();
       s.closeAllConnections();
       await new Promise<void>((resolve) => s.close(() => resolve()));
       await connection.close();

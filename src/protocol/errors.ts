@@ -20,6 +20,8 @@ export const ERROR = {
   TaskEngineUnavailable: { code: -31002, httpStatus: 503 },
   /** Application error: a result exceeds the project's response limit and its policy is `error`. */
   ResultTooLarge: { code: -31005, httpStatus: 200 },
+  /** Application error: the request's Origin or Host is not allowed (DNS-rebinding protection). */
+  Forbidden: { code: -31006, httpStatus: 403 },
   /** Application error: the project in the URL does not exist. */
   ProjectNotFound: { code: -31004, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */

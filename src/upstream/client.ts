@@ -22,6 +22,8 @@ export type UpstreamReply =
 
 export interface UpstreamRequestOptions {
   signal?: AbortSignal;
+  /** Extra request headers for this call (e.g. `Mcp-Param-*` derived from the upstream's schema). */
+  headers?: Record<string, string>;
   /** Called for notifications (e.g. progress) that arrive on the request's SSE stream. */
   onNotification?: (message: Record<string, unknown>) => void;
 }
@@ -67,6 +69,7 @@ export class UpstreamClient {
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
     const headers: Record<string, string> = {
       ...endpoint.headers,
+      ...opts.headers,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       [HEADER.protocolVersion]: String(params._meta[META.protocolVersion]),

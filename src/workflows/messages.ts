@@ -24,6 +24,8 @@ export interface UpstreamCallRequest {
   elicitationForm: boolean;
   /** Tool annotated `idempotentHint`: only then may the first call be re-sent after it may have arrived. */
   idempotent: boolean;
+  /** `Mcp-Param-*` headers derived from the upstream tool's input schema. */
+  headers?: Record<string, string>;
 }
 
 /** State carried across continue-as-new. */

@@ -44,7 +44,7 @@ export async function startTestGateway(
     store: { sqliteFile: path.join(dir, 'taskrouter.db') },
     encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
     tasks: { minPollIntervalMs: 50, maxPollIntervalMs: 2000, maxWatchMs: 60_000, pollFailureBudget: 5 },
-    projects: [{ slug: 'demo', upstreams: [{ alias: 'example', url: upstream.url }] }],
+    projects: [{ slug: 'demo', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] }],
     ...opts.config,
   });
   const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });

@@ -40,7 +40,7 @@ beforeAll(async () => {
       store: { sqliteFile: path.join(dir, 'taskrouter.db') },
       encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
       tasks: { minPollIntervalMs: 50 },
-      projects: [{ slug: 'demo', upstreams: [{ alias: 'example', url: upstream.url }] }],
+      projects: [{ slug: 'demo', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] }],
     }),
   );
 });

@@ -1,0 +1,49 @@
+/**
+ * The response to one MCP request: JSON by default, switched to an SSE stream the moment the first
+ * upstream notification has to be relayed (only when the client accepts `text/event-stream`). Progress
+ * therefore reaches the client as it happens, and requests without notifications stay plain JSON.
+ */
+import type { ServerResponse } from 'node:http';
+
+export class ResponseStream {
+  private streaming = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly acceptsSse: boolean,
+  ) {}
+
+  get isStreaming(): boolean {
+    return this.streaming;
+  }
+
+  /** Relays a notification; dropped when the client cannot take a stream or has gone. */
+  notify(message: Record<string, unknown>): void {
+    if (!this.acceptsSse || this.res.writableEnded || this.res.destroyed) return;
+    this.start();
+    this.writeEvent(message);
+  }
+
+  /** Opens the stream now (e.g. for `subscriptions/listen`). */
+  start(): void {
+    if (this.streaming) return;
+    this.streaming = true;
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
+    this.res.flushHeaders();
+  }
+
+  /** Ends a started stream with the final JSON-RPC message. */
+  finish(message: Record<string, unknown>): void {
+    if (this.res.writableEnded || this.res.destroyed) return;
+    this.writeEvent(message);
+    this.res.end();
+  }
+
+  private writeEvent(message: Record<string, unknown>): void {
+    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * What each upstream currently offers (all pages of tools/list and prompts/list), cached for the
+ * `ttlMs` the upstream states. Routing of non-namespaced names, collision checks and tool annotations
+ * (read-only, idempotent, `x-mcp-header`) read from here; clients' list calls are paginated separately.
+ */
+import type { Implementation, Meta, Tool } from '../protocol';
+import { META, PROTOCOL_VERSION, ToolSchema } from '../protocol';
+import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
+import { UpstreamTransportError } from '../upstream/errors';
+
+export interface Prompt {
+  name: string;
+  [key: string]: unknown;
+}
+
+interface Entry<T> {
+  items: T[];
+  expiresAt: number;
+}
+
+/** Upper bound on pages read for one catalog, so a looping cursor cannot hold the gateway. */
+const MAX_PAGES = 100;
+
+export class UpstreamCatalog {
+  private readonly tools = new Map<string, Entry<Tool>>();
+  private readonly prompts = new Map<string, Entry<Prompt>>();
+
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly gatewayInfo: Implementation,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async toolsOf(endpoint: UpstreamEndpoint): Promise<Tool[]> {
+    return this.cached(this.tools, endpoint, 'tools/list', 'tools', (v) => {
+      const t = ToolSchema.safeParse(v);
+      return t.success ? t.data : undefined;
+    });
+  }
+
+  async promptsOf(endpoint: UpstreamEndpoint): Promise<Prompt[]> {
+    return this.cached(this.prompts, endpoint, 'prompts/list', 'prompts', (v) =>
+      typeof v === 'object' && v !== null && typeof (v as Prompt).name === 'string'
+        ? (v as Prompt)
+        : undefined,
+    );
+  }
+
+  invalidate(endpoint: UpstreamEndpoint): void {
+    this.tools.delete(endpoint.url);
+    this.prompts.delete(endpoint.url);
+  }
+
+  private async cached<T>(
+    cache: Map<string, Entry<T>>,
+    endpoint: UpstreamEndpoint,
+    method: string,
+    field: string,
+    parse: (v: unknown) => T | undefined,
+  ): Promise<T[]> {
+    const hit = cache.get(endpoint.url);
+    if (hit && hit.expiresAt > this.now()) return hit.items;
+    const items: T[] = [];
+    let ttlMs = Number.POSITIVE_INFINITY;
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const reply = await this.client.send(endpoint, method, {
+        ...(cursor !== undefined && { cursor }),
+        _meta: this.meta(),
+      });
+      if (reply.kind === 'error') {
+        throw new UpstreamTransportError(
+          `Upstream "${endpoint.alias}" refused ${method}: ${reply.error.message}`,
+          true,
+        );
+      }
+      const r = reply.result;
+      for (const raw of Array.isArray(r[field]) ? (r[field] as unknown[]) : []) {
+        const item = parse(raw);
+        if (item !== undefined) items.push(item);
+      }
+      if (typeof r.ttlMs === 'number') ttlMs = Math.min(ttlMs, r.ttlMs);
+      cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
+      if (cursor === undefined) break;
+    }
+    const ttl = Number.isFinite(ttlMs) ? ttlMs : 0;
+    cache.set(endpoint.url, { items, expiresAt: this.now() + ttl });
+    return items;
+  }
+
+  private meta(): Meta {
+    return {
+      [META.protocolVersion]: PROTOCOL_VERSION,
+      [META.clientCapabilities]: {},
+      [META.clientInfo]: this.gatewayInfo,
+    };
+  }
+}
