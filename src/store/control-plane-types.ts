@@ -1,0 +1,97 @@
+/**
+ * The control plane's vocabulary: who may call what, with which upstream credential. The API and the
+ * gateway depend on these types and on the `ControlPlane` interface; `src/store/control-plane.ts`
+ * implements it over the database (SQLite or PostgreSQL).
+ */
+import type { CacheConfig, LimitsConfig } from '../config/config';
+
+/** Who a request acts as. The instance administrator exists only on the admin API. */
+export type Principal =
+  | { kind: 'admin' }
+  | { kind: 'user'; userId: string }
+  | { kind: 'api_key'; keyId: string; projectId: string }
+  | { kind: 'anonymous' };
+
+/**
+ * Tool profiles say what kind of calls a project's tools may make. `tasks` lets task-aware calls take
+ * the durable task path; `standard` keeps every call synchronous.
+ */
+export type ToolProfile = 'tasks' | 'standard';
+
+export type UpstreamAuth =
+  /** No credential. */
+  | { mode: 'none' }
+  /** One project credential (sent as `Authorization: Bearer …` unless `header` names another header). */
+  | { mode: 'project'; header?: string }
+  /** Each user's own authorization for this upstream (as an OAuth flow would leave it). */
+  | { mode: 'per_user'; header?: string };
+
+export interface UpstreamRecord {
+  id: string;
+  alias: string;
+  url: string;
+  enabled: boolean;
+  auth: UpstreamAuth;
+}
+
+/** A project as the gateway serves it. */
+export interface ProjectRecord {
+  id: string;
+  slug: string;
+  teamId: string;
+  /** `required` (default): bearer token needed; `anonymous`: anyone may call (tasks bound by id alone). */
+  authMode: 'required' | 'anonymous';
+  toolProfile: ToolProfile;
+  features: { tasks: boolean };
+  namespacing: boolean;
+  cache: CacheConfig;
+  limits: LimitsConfig;
+  upstreams: UpstreamRecord[];
+}
+
+/** The credential a call uses toward one upstream, and which authorization it came from. */
+export type UpstreamCredential =
+  | { ok: true; headers: Record<string, string>; authorizationId: string | null }
+  | { ok: false; reason: string };
+
+export interface AuditEvent {
+  projectId: string | null;
+  actor: string;
+  action: string;
+  /** Non-sensitive details (ids, names); never tokens, credentials or payloads. */
+  detail?: Record<string, unknown>;
+}
+
+export interface ControlPlane {
+  /** A bearer token (user personal access token or project API key); undefined if unknown or revoked. */
+  authenticate(token: string): Promise<Principal | undefined>;
+  projectBySlug(slug: string): Promise<ProjectRecord | undefined>;
+  projectById(id: string): Promise<ProjectRecord | undefined>;
+  /** Team members and direct members (users), or the project's own unrevoked API keys. */
+  canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean>;
+  /** Team members of the owning team (and the admin): team-level mutations such as changing the project. */
+  canManageProject(principal: Principal, project: ProjectRecord): Promise<boolean>;
+  /** The credential `principal` is entitled to for `upstream`, never another one. */
+  upstreamCredential(
+    principal: Principal,
+    project: ProjectRecord,
+    upstream: UpstreamRecord,
+  ): Promise<UpstreamCredential>;
+  /** Whether the upstream authorization a task started with is still valid (not revoked, not expired). */
+  authorizationValid(authorizationId: string): Promise<boolean>;
+  audit(event: AuditEvent): Promise<void>;
+}
+
+/** Stable string form of a principal, as recorded on tasks (`kind:id`). */
+export function principalId(p: Principal): { kind: string; id: string } {
+  switch (p.kind) {
+    case 'admin':
+      return { kind: 'admin', id: 'admin' };
+    case 'user':
+      return { kind: 'user', id: p.userId };
+    case 'api_key':
+      return { kind: 'api_key', id: p.keyId };
+    case 'anonymous':
+      return { kind: 'anonymous', id: 'anonymous' };
+  }
+}
