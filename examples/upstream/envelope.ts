@@ -12,6 +12,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   decodeHeaderValue,
   nameFieldFor,
+  paramHeaderValues,
+  paramHeadersOf,
 } from '../../src/protocol';
 
 /**
@@ -70,5 +72,50 @@ function expectHeader(headers: IncomingHttpHeaders, key: string, display: string
       headerValue: value,
       bodyValue: expected,
     });
+  }
+}
+
+const SENTINEL = /^=\?base64\?(.*)\?=$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const PLAIN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
+ * An `Mcp-Param-*` value as SEP-2243 reads it: `=?base64?…?=` must wrap canonical, padded base64 (else
+ * undefined: reject); anything else, including a half-formed sentinel, is a literal plain-ASCII value.
+ */
+export function decodeParamHeader(raw: string): string | undefined {
+  const sentinel = SENTINEL.exec(raw);
+  if (sentinel) {
+    const inner = sentinel[1] ?? '';
+    return BASE64.test(inner) ? Buffer.from(inner, 'base64').toString('utf8') : undefined;
+  }
+  return raw === '' || PLAIN.test(raw) ? raw : undefined;
+}
+
+/**
+ * `tools/call` against a tool whose input schema annotates arguments with `x-mcp-header`: each argument
+ * present (and not null) must come with its `Mcp-Param-{Name}` header, equal after decoding (integers
+ * compared numerically); a header without its argument, a missing one or an invalid value is -32020.
+ */
+export function checkParamHeaders(inputSchema: unknown, args: unknown, headers: IncomingHttpHeaders): void {
+  const declared = paramHeadersOf(inputSchema) ?? [];
+  if (declared.length === 0) return;
+  const expected = paramHeaderValues(declared, args);
+  for (const param of declared) {
+    const key = `${HEADER.paramPrefix}${param.header.toLowerCase()}`;
+    const raw = headers[key];
+    const want = expected[key];
+    const display = `Mcp-Param-${param.header}`;
+    if (want === undefined) {
+      if (raw !== undefined)
+        throw new ProtocolError('HeaderMismatch', `${display} sent without its argument`);
+      continue;
+    }
+    if (raw === undefined) throw new ProtocolError('HeaderMismatch', `Missing required ${display} header`);
+    const got = typeof raw === 'string' ? decodeParamHeader(raw) : undefined;
+    if (got === undefined) throw new ProtocolError('HeaderMismatch', `Invalid ${display} header value`);
+    const wanted = decodeParamHeader(want);
+    const equal = param.type === 'integer' ? Number(got) === Number(wanted) : got === wanted;
+    if (!equal) throw new ProtocolError('HeaderMismatch', `${display} header does not match the argument`);
   }
 }

@@ -1,7 +1,10 @@
 /**
- * Method handlers of the example upstream: `server/discover`, `tools/*` and the Tasks extension's
- * `tasks/get|update|cancel`. They return result bodies without `_meta`; the server adds `serverInfo`.
+ * Method handlers of the example upstream: `server/discover`, `tools/*`, the Tasks extension's
+ * `tasks/get|update|cancel` and, with the conformance fixtures on, `resources/*`, `prompts/*` and
+ * `completion/complete`. They return result bodies without `_meta`; the server adds `serverInfo`.
+ * `subscriptions/listen` is a stream, so server.ts answers it itself.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ZodType } from 'zod';
 import type { ClientCapabilities, RequestMeta } from '../../src/protocol';
 import {
@@ -16,15 +19,23 @@ import {
   TASKS_EXTENSION,
   UpdateTaskParamsSchema,
 } from '../../src/protocol';
+import { checkParamHeaders } from './envelope';
+import { complete } from './fixtures/completion';
+import { getPrompt, listPrompts } from './fixtures/prompts';
+import { listResourceTemplates, listResources, readResource } from './fixtures/resources';
+import type { ListKind } from './fixtures/subscriptions';
+import type { Notify } from './kit';
 import type { InputCollector } from './mrtr';
 import type { TaskRecord, TaskStore } from './task-store';
 import type { ToolOutcome } from './tools';
-import { TOOLS, declaresTasks, findTool } from './tools';
+import { TASK_TOOL_COUNT, TOOLS, declaresTasks, findTool } from './tools';
 
 export type ResultBody = Record<string, unknown> & { resultType: string };
 
 export interface HandlerConfig {
   advertiseTasks: boolean;
+  /** Serve the conformance suite's "everything server" fixtures besides the tasks tools. */
+  conformanceFixtures: boolean;
   discoverTtlMs: number;
   jobDurationMs: number;
 }
@@ -43,10 +54,37 @@ export interface HandlerContext {
   store: TaskStore;
   collector: InputCollector;
   sleep(ms: number): Promise<void>;
+  notify: Notify;
+  listChanged(kind: ListKind): void;
+  /** The request's HTTP headers (for `Mcp-Param-*` validation). */
+  headers: IncomingHttpHeaders;
 }
 
-/** Methods served; anything else is -32601 (including the legacy `tasks/list` and `tasks/result`). */
-export const KNOWN_METHODS: ReadonlySet<string> = new Set(Object.values(METHOD));
+export const FIXTURE_METHOD = {
+  resourcesList: 'resources/list',
+  resourcesTemplatesList: 'resources/templates/list',
+  resourcesRead: 'resources/read',
+  promptsList: 'prompts/list',
+  promptsGet: 'prompts/get',
+  complete: 'completion/complete',
+  subscriptionsListen: 'subscriptions/listen',
+} as const;
+
+const TASK_METHODS: ReadonlySet<string> = new Set(Object.values(METHOD));
+const ALL_METHODS: ReadonlySet<string> = new Set([...TASK_METHODS, ...Object.values(FIXTURE_METHOD)]);
+
+/**
+ * Methods served; anything else is -32601 (including the legacy `tasks/list` and `tasks/result`, and the
+ * removed `initialize`, `ping`, `logging/setLevel`, `resources/subscribe|unsubscribe`).
+ */
+export function knownMethods(config: Pick<HandlerConfig, 'conformanceFixtures'>): ReadonlySet<string> {
+  return config.conformanceFixtures ? ALL_METHODS : TASK_METHODS;
+}
+
+/** The tools listed and callable: the tasks fixtures, plus the conformance fixtures when on. */
+export function toolsFor(config: Pick<HandlerConfig, 'conformanceFixtures'>) {
+  return config.conformanceFixtures ? TOOLS : TOOLS.slice(0, TASK_TOOL_COUNT);
+}
 
 export async function handle(
   ctx: HandlerContext,
@@ -63,7 +101,7 @@ export async function handle(
       // One page: the list is short and fixed, so `cursor` is accepted and ignored.
       return {
         resultType: 'complete',
-        tools: TOOLS.map((tool) => tool.definition),
+        tools: toolsFor(ctx.config).map((tool) => tool.definition),
         ttlMs: ctx.config.discoverTtlMs,
         cacheScope: 'public',
       };
@@ -86,9 +124,25 @@ export async function handle(
       ctx.store.cancel(lookup(ctx.store, taskId));
       return { resultType: 'complete' };
     }
+    case FIXTURE_METHOD.resourcesList:
+      return withResultType(listResources());
+    case FIXTURE_METHOD.resourcesTemplatesList:
+      return withResultType(listResourceTemplates());
+    case FIXTURE_METHOD.resourcesRead:
+      return withResultType(readResource(params));
+    case FIXTURE_METHOD.promptsList:
+      return withResultType(listPrompts());
+    case FIXTURE_METHOD.promptsGet:
+      return withResultType(getPrompt(params, capabilities, ctx.collector));
+    case FIXTURE_METHOD.complete:
+      return withResultType(complete(params));
     default:
       throw new ProtocolError('MethodNotFound', `Method not found: ${method}`);
   }
+}
+
+function withResultType(result: Record<string, unknown>): ResultBody {
+  return { resultType: 'complete', ...result };
 }
 
 function discover(config: HandlerConfig): ResultBody {
@@ -96,7 +150,14 @@ function discover(config: HandlerConfig): ResultBody {
     resultType: 'complete',
     supportedVersions: [PROTOCOL_VERSION],
     capabilities: {
-      tools: {},
+      ...(config.conformanceFixtures
+        ? {
+            tools: { listChanged: true },
+            prompts: { listChanged: true },
+            resources: {},
+            completions: {},
+          }
+        : { tools: {} }),
       ...(config.advertiseTasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
     },
     ttlMs: config.discoverTtlMs,
@@ -110,9 +171,10 @@ async function callTool(
   capabilities: ClientCapabilities,
 ): Promise<ResultBody> {
   const callParams = parse(CallToolParamsSchema, params);
-  const tool = findTool(callParams.name);
+  const tool = findTool(callParams.name, ctx.config.conformanceFixtures);
   ctx.stats.toolCalls[callParams.name] = (ctx.stats.toolCalls[callParams.name] ?? 0) + 1;
   if (!tool) throw new ProtocolError('InvalidParams', `Unknown tool: ${callParams.name}`);
+  checkParamHeaders(tool.definition.inputSchema, callParams.arguments ?? {}, ctx.headers);
   const outcome: ToolOutcome = await tool.run({
     params: callParams,
     capabilities,
@@ -120,6 +182,8 @@ async function callTool(
     collector: ctx.collector,
     jobDurationMs: ctx.config.jobDurationMs,
     sleep: ctx.sleep,
+    notify: ctx.notify,
+    listChanged: ctx.listChanged,
   });
   if (outcome.resultType === 'task' && 'taskId' in outcome) ctx.stats.taskIds.push(outcome.taskId);
   return outcome;

@@ -3,7 +3,12 @@
  * Used by the gateway demo, the integration tests and the conformance suite run through the gateway.
  *
  * This module does the HTTP and JSON-RPC framing; envelope.ts checks `_meta` and headers, handlers.ts
- * answers the methods, tools.ts holds the tools and task-store.ts the tasks.
+ * answers the methods, tools.ts holds the tasks tools, fixtures/ the conformance suite's other fixtures
+ * (tools, resources, prompts, completion, subscriptions) and task-store.ts the tasks.
+ *
+ * Responses are JSON, or SSE when the client accepts it and either `responseMode` is `sse` or the
+ * request emits notifications (progress, log messages) before its response. `subscriptions/listen`
+ * is always a long-lived SSE stream.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
@@ -12,7 +17,10 @@ import type { Implementation, JsonRpcRequest, RequestId } from '../../src/protoc
 import { ERROR, JsonRpcClientMessageSchema, META, ParamsSchema, ProtocolError } from '../../src/protocol';
 import { checkEnvelope } from './envelope';
 import type { HandlerConfig, HandlerContext, ResultBody } from './handlers';
-import { KNOWN_METHODS, handle } from './handlers';
+import type { SubscriptionFilter } from './fixtures/subscriptions';
+import { SubscriptionHub, agreedFilter } from './fixtures/subscriptions';
+import { FIXTURE_METHOD, handle, knownMethods } from './handlers';
+import type { Notify } from './kit';
 import { InputCollector } from './mrtr';
 import { TaskStore } from './task-store';
 
@@ -36,6 +44,11 @@ export interface ExampleUpstreamOptions {
   jobDurationMs?: number;
   /** `serverInfo.name` on every result. Default `example-upstream`. */
   name?: string;
+  /**
+   * Serve the conformance suite's "everything server" fixtures (content/MRTR/diagnostic tools,
+   * resources, prompts, completion, subscriptions/listen) besides the tasks tools. Default true.
+   */
+  conformanceFixtures?: boolean;
 }
 
 export interface ExampleUpstreamStats {
@@ -73,6 +86,56 @@ interface Reply {
   status: number;
   /** Undefined for the 202 of a notification. */
   body?: Record<string, unknown>;
+  /** Set for an accepted `subscriptions/listen`: serve() holds the stream open. */
+  listen?: { id: RequestId; filter: SubscriptionFilter };
+}
+
+/**
+ * A request's response stream: JSON by default, switched to SSE on the first notification (when the
+ * client accepts SSE; otherwise notifications are dropped, as JSON has room for one message only).
+ */
+class ResponseChannel {
+  private sse = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly sseAllowed: boolean,
+  ) {}
+
+  readonly notify: Notify = (method, params) => {
+    if (!this.sseAllowed || this.res.destroyed || this.res.writableEnded) return;
+    this.startSse();
+    this.res.write(sseEvent({ jsonrpc: '2.0', method, params }));
+  };
+
+  /** Writes a message on an SSE stream, starting it if needed; false once the client has gone. */
+  write(message: Record<string, unknown>): boolean {
+    if (this.res.destroyed || this.res.writableEnded) return false;
+    this.startSse();
+    this.res.write(sseEvent(message));
+    return true;
+  }
+
+  /** The final response: an SSE event when streaming (or preferred), else a JSON body. */
+  end(status: number, body: Record<string, unknown>, preferSse: boolean): void {
+    if (this.res.destroyed || this.res.writableEnded) return;
+    if (this.sse || (preferSse && status === 200 && this.sseAllowed)) {
+      this.startSse();
+      this.res.end(sseEvent(body));
+    } else {
+      writeJson(this.res, status, body);
+    }
+  }
+
+  private startSse(): void {
+    if (this.sse) return;
+    this.sse = true;
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    });
+  }
 }
 
 function emptyStats(): ExampleUpstreamStats {
@@ -91,8 +154,10 @@ function emptyStats(): ExampleUpstreamStats {
 export async function startExampleUpstream(options: ExampleUpstreamOptions = {}): Promise<ExampleUpstream> {
   const serverInfo: Implementation = { name: options.name ?? 'example-upstream', version: SERVER_VERSION };
   let responseMode: ResponseMode = options.responseMode ?? 'json';
+  const host = options.host ?? '127.0.0.1';
   const config: HandlerConfig = {
     advertiseTasks: options.advertiseTasks ?? true,
+    conformanceFixtures: options.conformanceFixtures ?? true,
     discoverTtlMs: options.discoverTtlMs ?? 60_000,
     jobDurationMs: options.jobDurationMs ?? 1000,
   };
@@ -104,14 +169,22 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
   // Aborted by close(): synchronous `slow_compute` calls stop sleeping instead of holding the process.
   const shutdown = new AbortController();
 
-  const handlerContext = (requestSignal: AbortSignal): HandlerContext => ({
+  const hub = new SubscriptionHub();
+  const collector = new InputCollector();
+  const handlerContext = (
+    requestSignal: AbortSignal,
+    notify: Notify,
+    headers: IncomingHttpHeaders,
+  ): HandlerContext => ({
     config,
     stats,
     store,
     collector,
     sleep: (ms) => sleep(ms, [requestSignal, shutdown.signal]),
+    notify,
+    listChanged: (kind) => hub.listChanged(kind),
+    headers,
   });
-  const collector = new InputCollector();
 
   const server = createServer((req, res) => {
     serve(req, res).catch((err: unknown) => {
@@ -137,6 +210,11 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
       writeJson(res, 403, errorBody(null, -32600, 'Forbidden origin'));
       return;
     }
+    if (isLoopback(host) && !isLoopbackHostHeader(req.headers.host)) {
+      // DNS rebinding: a browser tricked into resolving evil.example.com to 127.0.0.1 still sends that Host.
+      writeJson(res, 403, errorBody(null, -32600, 'Forbidden host'));
+      return;
+    }
     const raw = await readBody(req);
     if (raw === undefined) {
       writeJson(res, 413, errorBody(null, -32600, 'Request body too large'));
@@ -147,21 +225,45 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     res.on('close', () => {
       if (!res.writableFinished) requestAbort.abort();
     });
-    const reply = await processMessage(raw, req.headers, requestAbort.signal);
+    const channel = new ResponseChannel(res, accepts(req, 'text/event-stream'));
+    const reply = await processMessage(raw, req.headers, requestAbort.signal, channel.notify);
+    if (reply.listen) {
+      listen(res, channel, reply.listen.id, reply.listen.filter);
+      return;
+    }
     if (reply.body === undefined) {
       res.writeHead(reply.status).end();
       return;
     }
-    if (res.destroyed) return;
-    const wantsSse = responseMode === 'sse' && reply.status === 200 && accepts(req, 'text/event-stream');
-    if (wantsSse) writeSse(res, reply.body);
-    else writeJson(res, reply.status, reply.body);
+    channel.end(reply.status, reply.body, responseMode === 'sse');
+  }
+
+  /** Holds a `subscriptions/listen` stream open until the client closes it or the server shuts down. */
+  function listen(res: ServerResponse, channel: ResponseChannel, id: RequestId, filter: SubscriptionFilter) {
+    const unsubscribe = hub.open({
+      id,
+      filter,
+      send: (message) => void channel.write(message),
+      finish: () => {
+        channel.end(
+          200,
+          {
+            jsonrpc: '2.0',
+            id,
+            result: withServerInfo({ resultType: 'complete' }, { [META.subscriptionId]: id }),
+          },
+          true,
+        );
+      },
+    });
+    res.on('close', unsubscribe);
   }
 
   async function processMessage(
     raw: string,
     headers: IncomingHttpHeaders,
     signal: AbortSignal,
+    notify: Notify,
   ): Promise<Reply> {
     let json: unknown;
     try {
@@ -185,33 +287,39 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     if (typeof metaValue === 'object' && metaValue !== null) stats.lastMeta = { ...metaValue };
     try {
       // Unknown methods first: the suite expects -32601 whatever else is wrong with the request.
-      if (!KNOWN_METHODS.has(request.method)) {
+      if (!knownMethods(config).has(request.method)) {
         throw new ProtocolError('MethodNotFound', `Method not found: ${request.method}`);
       }
       const meta = checkEnvelope(request.method, params, headers);
-      const result = await handle(handlerContext(signal), request.method, params, meta);
+      if (request.method === FIXTURE_METHOD.subscriptionsListen) {
+        if (!accepts({ headers }, 'text/event-stream')) {
+          throw new ProtocolError('InvalidRequest', 'subscriptions/listen needs Accept: text/event-stream');
+        }
+        return { status: 200, listen: { id: request.id, filter: agreedFilter(params.notifications) } };
+      }
+      const result = await handle(handlerContext(signal, notify, headers), request.method, params, meta);
       return { status: 200, body: { jsonrpc: '2.0', id: request.id, result: withServerInfo(result) } };
     } catch (err) {
       return errorReply(request.id, err);
     }
   }
 
-  function withServerInfo(result: ResultBody): ResultBody {
-    return { ...result, _meta: { [META.serverInfo]: serverInfo } };
+  function withServerInfo(result: ResultBody, extraMeta: Record<string, unknown> = {}): ResultBody {
+    return { ...result, _meta: { ...extraMeta, [META.serverInfo]: serverInfo } };
   }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+    server.listen(options.port ?? 0, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
   const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   return {
-    url: `http://${host}:${address.port}${MCP_PATH}`,
+    url: `http://${urlHost}:${address.port}${MCP_PATH}`,
     port: address.port,
     stats,
     setAdvertiseTasks(advertise) {
@@ -225,6 +333,7 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     },
     async close() {
       shutdown.abort();
+      hub.closeAll();
       store.dispose();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -262,17 +371,12 @@ function writeJson(res: ServerResponse, status: number, body: Record<string, unk
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** One `message` event with the response, then close (the spec's SHOULD); no buffering by proxies. */
-function writeSse(res: ServerResponse, body: Record<string, unknown>): void {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
-  res.end(`event: message\ndata: ${JSON.stringify(body)}\n\n`);
+/** One SSE `message` event carrying a JSON-RPC message. */
+function sseEvent(message: Record<string, unknown>): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
-function accepts(req: IncomingMessage, type: string): boolean {
+function accepts(req: Pick<IncomingMessage, 'headers'>, type: string): boolean {
   const accept = req.headers.accept;
   return accept === undefined || accept.includes(type) || accept.includes('*/*');
 }
@@ -283,6 +387,22 @@ function isAllowedOrigin(origin: string | undefined): boolean {
   try {
     const { hostname } = new URL(origin);
     return hostname === 'localhost' || hostname === '127.0.0.1' || hostname === '[::1]';
+  } catch {
+    return false;
+  }
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+function isLoopback(hostname: string): boolean {
+  return LOOPBACK_NAMES.has(hostname.toLowerCase());
+}
+
+/** Whether a Host header names this machine by a loopback name (any port); absent counts as fine. */
+function isLoopbackHostHeader(hostHeader: string | undefined): boolean {
+  if (hostHeader === undefined) return true;
+  try {
+    return isLoopback(new URL(`http://${hostHeader}`).hostname);
   } catch {
     return false;
   }

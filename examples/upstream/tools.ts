@@ -14,39 +14,31 @@
  *
  * Tools that ask for input also need form elicitation declared on the request (a server never puts a
  * request type in `inputRequests` that the client did not declare), else -32021 naming `elicitation`.
+ *
+ * After these come the conformance suite's "everything server" fixtures (fixtures/content-tools.ts,
+ * fixtures/mrtr-tools.ts, fixtures/subscriptions.ts), served unless `conformanceFixtures: false`.
  */
 import { z } from 'zod';
-import type {
-  CallToolParams,
-  CallToolResult,
-  ClientCapabilities,
-  CreateTaskResult,
-  InputRequests,
-  InputRequiredResult,
-  InputResponses,
-  Tool,
-} from '../../src/protocol';
+import type { CallToolResult, CreateTaskResult, InputRequests, InputResponses } from '../../src/protocol';
 import { ProtocolError, TASKS_EXTENSION } from '../../src/protocol';
-import type { InputCollector } from './mrtr';
-import type { TaskRecord, TaskStore } from './task-store';
+import { CONTENT_TOOLS } from './fixtures/content-tools';
+import { MRTR_TOOLS } from './fixtures/mrtr-tools';
+import { SCHEMA_TOOLS } from './fixtures/schema-tools';
+import { SUBSCRIPTION_TOOLS } from './fixtures/subscriptions';
+import type { ExampleTool, ToolContext } from './kit';
+import {
+  TASK_REQUIRED,
+  answeredField,
+  declaresFormElicitation,
+  declaresTasks,
+  formRequest,
+  parseArgs,
+  textResult,
+} from './kit';
+import type { TaskRecord } from './task-store';
 
-export type ToolOutcome = CallToolResult | InputRequiredResult | CreateTaskResult;
-
-export interface ToolContext {
-  params: CallToolParams;
-  capabilities: ClientCapabilities;
-  store: TaskStore;
-  collector: InputCollector;
-  /** How long `failing_job`, `protocol_error_job` and `test_tool_with_task` run as tasks. */
-  jobDurationMs: number;
-  /** Waits `ms`; rejects when the client disconnects or the server closes (sync path of `slow_compute`). */
-  sleep(ms: number): Promise<void>;
-}
-
-interface ExampleTool {
-  definition: Tool;
-  run(ctx: ToolContext): ToolOutcome | Promise<ToolOutcome>;
-}
+export type { ExampleTool, ToolContext, ToolOutcome } from './kit';
+export { declaresTasks } from './kit';
 
 // `name` is optional so that generic probes (the suite's header checks call the first listed tool with
 // no arguments) still get a result.
@@ -57,19 +49,7 @@ const SlowComputeArgs = z.object({
 });
 const ConfirmDeleteArgs = z.object({ filename: z.string().min(1) });
 
-const TASK_REQUIRED = { extensions: { [TASKS_EXTENSION]: {} } };
 const FORM_ELICITATION_REQUIRED = { elicitation: { form: {} } };
-
-export function declaresTasks(capabilities: ClientCapabilities): boolean {
-  return capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
-}
-
-/** `elicitation: {}` means form only (spec); `{url: {}}` alone excludes form. */
-function declaresFormElicitation(capabilities: ClientCapabilities): boolean {
-  const elicitation = capabilities.elicitation;
-  if (elicitation === undefined) return false;
-  return elicitation.form !== undefined || elicitation.url === undefined;
-}
 
 function requireTasks(ctx: ToolContext): void {
   if (!declaresTasks(ctx.capabilities)) {
@@ -89,31 +69,6 @@ function requireFormElicitation(ctx: ToolContext): void {
       { requiredCapabilities: FORM_ELICITATION_REQUIRED },
     );
   }
-}
-
-function parseArgs<T>(schema: z.ZodType<T>, ctx: ToolContext): T {
-  const parsed = schema.safeParse(ctx.params.arguments ?? {});
-  if (!parsed.success) {
-    throw new ProtocolError('InvalidParams', `Invalid arguments for ${ctx.params.name}`, {
-      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
-    });
-  }
-  return parsed.data;
-}
-
-function textResult(text: string, extra: { isError?: boolean; structuredContent?: unknown } = {}) {
-  return { resultType: 'complete' as const, content: [{ type: 'text', text }], ...extra };
-}
-
-function formRequest(
-  message: string,
-  properties: Record<string, unknown>,
-  required: string[],
-): InputRequests[string] {
-  return {
-    method: 'elicitation/create',
-    params: { mode: 'form', message, requestedSchema: { type: 'object', properties, required } },
-  };
 }
 
 /** The flat CreateTaskResult: `Result & Task`, no `task` wrapper, no result/error/inputRequests. */
@@ -329,12 +284,11 @@ function startInputTask(
 }
 
 function answeredName(answer: InputResponses[string] | undefined): string | undefined {
-  if (answer?.action !== 'accept') return undefined;
-  const content = answer.content;
-  if (typeof content !== 'object' || content === null) return undefined;
-  const name = (content as Record<string, unknown>).name;
-  return typeof name === 'string' ? name : undefined;
+  return answeredField(answer, 'name');
 }
+
+/** The first TASK_TOOL_COUNT entries of TOOLS are the tasks fixtures (listed first: probes call tools[0]). */
+export const TASK_TOOL_COUNT = 7;
 
 export const TOOLS: readonly ExampleTool[] = [
   greet,
@@ -344,10 +298,17 @@ export const TOOLS: readonly ExampleTool[] = [
   confirmDelete,
   multiInput,
   toolWithTask,
+  ...CONTENT_TOOLS,
+  ...MRTR_TOOLS,
+  ...SUBSCRIPTION_TOOLS,
+  ...SCHEMA_TOOLS,
 ];
 
-const BY_NAME = new Map(TOOLS.map((tool) => [tool.definition.name, tool]));
+const BY_NAME = new Map(TOOLS.map((tool, index) => [tool.definition.name, { tool, index }]));
 
-export function findTool(name: string): ExampleTool | undefined {
-  return BY_NAME.get(name);
+/** The tool called `name`; the conformance fixtures only when `withFixtures`. */
+export function findTool(name: string, withFixtures = true): ExampleTool | undefined {
+  const entry = BY_NAME.get(name);
+  if (!entry || (!withFixtures && entry.index >= TASK_TOOL_COUNT)) return undefined;
+  return entry.tool;
 }

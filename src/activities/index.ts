@@ -87,6 +87,8 @@ export function createActivities(deps: ActivityDeps) {
       const params = {
         name: call.tool,
         ...(call.arguments !== undefined && { arguments: call.arguments }),
+        ...(call.inputResponses !== undefined && { inputResponses: call.inputResponses }),
+        ...(call.requestState !== undefined && { requestState: call.requestState }),
         _meta: upstreamMeta({
           relayedMeta: call.relayedMeta,
           protocolVersion: call.protocolVersion,

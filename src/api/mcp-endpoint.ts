@@ -66,7 +66,10 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
         throw new ProtocolError('MethodNotFound', `Method not found: ${method}`);
       }
       const meta = validateEnvelope(message);
+      // Header and body must agree before the version itself is judged: a supported header over an
+      // unsupported body version is a mismatch (-32020), not an unsupported version.
       validateHeaders(ctx, message, meta);
+      validateVersion(meta);
       if (method === LISTEN) {
         ctx.respond = false;
         await deps.subscriptions.listen(id, message.params ?? {}, stream, ctx.res);
@@ -145,14 +148,17 @@ function validateEnvelope(message: JsonRpcRequest): RequestMeta {
       `params._meta must carry ${META.protocolVersion} and ${META.clientCapabilities}`,
     );
   }
-  const requested = meta.data[META.protocolVersion];
+  return meta.data;
+}
+
+function validateVersion(meta: RequestMeta): void {
+  const requested = meta[META.protocolVersion];
   if (!SUPPORTED_PROTOCOL_VERSIONS.includes(requested)) {
     throw new ProtocolError('UnsupportedProtocolVersion', 'Unsupported protocol version', {
       supported: [...SUPPORTED_PROTOCOL_VERSIONS],
       requested,
     });
   }
-  return meta.data;
 }
 
 /** Headers that repeat body fields must be present and equal (after decoding). */

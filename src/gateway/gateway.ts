@@ -365,9 +365,9 @@ export class McpGateway {
     const routed = await this.router.tool(call.project, params.name);
     const headers = this.paramHeaders(call, routed, params);
     const capabilities = call.params._meta[META.clientCapabilities];
-    // MRTR retries stay on the ordinary path: the round trip belongs to the original synchronous call.
     const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;
-    if (declaresTasks(capabilities) && !isRetry) {
+    // MRTR retries of a task-aware call stay on the task path: the last round may become a task.
+    if (declaresTasks(capabilities)) {
       const decision = qualifyForTaskPath({
         clientCapabilities: capabilities,
         protocolVersion: call.params._meta[META.protocolVersion],
@@ -461,6 +461,8 @@ export class McpGateway {
           call: {
             tool: routed.name,
             ...(params.arguments !== undefined && { arguments: params.arguments }),
+            ...(params.inputResponses !== undefined && { inputResponses: params.inputResponses }),
+            ...(params.requestState !== undefined && { requestState: params.requestState }),
             relayedMeta: relayableMeta(call.params._meta),
             protocolVersion: call.params._meta[META.protocolVersion],
             elicitationForm: declaresFormElicitation(capabilities),

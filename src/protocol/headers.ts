@@ -4,7 +4,8 @@
  */
 import { HEADER, METHOD } from './constants';
 
-const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+/** `=?base64?…?=` with canonical, padded base64 inside. */
+const SENTINEL = /^=\?base64\?((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)\?=$/;
 const PLAIN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 
 /** Encodes a header value, using the base64 form when plain ASCII would be ambiguous or invalid. */
@@ -17,7 +18,8 @@ export function encodeHeaderValue(value: string): string {
 export function decodeHeaderValue(raw: string): string | undefined {
   const m = SENTINEL.exec(raw);
   if (m) return Buffer.from(m[1] ?? '', 'base64').toString('utf8');
-  if (raw.startsWith('=?base64?')) return undefined; // a sentinel that is not well formed
+  // A complete wrapper around bad base64 is an error; a half-written wrapper is just a literal value.
+  if (raw.startsWith('=?base64?') && raw.endsWith('?=')) return undefined;
   if (raw === '' || PLAIN.test(raw)) return raw;
   return undefined;
 }

@@ -24,6 +24,9 @@ export interface UpstreamCallRequest {
   elicitationForm: boolean;
   /** Tool annotated `idempotentHint`: only then may the first call be re-sent after it may have arrived. */
   idempotent: boolean;
+  /** MRTR retry: the answers to the upstream's previous `input_required` round, relayed unchanged. */
+  inputResponses?: InputResponses;
+  requestState?: string;
   /** `Mcp-Param-*` headers derived from the upstream tool's input schema. */
   headers?: Record<string, string>;
 }

@@ -118,6 +118,8 @@ function firstText(result: Json): string {
 }
 
 const BASE_OPTIONS: ExampleUpstreamOptions = {
+  // Only the tasks fixtures: these tests pin the exact tool list and capabilities.
+  conformanceFixtures: false,
   name: 'test-upstream',
   pollIntervalMs: 100,
   jobDurationMs: 50,

@@ -50,8 +50,12 @@ describe('encodeHeaderValue / decodeHeaderValue', () => {
     expect(decodeHeaderValue('=?base64??=')).toBe('');
   });
 
+  it('reads a half-written wrapper as a literal value (SEP-2243)', () => {
+    expect(decodeHeaderValue('=?base64?aGk=')).toBe('=?base64?aGk=');
+  });
+
   it.each([
-    '=?base64?aGk=', // no closing marker
+    '=?base64?SGVsbG8?=', // unpadded base64
     '=?base64?a$Gk?=', // character outside the base64 alphabet
     '=?base64?aGk=?= ', // trailing text after the closing marker
     '=?base64?aGk===?=', // too much padding
