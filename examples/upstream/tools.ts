@@ -22,6 +22,7 @@ import { z } from 'zod';
 import type { CallToolResult, CreateTaskResult, InputRequests, InputResponses } from '../../src/protocol';
 import { ProtocolError, TASKS_EXTENSION } from '../../src/protocol';
 import { CONTENT_TOOLS } from './fixtures/content-tools';
+import { GATEWAY_TOOLS } from './fixtures/gateway-tools';
 import { MRTR_TOOLS } from './fixtures/mrtr-tools';
 import { SCHEMA_TOOLS } from './fixtures/schema-tools';
 import { SUBSCRIPTION_TOOLS } from './fixtures/subscriptions';
@@ -302,6 +303,7 @@ export const TOOLS: readonly ExampleTool[] = [
   ...MRTR_TOOLS,
   ...SUBSCRIPTION_TOOLS,
   ...SCHEMA_TOOLS,
+  ...GATEWAY_TOOLS,
 ];
 
 const BY_NAME = new Map(TOOLS.map((tool, index) => [tool.definition.name, { tool, index }]));

@@ -434,10 +434,12 @@ export class McpGateway {
     return this.finish(project, result);
   }
 
-  /** Response processing for a non-task tools/call result: the project's limits, then the gateway's meta. */
+  /**
+   * Response processing for a non-task tools/call result: the gateway's meta first, so the limit
+   * measures exactly what the client receives.
+   */
   private finish(project: ProjectConfig, result: Result): Result {
-    const limited = applyResponseLimits(result, project.limits);
-    return withGatewayMeta(limited.result, this.deps.serverInfo);
+    return applyResponseLimits(withGatewayMeta(result, this.deps.serverInfo), project.limits).result;
   }
 
   private async startTask(

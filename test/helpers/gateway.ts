@@ -27,13 +27,20 @@ export interface TestGateway {
   start(roles?: { api?: boolean; worker?: boolean }): Promise<void>;
   stop(): Promise<void>;
   runtime(): Runtime;
+  /** A client for another project of this gateway. */
+  clientFor(slug: string): McpTestClient;
   /** A Temporal client with the gateway's data converter, for inspecting task workflows. */
   temporalClient(): Promise<Client>;
   close(): Promise<void>;
 }
 
 export async function startTestGateway(
-  opts: { upstream?: ExampleUpstreamOptions; config?: Partial<ConfigInput> } = {},
+  opts: {
+    upstream?: ExampleUpstreamOptions;
+    config?: Partial<ConfigInput>;
+    /** Extra projects on the same upstream, next to `demo` (namespacing off). */
+    projects?: (upstreamUrl: string) => Array<Record<string, unknown>>;
+  } = {},
 ): Promise<TestGateway> {
   const temporal = testTemporal();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-test-'));
@@ -44,7 +51,10 @@ export async function startTestGateway(
     store: { sqliteFile: path.join(dir, 'taskrouter.db') },
     encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
     tasks: { minPollIntervalMs: 50, maxPollIntervalMs: 2000, maxWatchMs: 60_000, pollFailureBudget: 5 },
-    projects: [{ slug: 'demo', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] }],
+    projects: [
+      { slug: 'demo', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] },
+      ...((opts.projects?.(upstream.url) ?? []) as never[]),
+    ],
     ...opts.config,
   });
   const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
@@ -76,6 +86,9 @@ export async function startTestGateway(
     async stop() {
       for (const rt of runtimes) await rt.close();
       runtimes = [];
+    },
+    clientFor(slug: string) {
+      return new McpTestClient(client.url.replace(/\/v1\/mcp\/[^/]+$/, `/v1/mcp/${slug}`));
     },
     runtime() {
       const rt = runtimes[0];
