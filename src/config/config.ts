@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-const UpstreamConfigSchema = z.strictObject({
+export const UpstreamConfigSchema = z.strictObject({
   /** Short name used in tool namespacing, logs and search attributes. */
   alias: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,49}$/),
   url: z.url(),
@@ -17,7 +17,7 @@ const UpstreamConfigSchema = z.strictObject({
 export type UpstreamConfig = z.infer<typeof UpstreamConfigSchema>;
 
 /** Result cache for ordinary `tools/call`s of read-only tools (`readOnlyHint`) or allow-listed tools. */
-const CacheConfigSchema = z.strictObject({
+export const CacheConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
   ttlMs: z.int().positive().default(60_000),
   /** Upper bound on cached entries per project (least recently used go first). */
@@ -32,7 +32,7 @@ const CacheConfigSchema = z.strictObject({
 });
 
 /** What happens to a result larger than `maxResultBytes` (JSON size), tasks envelopes excepted. */
-const LimitsConfigSchema = z.strictObject({
+export const LimitsConfigSchema = z.strictObject({
   maxResultBytes: z
     .int()
     .positive()
@@ -82,7 +82,20 @@ export const ConfigSchema = z.strictObject({
       taskQueue: z.string().default('taskrouter-tasks'),
     })
     .prefault({}),
-  store: z.strictObject({ sqliteFile: z.string().default('.data/taskrouter.db') }).prefault({}),
+  /**
+   * The gateway's database: SQLite (embedded default, one file) or PostgreSQL (several gateway/worker
+   * processes). `postgresUrl` wins when set.
+   */
+  store: z
+    .strictObject({
+      sqliteFile: z.string().default('.data/taskrouter.db'),
+      postgresUrl: z.string().optional(),
+    })
+    .prefault({}),
+  /** The instance administrator's token for `/v1/admin` (compared in constant time; never logged). */
+  admin: z.strictObject({ token: z.string().min(16).optional() }).prefault({}),
+  /** A declarative bootstrap file (teams, users, projects…) applied idempotently at start. */
+  bootstrapFile: z.string().optional(),
   /**
    * AES-256-GCM keys (base64, 32 bytes) by key id. New data is encrypted with `activeKeyId`; older keys
    * stay for decryption until their data has passed retention.
