@@ -46,6 +46,10 @@ const ProjectConfigSchema = z
     upstreams: z.array(UpstreamConfigSchema).min(1),
     /** Expose tools and prompts as `{alias}.{name}`; off only when no two upstreams share a name. */
     namespacing: z.boolean().default(true),
+    /** `required`: callers present a bearer token; `anonymous`: anyone may call (tasks bound by id alone). */
+    authMode: z.enum(['required', 'anonymous']).default('required'),
+    /** `tasks`: task-aware calls may take the durable task path; `standard`: every call stays synchronous. */
+    toolProfile: z.enum(['tasks', 'standard']).default('tasks'),
     features: z.strictObject({ tasks: z.boolean().default(true) }).prefault({}),
     cache: CacheConfigSchema.prefault({}),
     limits: LimitsConfigSchema.prefault({}),

@@ -180,7 +180,8 @@ export class McpGateway {
     );
     const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
-    const tasks = project.features.tasks && discovered.some((d) => upstreamRunsTasks(d));
+    const tasks =
+      project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
     const ttls = discovered.map((d) => d.ttlMs);
     const degraded = discovered.length < settled.length;
     return {
@@ -372,6 +373,7 @@ export class McpGateway {
         clientCapabilities: capabilities,
         protocolVersion: call.params._meta[META.protocolVersion],
         projectTasksEnabled: call.project.features.tasks,
+        profileSupportsTasks: call.project.toolProfile === 'tasks',
         upstreamDiscover: await this.discoverUpstream(routed.endpoint),
       });
       if (decision.taskPath) return this.startTask(call, params, routed, headers);

@@ -9,6 +9,8 @@ export interface QualificationInput {
   clientCapabilities: ClientCapabilities;
   protocolVersion: string;
   projectTasksEnabled: boolean;
+  /** The project's tool profile supports Tasks. */
+  profileSupportsTasks: boolean;
   /** The upstream's current (unexpired) server/discover answer. */
   upstreamDiscover: DiscoverResult;
 }
@@ -23,6 +25,7 @@ export function qualifyForTaskPath(q: QualificationInput): Qualification {
   if (!declaresTasks(q.clientCapabilities))
     return { taskPath: false, reason: 'client did not declare Tasks' };
   if (q.protocolVersion !== PROTOCOL_VERSION) return { taskPath: false, reason: 'protocol version' };
+  if (!q.profileSupportsTasks) return { taskPath: false, reason: 'tool profile does not support Tasks' };
   if (!q.projectTasksEnabled) return { taskPath: false, reason: 'project Tasks gate is off' };
   if (!q.upstreamDiscover.supportedVersions.includes(PROTOCOL_VERSION)) {
     return { taskPath: false, reason: 'upstream does not speak 2026-07-28' };

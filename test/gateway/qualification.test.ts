@@ -19,6 +19,7 @@ function allOn(): QualificationInput {
     clientCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
     protocolVersion: PROTOCOL_VERSION,
     projectTasksEnabled: true,
+    profileSupportsTasks: true,
     upstreamDiscover: upstream(),
   };
 }
@@ -42,6 +43,7 @@ describe('qualifyForTaskPath', () => {
     ],
     ['another protocol version', { protocolVersion: '2025-11-25' }, 'protocol version'],
     ['project gate off', { projectTasksEnabled: false }, 'project Tasks gate is off'],
+    ['tool profile without Tasks', { profileSupportsTasks: false }, 'tool profile does not support Tasks'],
     [
       'upstream speaks only an older version',
       { upstreamDiscover: upstream({ supportedVersions: ['2025-11-25'] }) },
