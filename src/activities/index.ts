@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import type { Implementation, JsonRpcErrorObject } from '../protocol';
+import type { Implementation, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD } from '../protocol';
 import type { TaskStore } from '../store/task-store';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
@@ -62,8 +62,8 @@ export function createActivities(deps: ActivityDeps) {
       gatewayInfo: deps.gatewayInfo,
     });
 
-  const detailOf = (reply: UpstreamReply) =>
-    reply.kind === 'result' ? toSnapshot(reply.result, settings) : undefined;
+  const detailOf = (reply: UpstreamReply, upstreamTaskId: string) =>
+    reply.kind === 'result' ? toSnapshot(reply.result, settings, upstreamTaskId) : undefined;
 
   async function taskRequest(ref: UpstreamTaskRef, method: string, extra: Record<string, unknown> = {}) {
     const endpoint = deps.resolveUpstream(ref.project, ref.upstream);
@@ -133,7 +133,8 @@ export function createActivities(deps: ActivityDeps) {
       // A create result may announce a status whose detail (result, error, input requests) only
       // tasks/get carries; reading it is safe to repeat, unlike the call itself.
       const snapshot =
-        toSnapshot(created.data, settings) ?? (await taskRequest(ref, METHOD.tasksGet).then(detailOf));
+        toSnapshot(created.data, settings, ref.upstreamTaskId) ??
+        detailOf(await taskRequest(ref, METHOD.tasksGet), ref.upstreamTaskId);
       if (!snapshot) throw invalid();
       return { kind: 'task', upstreamTaskId: created.data.taskId, snapshot };
     },
@@ -159,10 +160,11 @@ export function createActivities(deps: ActivityDeps) {
         }
         if (reply?.kind === 'error' && reply.error.code === -32602)
           return { kind: 'lost', error: reply.error };
-        const snapshot = reply?.kind === 'result' ? toSnapshot(reply.result, settings) : undefined;
+        const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
         if (snapshot) {
           failures = 0;
           if (observationKey(snapshot) !== input.knownKey) return { kind: 'changed', snapshot };
+          if (expired(snapshot)) return { kind: 'expired' };
           if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged', snapshot };
           await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs);
           continue;
@@ -197,6 +199,11 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type TaskActivities = ReturnType<typeof createActivities>;
+
+/** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */
+function expired(s: TaskSnapshot): boolean {
+  return s.ttlMs !== null && Date.parse(s.createdAt) + s.ttlMs < Date.now();
+}
 
 function control(reply: UpstreamReply): ControlResult {
   if (reply.kind === 'result') return { ok: true };

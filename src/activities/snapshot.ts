@@ -1,6 +1,7 @@
 /** Turns an upstream task (CreateTaskResult or tasks/get result) into the gateway's snapshot. Pure. */
 import type { TaskSnapshot } from '../protocol';
 import { DetailedTaskSchema, TaskFieldsSchema } from '../protocol';
+import { scrubId, taskMetadata } from './task-metadata';
 
 export interface PollBounds {
   minPollIntervalMs: number;
@@ -17,10 +18,21 @@ export function clampPollInterval(suggested: number | undefined, bounds: PollBou
 }
 
 /**
- * Validates an upstream task and keeps only the fields the gateway re-publishes under its own id. The
- * upstream task id, `resultType`, `requestState` and `_meta` are dropped here; the gateway stamps its own.
+ * Validates an upstream task and keeps what the gateway re-publishes under its own id: the task fields,
+ * the status detail, and bounded `_meta`/extension fields. The upstream task id, `resultType` and
+ * `requestState` are dropped; any echo of the upstream id elsewhere becomes a placeholder.
  */
-export function toSnapshot(upstreamTask: unknown, bounds: PollBounds): TaskSnapshot | undefined {
+export function toSnapshot(
+  upstreamTask: unknown,
+  bounds: PollBounds,
+  upstreamTaskId = '',
+): TaskSnapshot | undefined {
+  const snapshot = parseSnapshot(upstreamTask, bounds);
+  if (!snapshot) return undefined;
+  return scrubId({ ...snapshot, ...taskMetadata(upstreamTask as Record<string, unknown>) }, upstreamTaskId);
+}
+
+function parseSnapshot(upstreamTask: unknown, bounds: PollBounds): TaskSnapshot | undefined {
   const base = TaskFieldsSchema.safeParse(upstreamTask);
   if (!base.success) return undefined;
   const t = base.data;

@@ -31,7 +31,9 @@ export type WatchUpstreamTaskResult =
   /** The upstream no longer knows the task (expired or purged). */
   | { kind: 'lost'; error: JsonRpcErrorObject }
   /** Polls failed more often in a row than the configured budget. */
-  | { kind: 'unreachable'; message: string };
+  | { kind: 'unreachable'; message: string }
+  /** The upstream's `createdAt + ttlMs` passed while the task was still not terminal. */
+  | { kind: 'expired' };
 
 export interface SendTaskInputInput extends UpstreamTaskRef {
   inputResponses: InputResponses;

@@ -181,7 +181,9 @@ export class McpGateway {
     const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
     const tasks =
-      project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
+      project.features.tasks &&
+      project.toolProfile === 'tasks' &&
+      discovered.some((d) => upstreamRunsTasks(d));
     const ttls = discovered.map((d) => d.ttlMs);
     const degraded = discovered.length < settled.length;
     return {
@@ -510,19 +512,57 @@ export class McpGateway {
   private async updateTask(call: McpCall): Promise<Result> {
     const params = parseParams(UpdateTaskParamsSchema, call.params);
     const task = await this.ownedTask(call, params.taskId);
-    if (!TERMINAL_TASK_STATUSES.has(task.snapshot.status)) {
-      await this.signal(() => this.deps.engine.provideInput(task.workflowId, params.inputResponses));
+    if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return this.ack();
+    if (Object.keys(params.inputResponses).length > 0) {
+      // Answers relay form elicitation only, so the request answering must itself declare form support.
+      if (!declaresFormElicitation(call.params._meta[META.clientCapabilities])) {
+        throw new ProtocolError(
+          'MissingRequiredClientCapability',
+          'Answering input requires form elicitation',
+          {
+            requiredCapabilities: { elicitation: { form: {} } },
+          },
+        );
+      }
+      await this.requireUpstreamTasks(call.project, task.upstream, 'tasks/update');
     }
-    return withGatewayMeta({ resultType: 'complete' }, this.deps.serverInfo);
+    await this.recordRequest(() => this.deps.engine.provideInput(task.workflowId, params.inputResponses));
+    return this.ack();
   }
 
   private async cancelTask(call: McpCall): Promise<Result> {
     const params = parseParams(CancelTaskParamsSchema, call.params);
     const task = await this.ownedTask(call, params.taskId);
-    if (!TERMINAL_TASK_STATUSES.has(task.snapshot.status)) {
-      await this.signal(() => this.deps.engine.cancel(task.workflowId));
-    }
+    if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return this.ack();
+    await this.requireUpstreamTasks(call.project, task.upstream, 'tasks/cancel');
+    const outcome = await this.recordRequest(() =>
+      this.deps.engine.cancel(task.workflowId, this.deps.startTimeoutMs),
+    );
+    // The upstream refused: the client hears it, and nothing pretends the task was cancelled.
+    if (!outcome.ok) throw new RelayedError(outcome.error.code, outcome.error.message, outcome.error.data);
+    return this.ack();
+  }
+
+  private ack(): Result {
     return withGatewayMeta({ resultType: 'complete' }, this.deps.serverInfo);
+  }
+
+  /** The upstream's current discovery must still offer Tasks for a follow-up to be forwarded. */
+  private async requireUpstreamTasks(
+    project: ProjectConfig,
+    alias: string,
+    operation: string,
+  ): Promise<void> {
+    const endpoint = enabledUpstreams(project).find((u) => u.alias === alias);
+    if (!endpoint) {
+      throw new ProtocolError(
+        'UpstreamRefused',
+        `Upstream "${alias}" is no longer available for ${operation}`,
+      );
+    }
+    if (!upstreamRunsTasks(await this.discoverUpstream(endpoint))) {
+      throw new ProtocolError('UpstreamRefused', `Upstream "${alias}" no longer supports ${operation}`);
+    }
   }
 
   /**
@@ -565,11 +605,12 @@ export class McpGateway {
     }
   }
 
-  private async signal(send: () => Promise<void>): Promise<void> {
+  /** Hands a follow-up to the task workflow; failing to record it is an error, never a silent drop. */
+  private async recordRequest<T>(send: () => Promise<T>): Promise<T> {
     try {
-      await send();
+      return await send();
     } catch (err) {
-      this.deps.logger.error({ err: errorName(err) }, 'task signal failed');
+      this.deps.logger.error({ err: errorName(err) }, 'task request not recorded');
       throw new ProtocolError('TaskEngineUnavailable', 'The gateway could not record the request; try again');
     }
   }

@@ -1,6 +1,6 @@
 /** Result shaping shared by the gateway's handlers: server identity, task envelopes, task snapshots. */
 import type { Implementation, Meta, TaskSnapshot } from '../protocol';
-import { META } from '../protocol';
+import { META, TASK_ID_PLACEHOLDER } from '../protocol';
 
 /** Replaces the upstream's serverInfo with the gateway's; every other `_meta` key is kept. */
 export function withGatewayMeta<T extends Record<string, unknown>>(
@@ -12,10 +12,20 @@ export function withGatewayMeta<T extends Record<string, unknown>>(
   return { ...result, _meta: meta };
 }
 
+/** Puts the gateway's task id wherever the upstream's id had been echoed (see `TASK_ID_PLACEHOLDER`). */
+export function revealId<T>(value: T, gatewayTaskId: string): T {
+  const text = JSON.stringify(value);
+  if (text === undefined || !text.includes(TASK_ID_PLACEHOLDER)) return value;
+  return JSON.parse(text.split(TASK_ID_PLACEHOLDER).join(gatewayTaskId)) as T;
+}
+
 /** `CreateTaskResult`: the task's fields only (details arrive with tasks/get). */
 export function createTaskResult(taskId: string, s: TaskSnapshot, serverInfo: Implementation) {
-  return withGatewayMeta(
+  const envelope = withGatewayMeta(
     {
+      // Extension fields first, so they can never shadow a field the gateway sets.
+      ...s.extensions,
+      ...(s.meta && { _meta: s.meta }),
       resultType: 'task',
       taskId,
       status: s.status,
@@ -27,6 +37,7 @@ export function createTaskResult(taskId: string, s: TaskSnapshot, serverInfo: Im
     },
     serverInfo,
   );
+  return revealId(envelope, taskId);
 }
 
 /** `tasks/get` result: DetailedTask inlined, `resultType` "complete". */
@@ -40,5 +51,5 @@ export function getTaskResult(taskId: string, s: TaskSnapshot, serverInfo: Imple
           ? { error: s.error ?? { code: -32603, message: s.statusMessage ?? 'Task failed' } }
           : {};
   const envelope = createTaskResult(taskId, s, serverInfo);
-  return { ...envelope, ...detail, resultType: 'complete' };
+  return revealId({ ...envelope, ...detail, resultType: 'complete' }, taskId);
 }

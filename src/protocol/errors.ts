@@ -22,6 +22,8 @@ export const ERROR = {
   ResultTooLarge: { code: -31005, httpStatus: 200 },
   /** Application error: the request's Origin or Host is not allowed (DNS-rebinding protection). */
   Forbidden: { code: -31006, httpStatus: 403 },
+  /** Application error: the upstream no longer offers an operation the request needs (e.g. task cancel). */
+  UpstreamRefused: { code: -31008, httpStatus: 200 },
   /** Application error: the project in the URL does not exist. */
   ProjectNotFound: { code: -31004, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */

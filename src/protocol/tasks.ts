@@ -99,4 +99,14 @@ export interface TaskSnapshot {
   inputRequests?: InputRequests;
   result?: Record<string, unknown>;
   error?: JsonRpcErrorObject;
+  /** The upstream task's own `_meta` keys (bounded, serverInfo removed), re-published by the gateway. */
+  meta?: Record<string, unknown>;
+  /** Extension fields of the upstream task (unknown top-level keys, bounded). */
+  extensions?: Record<string, unknown>;
 }
+
+/**
+ * Stands in for the upstream task id wherever the upstream echoed it (status messages, results, `_meta`);
+ * the gateway replaces it with its own task id when it writes a response.
+ */
+export const TASK_ID_PLACEHOLDER = '{{taskrouter:task-id}}';

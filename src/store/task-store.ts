@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { InputRequests, JsonRpcErrorObject, TaskSnapshot, TaskStatus } from '../protocol';
+import type { TaskSnapshot, TaskStatus } from '../protocol';
 import { TERMINAL_TASK_STATUSES } from '../protocol';
 import type { Cipher } from './cipher';
 import type { Database } from './schema';
@@ -36,11 +36,8 @@ export interface TaskEvent {
   statusMessage?: string;
 }
 
-interface Detail {
-  inputRequests?: InputRequests;
-  result?: Record<string, unknown>;
-  error?: JsonRpcErrorObject;
-}
+/** The encrypted part of a snapshot: status detail and the upstream's re-published metadata. */
+type Detail = Pick<TaskSnapshot, 'inputRequests' | 'result' | 'error' | 'meta' | 'extensions'>;
 
 /** The store key of a task id. The raw id is a bearer-like secret and is never persisted. */
 export function taskKeyOf(taskId: string): string {
@@ -180,6 +177,8 @@ export class TaskStore {
       ...(s.inputRequests && { inputRequests: s.inputRequests }),
       ...(s.result && { result: s.result }),
       ...(s.error && { error: s.error }),
+      ...(s.meta && { meta: s.meta }),
+      ...(s.extensions && { extensions: s.extensions }),
     };
     return Object.keys(detail).length === 0 ? null : this.cipher.sealJson(detail, detailAad(taskKey));
   }

@@ -5,9 +5,9 @@
 import type { Client } from '@temporalio/client';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { InputResponses, TaskSnapshot } from '../protocol';
-import type { FirstOutcome, TaskWorkflowInput } from '../workflows/messages';
+import type { CancelOutcome, FirstOutcome, TaskWorkflowInput } from '../workflows/messages';
 import {
-  cancelTaskSignal,
+  cancelTaskUpdate,
   provideInputSignal,
   snapshotQuery,
   startTaskUpdate,
@@ -20,7 +20,8 @@ export interface TaskEngine {
   start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome>;
   snapshot(workflowId: string, timeoutMs: number): Promise<TaskSnapshot | null>;
   provideInput(workflowId: string, responses: InputResponses): Promise<void>;
-  cancel(workflowId: string): Promise<void>;
+  /** Resolves once the upstream answered the cancel request (or refused it). */
+  cancel(workflowId: string, timeoutMs: number): Promise<CancelOutcome>;
 }
 
 export class TemporalTaskEngine implements TaskEngine {
@@ -60,7 +61,9 @@ export class TemporalTaskEngine implements TaskEngine {
     await this.client.workflow.getHandle(workflowId).signal(provideInputSignal, responses);
   }
 
-  async cancel(workflowId: string): Promise<void> {
-    await this.client.workflow.getHandle(workflowId).signal(cancelTaskSignal);
+  async cancel(workflowId: string, timeoutMs: number): Promise<CancelOutcome> {
+    return this.client.withDeadline(Date.now() + timeoutMs, () =>
+      this.client.workflow.getHandle(workflowId).executeUpdate(cancelTaskUpdate),
+    );
   }
 }

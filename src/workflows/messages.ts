@@ -37,7 +37,7 @@ export interface CarriedTaskState {
   observed: TaskSnapshot;
   answeredKeys: string[];
   pendingInputs: InputResponses[];
-  cancelRequested: boolean;
+  /** The upstream acknowledged a `tasks/cancel` for this task. */
   cancelSent: boolean;
 }
 
@@ -68,8 +68,13 @@ export type FirstOutcome =
 export const startTaskUpdate = defineUpdate<FirstOutcome>('startTask');
 /** A client's `tasks/update` input responses. */
 export const provideInputSignal = defineSignal<[InputResponses]>('provideInput');
-/** A client's `tasks/cancel`. */
-export const cancelTaskSignal = defineSignal('cancelTask');
+/**
+ * A client's `tasks/cancel`: an update, so the client's acknowledgement comes after the upstream took
+ * the cancel request (or with the upstream's refusal), never from a local pretend-cancel.
+ */
+export const cancelTaskUpdate = defineUpdate<CancelOutcome>('cancelTask');
+
+export type CancelOutcome = { ok: true } | { ok: false; error: JsonRpcErrorObject };
 /** The task as the client should see it now (answered input keys already removed). */
 export const snapshotQuery = defineQuery<TaskSnapshot | null>('snapshot');
 

@@ -1,8 +1,8 @@
 /**
  * The task's state inside the workflow. Invariants: `observed` is the latest upstream observation (with
  * the gateway's createdAt); `answeredKeys` holds every input key the client has answered, for the
- * task's whole life (keys are unique per task), so an answered request is never shown again; inputs and
- * the cancel request wait in `pendingInputs` / `cancelRequested` until the loop forwards them.
+ * task's whole life (keys are unique per task), so an answered request is never shown again; inputs wait
+ * in `pendingInputs` until the loop forwards them.
  */
 import { TERMINAL_TASK_STATUSES } from '../protocol/constants';
 import type { InputResponses, TaskSnapshot } from '../protocol';
@@ -15,9 +15,20 @@ export class TaskState {
     return TERMINAL_TASK_STATUSES.has(this.s.observed.status);
   }
 
-  /** Something for the loop to forward upstream. */
+  /** Input for the loop to forward upstream. */
   get hasWork(): boolean {
-    return this.s.pendingInputs.length > 0 || (this.s.cancelRequested && !this.s.cancelSent);
+    return this.s.pendingInputs.length > 0;
+  }
+
+  /** Input requests the gateway cannot relay through a task: anything but form elicitation it declared. */
+  unsupportedInputs(formDeclared: boolean): string[] {
+    const requests = this.s.observed.status === 'input_required' ? (this.s.observed.inputRequests ?? {}) : {};
+    return Object.entries(requests)
+      .filter(
+        ([, r]) =>
+          !(formDeclared && r.method === 'elicitation/create' && (r.params?.mode ?? 'form') === 'form'),
+      )
+      .map(([key, r]) => `${key}: ${r.method}${r.params?.mode ? ` (${String(r.params.mode)})` : ''}`);
   }
 
   /** Keeps only responses to outstanding, unanswered keys; others are ignored as the spec says. */
@@ -32,10 +43,6 @@ export class TaskState {
       }
     }
     if (Object.keys(accepted).length > 0) this.s.pendingInputs.push(accepted);
-  }
-
-  requestCancel(): void {
-    if (!this.terminal) this.s.cancelRequested = true;
   }
 
   observe(snapshot: TaskSnapshot): void {

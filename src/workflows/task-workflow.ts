@@ -21,8 +21,8 @@ import {
 import type { TaskActivities } from '../activities';
 import type { WatchUpstreamTaskResult } from '../activities/types';
 import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
-import type { FirstOutcome, TaskWorkflowInput, TaskWorkflowResult } from './messages';
-import { cancelTaskSignal, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
+import type { CancelOutcome, FirstOutcome, TaskWorkflowInput, TaskWorkflowResult } from './messages';
+import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
 import { SA_STATUS } from './search-attributes';
 import { observationKey, TaskState } from './task-state';
 
@@ -60,8 +60,14 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     return first as FirstOutcome;
   });
   setHandler(provideInputSignal, (responses) => state?.acceptInput(responses));
-  setHandler(cancelTaskSignal, () => state?.requestCancel());
   setHandler(snapshotQuery, () => state?.present() ?? null);
+  // Runs beside the main loop: the client's ack waits for the upstream's answer to tasks/cancel.
+  setHandler(cancelTaskUpdate, async (): Promise<CancelOutcome> => {
+    if (!state || state.terminal || state.s.cancelSent) return { ok: true };
+    const result = await cancelUpstreamTask(refOf(input, state));
+    if (result.ok) state.s.cancelSent = true;
+    return result;
+  });
 
   if (!state) {
     const outcome = await firstCall(input);
@@ -75,7 +81,6 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       observed: { ...outcome.snapshot, createdAt: input.createdAt },
       answeredKeys: [],
       pendingInputs: [],
-      cancelRequested: false,
       cancelSent: false,
     });
     // Durable before return: the client learns the task id only after its record exists.
@@ -92,23 +97,17 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     first = { kind: 'task', snapshot: state.present() };
   }
 
-  const ref = {
-    project: input.project,
-    upstream: input.upstream,
-    upstreamTaskId: state.s.upstreamTaskId,
-    protocolVersion: input.call.protocolVersion,
-  };
-
+  const ref = refOf(input, state);
+  // The create result may already ask for input the client cannot give.
+  if (state.unsupportedInputs(input.call.elicitationForm).length > 0) {
+    await apply(state, input, { kind: 'changed', snapshot: state.s.observed });
+  }
   while (!state.terminal) {
-    if (state.s.cancelRequested && !state.s.cancelSent) {
-      await cancelUpstreamTask(ref);
-      state.s.cancelSent = true;
-    }
     for (let inputs = state.s.pendingInputs.shift(); inputs; inputs = state.s.pendingInputs.shift()) {
       await sendTaskInput({ ...ref, inputResponses: inputs });
     }
     const watched = await watchUntilChangeOrWork(state, ref);
-    if (watched) await apply(state, input.taskKey, watched);
+    if (watched) await apply(state, input, watched);
     if (!state.terminal && workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof taskWorkflow>({ ...input, carried: state.s });
@@ -161,24 +160,64 @@ async function watchUntilChangeOrWork(
   return settled.value;
 }
 
-async function apply(state: TaskState, taskKey: string, watched: WatchUpstreamTaskResult): Promise<void> {
+async function apply(
+  state: TaskState,
+  input: TaskWorkflowInput,
+  watched: WatchUpstreamTaskResult,
+): Promise<void> {
   const before = state.present();
-  state.observe('snapshot' in watched ? watched.snapshot : failedSnapshot(state.s.observed, watched));
+  const ref = refOf(input, state);
+  if ('snapshot' in watched) {
+    state.observe(watched.snapshot);
+    const unsupported = state.unsupportedInputs(input.call.elicitationForm);
+    if (unsupported.length > 0) {
+      // The client could never answer these through tasks/update: end the task now rather than let it hang.
+      await cancelUpstreamTask(ref);
+      state.observe(
+        failedSnapshot(state.s.observed, {
+          code: -32603,
+          message: `The upstream asked for input the gateway cannot relay through a task (${unsupported.join(', ')}); the upstream task was cancelled`,
+          data: { unsupportedInputRequests: unsupported },
+        }),
+      );
+    }
+  } else if (watched.kind === 'expired') {
+    await cancelUpstreamTask(ref);
+    state.observe(
+      failedSnapshot(state.s.observed, {
+        code: -32603,
+        message:
+          'The task reached the end of its time to live before it finished; the upstream task was cancelled',
+      }),
+    );
+  } else {
+    state.observe(
+      failedSnapshot(state.s.observed, {
+        code: -32603,
+        message:
+          watched.kind === 'lost'
+            ? 'The upstream server no longer knows this task'
+            : `The upstream server stayed unreachable: ${watched.message}`,
+      }),
+    );
+  }
   const after = state.present();
-  if (watched.kind === 'unchanged') return;
-  await recordTaskSnapshot({ taskKey, snapshot: after });
+  if (watched.kind === 'unchanged' && after.status === before.status) return;
+  await recordTaskSnapshot({ taskKey: input.taskKey, snapshot: after });
   if (after.status !== before.status) upsertSearchAttributes([{ key: SA_STATUS, value: after.status }]);
 }
 
-/** The upstream forgot the task or stayed unreachable: the task fails with a JSON-RPC error. */
-function failedSnapshot(
-  o: TaskSnapshot,
-  watched: Extract<WatchUpstreamTaskResult, { kind: 'lost' | 'unreachable' }>,
-): TaskSnapshot {
-  const error: JsonRpcErrorObject =
-    watched.kind === 'lost'
-      ? { code: -32603, message: 'The upstream server no longer knows this task' }
-      : { code: -32603, message: `The upstream server stayed unreachable: ${watched.message}` };
+function refOf(input: TaskWorkflowInput, state: TaskState) {
+  return {
+    project: input.project,
+    upstream: input.upstream,
+    upstreamTaskId: state.s.upstreamTaskId,
+    protocolVersion: input.call.protocolVersion,
+  };
+}
+
+/** A terminal failure decided by the gateway (the upstream forgot the task, expired, or asked the impossible). */
+function failedSnapshot(o: TaskSnapshot, error: JsonRpcErrorObject): TaskSnapshot {
   return {
     status: 'failed',
     statusMessage: error.message,

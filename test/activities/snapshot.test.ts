@@ -1,3 +1,4 @@
+import { TASK_ID_PLACEHOLDER } from '../../src/protocol';
 import { clampPollInterval, toSnapshot } from '../../src/activities/snapshot';
 
 const bounds = { minPollIntervalMs: 500, maxPollIntervalMs: 10_000 };
@@ -35,16 +36,21 @@ describe('clampPollInterval', () => {
 });
 
 describe('toSnapshot', () => {
-  it('strips the upstream id, resultType, _meta, requestState and unknown fields', () => {
+  it('drops the upstream id, resultType, requestState and hop meta; keeps task meta and extension fields', () => {
     const s = toSnapshot(
       {
         ...task,
         resultType: 'task',
         requestState: 'opaque',
-        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'u', version: '1' } },
+        _meta: {
+          'io.modelcontextprotocol/serverInfo': { name: 'u', version: '1' },
+          'io.modelcontextprotocol/related-task': { taskId: 'upstream-secret-id' },
+          'com.example/trace': 'abc',
+        },
         'com.example/x': 1,
       },
       bounds,
+      'upstream-secret-id',
     );
     expect(s).toEqual({
       status: 'working',
@@ -52,8 +58,34 @@ describe('toSnapshot', () => {
       lastUpdatedAt: task.lastUpdatedAt,
       ttlMs: 3_600_000,
       pollIntervalMs: 2000,
+      meta: { 'com.example/trace': 'abc' },
+      extensions: { 'com.example/x': 1 },
     });
     expect(JSON.stringify(s)).not.toContain('upstream-secret-id');
+  });
+
+  it('rewrites every echo of the upstream id to the placeholder the gateway fills in', () => {
+    const s = toSnapshot(
+      {
+        ...task,
+        status: 'completed',
+        statusMessage: 'task upstream-secret-id done',
+        result: { content: [{ type: 'text', text: 'see upstream-secret-id' }] },
+      },
+      bounds,
+      'upstream-secret-id',
+    );
+    expect(s?.statusMessage).toBe(`task ${TASK_ID_PLACEHOLDER} done`);
+    expect(JSON.stringify(s?.result)).toContain(TASK_ID_PLACEHOLDER);
+    expect(JSON.stringify(s)).not.toContain('upstream-secret-id');
+  });
+
+  it('bounds re-published metadata and notes what was dropped', () => {
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`com.example/k${i}`, i]));
+    const s = toSnapshot({ ...task, _meta: many, ['x'.repeat(200)]: 1 }, bounds);
+    expect(Object.keys(s?.meta ?? {}).filter((k) => k.startsWith('com.example/'))).toHaveLength(32);
+    expect(s?.extensions).toBeUndefined();
+    expect(s?.meta?.['com.taskrouter/droppedMetadata']).toMatchObject({ droppedKeys: 9 });
   });
 
   it('keeps statusMessage and a null ttlMs', () => {

@@ -114,18 +114,34 @@ test('multi_input accepts answers one key at a time; only the unanswered key rem
   const asking = await gw.client.waitForTask(taskId, (s) => s === 'input_required');
   expect(Object.keys(asking.inputRequests as object).sort()).toEqual(['first', 'second']);
 
-  await gw.client.request('tasks/update', {
+  // Answering input needs form elicitation declared on the tasks/update request itself.
+  const undeclared = await gw.client.request('tasks/update', {
     taskId,
-    inputResponses: { first: { action: 'accept', content: { name: 'one' } }, bogus: { action: 'accept' } },
+    inputResponses: { first: { action: 'accept', content: { name: 'one' } } },
   });
+  expect(undeclared.status).toBe(400);
+  expect(undeclared.body.error).toMatchObject({
+    code: -32021,
+    data: { requiredCapabilities: { elicitation: { form: {} } } },
+  });
+
+  await gw.client.request(
+    'tasks/update',
+    {
+      taskId,
+      inputResponses: { first: { action: 'accept', content: { name: 'one' } }, bogus: { action: 'accept' } },
+    },
+    { capabilities: TASKS_AND_FORM_CAPS },
+  );
   const partial = await gw.client.getTask(taskId);
   expect(partial.body.result?.status).toBe('input_required');
   expect(Object.keys(partial.body.result?.inputRequests as object)).toEqual(['second']);
 
-  await gw.client.request('tasks/update', {
-    taskId,
-    inputResponses: { second: { action: 'accept', content: { name: 'two' } } },
-  });
+  await gw.client.request(
+    'tasks/update',
+    { taskId, inputResponses: { second: { action: 'accept', content: { name: 'two' } } } },
+    { capabilities: TASKS_AND_FORM_CAPS },
+  );
   const done = await gw.client.waitForTask(taskId);
   expect(done.status).toBe('completed');
   expect(JSON.stringify(done.result)).toMatch(/one[\s\S]*two/);

@@ -23,7 +23,6 @@ function state(observed: TaskSnapshot = snapshot(), carried: Partial<CarriedTask
     observed,
     answeredKeys: [],
     pendingInputs: [],
-    cancelRequested: false,
     cancelSent: false,
     ...carried,
   });
@@ -131,28 +130,6 @@ describe('TaskState.present', () => {
     t.present();
     expect(t.s.observed.status).toBe('input_required');
     expect(Object.keys(t.s.observed.inputRequests ?? {})).toEqual(['name', 'city']);
-  });
-});
-
-describe('TaskState.requestCancel', () => {
-  it('records the request on a live task', () => {
-    const t = state(snapshot({ status: 'working' }));
-    expect(t.hasWork).toBe(false);
-    t.requestCancel();
-    expect(t.s.cancelRequested).toBe(true);
-    expect(t.hasWork).toBe(true);
-  });
-
-  it('is not work once it has been sent', () => {
-    const t = state(snapshot({ status: 'working' }), { cancelRequested: true, cancelSent: true });
-    expect(t.hasWork).toBe(false);
-  });
-
-  it.each(['completed', 'failed', 'cancelled'] as const)('is ignored once the task is %s', (status) => {
-    const t = state(snapshot({ status }));
-    t.requestCancel();
-    expect(t.s.cancelRequested).toBe(false);
-    expect(t.hasWork).toBe(false);
   });
 });
 
