@@ -198,13 +198,14 @@ function getTask(ctx: HandlerContext, params: Record<string, unknown>, capabilit
 /** `tasks/get` result: `resultType: "complete"` with the DetailedTask fields inlined. */
 export function detailedTask(task: TaskRecord): ResultBody {
   return {
+    ...task.extra,
     resultType: 'complete',
     taskId: task.taskId,
     status: task.status,
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
     createdAt: task.createdAt,
     lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: task.ttlMs,
+    ttlMs: task.advertisedTtlMs ?? task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
     ...(task.status === 'input_required' ? { inputRequests: Object.fromEntries(task.pending) } : {}),
     ...(task.status === 'completed' && task.result ? { result: task.result } : {}),

@@ -305,7 +305,8 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
   }
 
   function withServerInfo(result: ResultBody, extraMeta: Record<string, unknown> = {}): ResultBody {
-    return { ...result, _meta: { ...extraMeta, [META.serverInfo]: serverInfo } };
+    const own = (result._meta ?? {}) as Record<string, unknown>;
+    return { ...result, _meta: { ...own, ...extraMeta, [META.serverInfo]: serverInfo } };
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -23,6 +23,12 @@ export interface TaskRecord {
   readonly createdMs: number;
   readonly ttlMs: number;
   readonly pollIntervalMs: number;
+  /** The ttlMs announced to clients when it differs from how long the store keeps the task. */
+  advertisedTtlMs?: number;
+  /** A task that ignores tasks/cancel and finishes anyway (cancellation is cooperative). */
+  ignoreCancel?: boolean;
+  /** Extra top-level fields and `_meta` the task carries on every answer (extension data). */
+  extra?: Record<string, unknown>;
   result?: StoredResult;
   error?: JsonRpcErrorObject;
   /** Outstanding input requests, keyed by server-chosen names; answered keys are removed. */
@@ -49,7 +55,7 @@ export class TaskStore {
   constructor(private readonly options: TaskStoreOptions) {}
 
   /** Creates a `working` task. It is readable by `get` before this returns (strong consistency). */
-  create(toolName: string, now = Date.now()): TaskRecord {
+  create(toolName: string, now = Date.now(), ttlMs = this.options.ttlMs): TaskRecord {
     this.purgeExpired(now);
     const iso = new Date(now).toISOString();
     const task: TaskRecord = {
@@ -59,7 +65,7 @@ export class TaskStore {
       createdAt: iso,
       lastUpdatedAt: iso,
       createdMs: now,
-      ttlMs: this.options.ttlMs,
+      ttlMs,
       pollIntervalMs: this.options.pollIntervalMs,
       pending: new Map(),
       answers: {},
@@ -103,7 +109,7 @@ export class TaskStore {
 
   /** Cooperative cancel: a running task stops at once; a terminal task is left as it is (idempotent). */
   cancel(task: TaskRecord): void {
-    if (isTerminal(task)) return;
+    if (isTerminal(task) || task.ignoreCancel) return;
     this.settle(task, 'cancelled', 'Cancelled by client');
   }
 
@@ -172,6 +178,11 @@ export class TaskStore {
   private clearTimers(task: TaskRecord): void {
     for (const timer of task.timers) clearTimeout(timer);
     task.timers.clear();
+  }
+
+  /** Forgets a task as if it had been purged: tasks/get answers -32602 from now on. */
+  forget(task: TaskRecord): void {
+    this.drop(task);
   }
 
   private drop(task: TaskRecord): void {

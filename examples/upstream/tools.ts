@@ -23,6 +23,7 @@ import type { CallToolResult, CreateTaskResult, InputRequests, InputResponses } 
 import { ProtocolError, TASKS_EXTENSION } from '../../src/protocol';
 import { CONTENT_TOOLS } from './fixtures/content-tools';
 import { GATEWAY_TOOLS } from './fixtures/gateway-tools';
+import { TASK_EDGE_TOOLS } from './fixtures/task-edge-tools';
 import { MRTR_TOOLS } from './fixtures/mrtr-tools';
 import { SCHEMA_TOOLS } from './fixtures/schema-tools';
 import { SUBSCRIPTION_TOOLS } from './fixtures/subscriptions';
@@ -75,13 +76,14 @@ function requireFormElicitation(ctx: ToolContext): void {
 /** The flat CreateTaskResult: `Result & Task`, no `task` wrapper, no result/error/inputRequests. */
 export function createTaskResult(task: TaskRecord): CreateTaskResult {
   return {
+    ...task.extra,
     resultType: 'task',
     taskId: task.taskId,
     status: task.status,
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
     createdAt: task.createdAt,
     lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: task.ttlMs,
+    ttlMs: task.advertisedTtlMs ?? task.ttlMs,
     pollIntervalMs: task.pollIntervalMs,
   };
 }
@@ -304,6 +306,7 @@ export const TOOLS: readonly ExampleTool[] = [
   ...SUBSCRIPTION_TOOLS,
   ...SCHEMA_TOOLS,
   ...GATEWAY_TOOLS,
+  ...TASK_EDGE_TOOLS,
 ];
 
 const BY_NAME = new Map(TOOLS.map((tool, index) => [tool.definition.name, { tool, index }]));
