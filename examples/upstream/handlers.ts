@@ -28,7 +28,7 @@ import type { Notify } from './kit';
 import type { InputCollector } from './mrtr';
 import type { TaskRecord, TaskStore } from './task-store';
 import type { ToolOutcome } from './tools';
-import { TASK_TOOL_COUNT, TOOLS, declaresTasks, findTool } from './tools';
+import { TASK_TOOL_COUNT, TOOLS, declaresTasks, findTool, createTaskResult } from './tools';
 
 export type ResultBody = Record<string, unknown> & { resultType: string };
 
@@ -198,15 +198,8 @@ function getTask(ctx: HandlerContext, params: Record<string, unknown>, capabilit
 /** `tasks/get` result: `resultType: "complete"` with the DetailedTask fields inlined. */
 export function detailedTask(task: TaskRecord): ResultBody {
   return {
-    ...task.extra,
+    ...createTaskResult(task),
     resultType: 'complete',
-    taskId: task.taskId,
-    status: task.status,
-    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-    createdAt: task.createdAt,
-    lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: task.advertisedTtlMs ?? task.ttlMs,
-    pollIntervalMs: task.pollIntervalMs,
     ...(task.status === 'input_required' ? { inputRequests: Object.fromEntries(task.pending) } : {}),
     ...(task.status === 'completed' && task.result ? { result: task.result } : {}),
     ...(task.status === 'failed' && task.error ? { error: task.error } : {}),
