@@ -63,24 +63,37 @@ export function cleanup(): Promise<void> {
   return cleaning;
 }
 
-export async function startEnv(opts: EnvOptions): Promise<Env> {
+/** Registers a teardown step for `cleanup()` (run in reverse order of registration). */
+export function onCleanup(name: string, fn: () => Promise<void>): void {
+  cleanups.push({ name, fn });
+}
+
+/** An in-memory Temporal dev server (installing the CLI on first use), stopped by `cleanup()`. */
+export async function startTemporal(): Promise<DevServer> {
   const cliPath = await resolveTemporalCli({ install: true, log: note });
   const temporal = await startDevServer({
     cliPath,
     namespace: 'taskrouter-bench',
     searchAttributes: SEARCH_ATTRIBUTES,
   });
-  cleanups.push({
-    name: 'temporal dev server',
-    fn: async () => {
-      await temporal.stop();
-      await stopProcessByPid(temporal.pid);
-    },
+  onCleanup('temporal dev server', async () => {
+    await temporal.stop();
+    await stopProcessByPid(temporal.pid);
   });
   note(`temporal dev server pid ${temporal.pid} at ${temporal.address}`);
+  return temporal;
+}
 
+/** A temp directory for the gateway's SQLite store, removed by `cleanup()`. */
+export function tempDir(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-bench-'));
-  cleanups.push({ name: 'temp dir', fn: async () => rmSync(dir, { recursive: true, force: true }) });
+  onCleanup('temp dir', async () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export async function startEnv(opts: EnvOptions): Promise<Env> {
+  const temporal = await startTemporal();
+  const dir = tempDir();
 
   const startUpstream = async (name: string) => {
     const u = await startExampleUpstream({ pollIntervalMs: opts.poll, name });

@@ -18,10 +18,16 @@ const TASKS_CAPS = { extensions: { [TASKS_EXTENSION]: {} } };
 
 /** One JSON-RPC request per POST, with the `_meta` envelope and mirrored headers the spec requires. */
 export class McpHttpClient {
+  private readonly capabilities: Record<string, unknown>;
+
+  /** `tasks: false` leaves the Tasks extension out of the client capabilities (ordinary calls only). */
   constructor(
     readonly url: string,
     private readonly dispatcher: Dispatcher,
-  ) {}
+    opts: { tasks?: boolean } = {},
+  ) {
+    this.capabilities = opts.tasks === false ? {} : TASKS_CAPS;
+  }
 
   async request(method: string, params: Record<string, unknown>): Promise<RpcReply> {
     const body = JSON.stringify({
@@ -32,7 +38,7 @@ export class McpHttpClient {
         ...params,
         _meta: {
           [META.protocolVersion]: PROTOCOL_VERSION,
-          [META.clientCapabilities]: TASKS_CAPS,
+          [META.clientCapabilities]: this.capabilities,
           [META.clientInfo]: { name: 'taskrouter-bench', version: '1.0.0' },
         },
       },
