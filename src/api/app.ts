@@ -1,22 +1,43 @@
-/** The gateway's HTTP application. Built without listening, so tests can mount it on any server. */
+/**
+ * The gateway's HTTP request handler. The MCP endpoint, the hot path, runs on plain `node:http`;
+ * everything else (health, and the admin API and dashboard as they arrive) goes through Koa.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { McpEndpointDeps } from './mcp-endpoint';
 import { mcpEndpoint } from './mcp-endpoint';
 
-const MCP_PATH = /^\/v1\/mcp\/([^/]+)\/?$/;
+const MCP_PATH = /^\/v1\/mcp\/([^/?]+)\/?(?:\?.*)?$/;
 
-export function createApp(deps: McpEndpointDeps): Koa {
-  const app = new Koa();
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function createApp(deps: McpEndpointDeps & { logger: McpEndpointDeps['logger'] }): RequestHandler {
   const mcp = mcpEndpoint(deps);
+  const app = new Koa();
   app.silent = true; // errors are logged by our own handlers, without request payloads
   app.use(async (ctx, next) => {
-    const match = MCP_PATH.exec(ctx.path);
-    if (match) return mcp(ctx, decodeURIComponent(match[1] as string));
     if (ctx.path === '/healthz' && ctx.method === 'GET') {
       ctx.body = { ok: true };
       return;
     }
     await next();
   });
-  return app;
+  const koa = app.callback();
+  return (req, res) => {
+    const match = MCP_PATH.exec(req.url ?? '');
+    const handled = match ? mcp(req, res, safeDecode(match[1] as string)) : koa(req, res);
+    handled.catch((err: unknown) => {
+      deps.logger.error({ err }, 'unhandled request failure');
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  };
+}
+
+/** A malformed escape in the path is just an unknown project, never an exception. */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

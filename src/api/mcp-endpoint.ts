@@ -2,9 +2,8 @@
  * `POST /v1/mcp/{projectSlug}`: MCP Streamable HTTP, protocol 2026-07-28 (stateless). Frames, envelope
  * and headers are validated here, in the order the spec's error codes imply; the gateway does the rest.
  */
-import type { Context } from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import getRawBody from 'raw-body';
 import type { McpGateway } from '../gateway/gateway';
 import { GATEWAY_METHODS } from '../gateway/gateway';
 import type { ProjectRegistry } from '../gateway/projects';
@@ -39,25 +38,34 @@ export interface McpEndpointDeps {
 const ANONYMOUS: Caller = { kind: 'anonymous', id: 'anonymous' };
 const LISTEN = 'subscriptions/listen';
 
+/**
+ * The endpoint runs on plain `node:http` request/response objects: it is the gateway's hot path, and a
+ * framework's per-request context costs more than everything the gateway itself decides.
+ */
 export function mcpEndpoint(deps: McpEndpointDeps) {
-  return async (ctx: Context, slug: string): Promise<void> => {
-    if (ctx.method !== 'POST') {
-      ctx.status = 405;
-      ctx.set('Allow', 'POST');
+  return async (req: IncomingMessage, res: ServerResponse, slug: string): Promise<void> => {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
       return;
     }
+    const header = (name: string): string => {
+      const v = req.headers[name];
+      return (Array.isArray(v) ? v[0] : v) ?? '';
+    };
     let id: RequestId | null = null;
     let method = '';
+    let status = 200;
     const started = performance.now();
-    const stream = new ResponseStream(ctx.res, ctx.get('accept').includes('text/event-stream'));
+    const stream = new ResponseStream(res, header('accept').includes('text/event-stream'));
     try {
-      const refused = refuseOrigin(deps.origin, ctx.get('host'), ctx.get('origin'));
+      const refused = refuseOrigin(deps.origin, header('host'), header('origin'));
       if (refused) throw new ProtocolError('Forbidden', refused);
       const project = deps.projects.get(slug);
       if (!project) throw new ProtocolError('ProjectNotFound', `Project "${slug}" not found`);
-      const message = await readMessage(ctx, deps.maxBodyBytes);
+      const message = await readMessage(req, header('content-type'), deps.maxBodyBytes);
       if (!('id' in message)) {
-        ctx.status = 202; // notifications: accepted, nothing to answer
+        status = 202; // notifications: accepted, nothing to answer
+        res.writeHead(202).end();
         return;
       }
       id = message.id;
@@ -68,16 +76,15 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
       const meta = validateEnvelope(message);
       // Header and body must agree before the version itself is judged: a supported header over an
       // unsupported body version is a mismatch (-32020), not an unsupported version.
-      validateHeaders(ctx, message, meta);
+      validateHeaders(header, message, meta);
       validateVersion(meta);
       if (method === LISTEN) {
-        ctx.respond = false;
-        await deps.subscriptions.listen(id, message.params ?? {}, stream, ctx.res);
+        await deps.subscriptions.listen(id, message.params ?? {}, stream, res);
         return;
       }
       const controller = new AbortController();
-      ctx.res.once('close', () => {
-        if (!ctx.res.writableFinished) controller.abort();
+      res.once('close', () => {
+        if (!res.writableFinished) controller.abort();
       });
       const result = await deps.gateway.handle({
         project,
@@ -86,16 +93,17 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
         params: { ...message.params, _meta: meta },
         signal: controller.signal,
         notify: (n) => stream.notify(n),
-        header: (name) => ctx.get(name) || undefined,
+        header: (name) => header(name) || undefined,
       });
-      respond(ctx, stream, 200, { jsonrpc: '2.0', id, result });
+      respond(res, stream, 200, { jsonrpc: '2.0', id, result });
     } catch (err) {
-      const { status, body } = toJsonRpcError(err, id);
+      const reply = toJsonRpcError(err, id);
+      status = reply.status;
       if (status >= 500 && !(err instanceof ProtocolError)) deps.logger.error({ err }, 'request failed');
-      respond(ctx, stream, status, body);
+      respond(res, stream, status, reply.body);
     } finally {
       deps.logger.debug(
-        { project: slug, method, status: ctx.status, ms: Math.round(performance.now() - started) },
+        { project: slug, method, status, ms: Math.round(performance.now() - started) },
         'mcp request',
       );
     }
@@ -103,32 +111,31 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
 }
 
 /** Writes the final message: as the last SSE event if the stream was opened, else as JSON. */
-function respond(ctx: Context, stream: ResponseStream, status: number, body: Record<string, unknown>): void {
+function respond(res: ServerResponse, stream: ResponseStream, status: number, body: Record<string, unknown>): void {
   if (stream.isStreaming) {
-    ctx.respond = false;
     stream.finish(body);
     return;
   }
-  ctx.status = status;
-  ctx.body = body;
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-async function readMessage(ctx: Context, limit: number) {
-  if (!ctx.is('application/json')) {
+async function readMessage(req: IncomingMessage, contentType: string, limit: number) {
+  if (contentType.split(';')[0]?.trim().toLowerCase() !== 'application/json') {
     throw new ProtocolError('UnsupportedMediaType', 'Content-Type must be application/json');
   }
-  let raw: string;
-  try {
-    raw = await getRawBody(ctx.req, { limit, encoding: 'utf8' });
-  } catch (err) {
-    if ((err as { type?: string }).type === 'entity.too.large') {
-      throw new ProtocolError('PayloadTooLarge', `Request body exceeds ${limit} bytes`);
-    }
-    throw new ProtocolError('InvalidRequest', 'Could not read the request body');
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new ProtocolError('PayloadTooLarge', `Request body exceeds ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new ProtocolError('PayloadTooLarge', `Request body exceeds ${limit} bytes`);
+    chunks.push(chunk);
   }
   let json: unknown;
   try {
-    json = JSON.parse(raw);
+    json = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
   } catch {
     throw new ProtocolError('ParseError', 'Parse error');
   }
@@ -162,9 +169,9 @@ function validateVersion(meta: RequestMeta): void {
 }
 
 /** Headers that repeat body fields must be present and equal (after decoding). */
-function validateHeaders(ctx: Context, message: JsonRpcRequest, meta: RequestMeta): void {
-  const check = (header: string, expected: string, label: string) => {
-    const raw = ctx.get(header);
+function validateHeaders(header: (name: string) => string, message: JsonRpcRequest, meta: RequestMeta): void {
+  const check = (name: string, expected: string, label: string) => {
+    const raw = header(name);
     if (raw === '') throw new ProtocolError('HeaderMismatch', `Missing ${label} header`);
     if (decodeHeaderValue(raw) !== expected) {
       throw new ProtocolError('HeaderMismatch', `${label} header does not match the request body`);

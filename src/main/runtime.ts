@@ -20,7 +20,7 @@ import { ResultCache } from '../gateway/result-cache';
 import { checkNamespacing } from '../gateway/routing';
 import type { Implementation } from '../protocol';
 import { Cipher } from '../store/cipher';
-import { openSqliteDatabase } from '../store/database';
+import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { TaskStore } from '../store/task-store';
 import { createDataConverter } from '../temporal/codec';
@@ -67,7 +67,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     await upstream.close();
     throw err;
   }
-  const db: Kysely<Database> = await openSqliteDatabase(config.store.sqliteFile);
+  const db: Kysely<Database> = await openDatabase(config.store);
   const store = new TaskStore(db, cipher);
   const closers: Array<() => Promise<void>> = [];
 
@@ -132,8 +132,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       },
       subscriptions,
     });
-    const handler = app.callback();
-    const s = createServer((req, res) => void handler(req, res));
+    const s = createServer(app);
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
       s.listen(config.http.port, config.http.host, () => resolve());

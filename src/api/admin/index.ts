@@ -1,0 +1,244 @@
+/**
+ * The admin API: JSON over HTTP under `/v1/admin`. The caller is the instance administrator (admin token
+ * from configuration) or a user (personal access token); every operation enforces the roles table in
+ * `ControlPlaneStore`. Responses never carry hashes or credentials; tokens and keys appear once, in the
+ * response that created them. See docs/admin.md.
+ */
+import type { Context, Middleware } from 'koa';
+import type { ControlPlaneStore } from '../../store/control-plane';
+import { ControlPlaneError } from '../../store/control-plane';
+import type { Principal } from '../../store/control-plane-types';
+import { AdminHttpError, principalOf, readJson, sendError } from './http';
+
+export interface AdminApiDeps {
+  controlPlane: ControlPlaneStore;
+  /** `admin.token` from configuration; without it only user tokens are accepted. */
+  adminToken?: string;
+  /** Largest accepted request body (default 64 KiB). */
+  maxBodyBytes?: number;
+  logger?: { error(obj: object, msg: string): void };
+}
+
+interface Request {
+  actor: Principal;
+  params: string[];
+  body: Record<string, unknown>;
+  query: URLSearchParams;
+}
+
+/** What a handler returns: a body (200), a created body (201), or nothing (204). */
+type Reply = { status?: 200 | 201; body: unknown } | undefined;
+type Handler = (cp: ControlPlaneStore, req: Request) => Promise<Reply>;
+
+const PREFIX = '/v1/admin';
+const SEG = '([^/]+)';
+
+function route(method: string, pattern: string, handler: Handler) {
+  return { method, pattern: new RegExp(`^${pattern.replace(/:[a-zA-Z]+/g, SEG)}/?$`), handler };
+}
+
+/** `me` names the calling user wherever a user is expected. */
+function userRef(actor: Principal, ref: string): string {
+  if (ref !== 'me') return ref;
+  if (actor.kind !== 'user') throw new AdminHttpError('invalid', 'The administrator is not a user');
+  return actor.userId;
+}
+
+function p(req: Request, i: number): string {
+  return req.params[i] as string;
+}
+
+function str(body: Record<string, unknown>, key: string): string {
+  const v = body[key];
+  if (typeof v !== 'string' || v === '')
+    throw new AdminHttpError('invalid', `"${key}" must be a non-empty string`);
+  return v;
+}
+
+function optionalStr(value: unknown, key: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value === '')
+    throw new AdminHttpError('invalid', `"${key}" must be a string`);
+  return value;
+}
+
+const ok = (body: unknown): Reply => ({ body });
+const created = (body: unknown): Reply => ({ status: 201, body });
+
+const ROUTES = [
+  route('GET', '/me', async (cp, { actor }) => {
+    if (actor.kind === 'admin') return ok({ kind: 'admin' });
+    return ok({ kind: 'user', user: await cp.getUser(actor, userRef(actor, 'me')) });
+  }),
+
+  // Teams
+  route('GET', '/teams', async (cp, { actor }) => ok({ teams: await cp.listTeams(actor) })),
+  route('POST', '/teams', async (cp, { actor, body }) => created(await cp.createTeam(actor, body as never))),
+  route('GET', '/teams/:team', async (cp, r) => ok(await cp.getTeam(r.actor, p(r, 0)))),
+  route('PATCH', '/teams/:team', async (cp, r) => ok((await cp.updateTeam(r.actor, p(r, 0), r.body)).record)),
+  route('POST', '/teams/:team/members', async (cp, r) => {
+    const result = await cp.addTeamMember(r.actor, p(r, 0), userRef(r.actor, str(r.body, 'user')));
+    return { status: result.changed ? 201 : 200, body: result.record };
+  }),
+  route('DELETE', '/teams/:team/members/:user', async (cp, r) => {
+    await cp.removeTeamMember(r.actor, p(r, 0), userRef(r.actor, p(r, 1)));
+    return undefined;
+  }),
+
+  // Users and their tokens
+  route('GET', '/users', async (cp, { actor }) => ok({ users: await cp.listUsers(actor) })),
+  route('POST', '/users', async (cp, { actor, body }) => created(await cp.createUser(actor, body as never))),
+  route('GET', '/users/:user', async (cp, r) => ok(await cp.getUser(r.actor, userRef(r.actor, p(r, 0))))),
+  route('PATCH', '/users/:user', async (cp, r) =>
+    ok((await cp.updateUser(r.actor, userRef(r.actor, p(r, 0)), r.body)).record),
+  ),
+  route('GET', '/users/:user/tokens', async (cp, r) =>
+    ok({ tokens: await cp.listUserTokens(r.actor, userRef(r.actor, p(r, 0))) }),
+  ),
+  route('POST', '/users/:user/tokens', async (cp, r) => {
+    const { token, record } = await cp.issueUserToken(r.actor, userRef(r.actor, p(r, 0)), r.body as never);
+    return created({ ...record, token });
+  }),
+  route('DELETE', '/users/:user/tokens/:token', async (cp, r) => {
+    const user = userRef(r.actor, p(r, 0));
+    const tokens = await cp.listUserTokens(r.actor, user);
+    if (!tokens.some((t) => t.id === p(r, 1))) throw new AdminHttpError('not_found', `No token "${p(r, 1)}"`);
+    return ok(await cp.revokeToken(r.actor, p(r, 1)));
+  }),
+
+  // Projects
+  route('GET', '/projects', async (cp, { actor }) => ok({ projects: await cp.listProjects(actor) })),
+  route('POST', '/projects', async (cp, { actor, body }) =>
+    created(await cp.createProject(actor, body as never)),
+  ),
+  route('GET', '/projects/:project', async (cp, r) => ok(await cp.getProject(r.actor, p(r, 0)))),
+  route('PATCH', '/projects/:project', async (cp, r) =>
+    ok((await cp.updateProject(r.actor, p(r, 0), r.body)).record),
+  ),
+  route('DELETE', '/projects/:project', async (cp, r) => {
+    await cp.deleteProject(r.actor, p(r, 0));
+    return undefined;
+  }),
+
+  // Direct project members
+  route('GET', '/projects/:project/members', async (cp, r) =>
+    ok({ members: await cp.listProjectMembers(r.actor, p(r, 0)) }),
+  ),
+  route('POST', '/projects/:project/members', async (cp, r) => {
+    const result = await cp.addProjectMember(r.actor, p(r, 0), userRef(r.actor, str(r.body, 'user')));
+    return { status: result.changed ? 201 : 200, body: result.record };
+  }),
+  route('DELETE', '/projects/:project/members/:user', async (cp, r) => {
+    await cp.removeProjectMember(r.actor, p(r, 0), userRef(r.actor, p(r, 1)));
+    return undefined;
+  }),
+
+  // API keys
+  route('GET', '/projects/:project/keys', async (cp, r) =>
+    ok({ keys: await cp.listApiKeys(r.actor, p(r, 0)) }),
+  ),
+  route('POST', '/projects/:project/keys', async (cp, r) => {
+    const { key, record } = await cp.createApiKey(r.actor, p(r, 0), r.body as never);
+    return created({ ...record, key });
+  }),
+  route('DELETE', '/projects/:project/keys/:key', async (cp, r) =>
+    ok(await cp.revokeApiKey(r.actor, p(r, 0), p(r, 1))),
+  ),
+
+  // Upstreams
+  route('GET', '/projects/:project/upstreams', async (cp, r) =>
+    ok({ upstreams: await cp.listUpstreams(r.actor, p(r, 0)) }),
+  ),
+  route('POST', '/projects/:project/upstreams', async (cp, r) =>
+    created(await cp.addUpstream(r.actor, p(r, 0), r.body as never)),
+  ),
+  route('PATCH', '/projects/:project/upstreams/:alias', async (cp, r) =>
+    ok((await cp.updateUpstream(r.actor, p(r, 0), p(r, 1), r.body)).record),
+  ),
+  route('DELETE', '/projects/:project/upstreams/:alias', async (cp, r) => {
+    await cp.removeUpstream(r.actor, p(r, 0), p(r, 1));
+    return undefined;
+  }),
+
+  // Per-user upstream authorizations
+  route('PUT', '/projects/:project/upstreams/:alias/authorization', async (cp, r) => {
+    const { user, ...rest } = r.body;
+    const ref = optionalStr(user, 'user');
+    return ok(
+      await cp.grantUpstreamAuthorization(r.actor, p(r, 0), p(r, 1), {
+        ...(rest as { credential: string }),
+        ...(ref !== undefined && { user: userRef(r.actor, ref) }),
+      }),
+    );
+  }),
+  route('DELETE', '/projects/:project/upstreams/:alias/authorization', async (cp, r) => {
+    const ref = optionalStr(r.query.get('user') ?? undefined, 'user');
+    return ok(
+      await cp.revokeUpstreamAuthorization(r.actor, p(r, 0), p(r, 1), {
+        ...(ref !== undefined && { user: userRef(r.actor, ref) }),
+      }),
+    );
+  }),
+  route('GET', '/projects/:project/authorizations', async (cp, r) =>
+    ok({ authorizations: await cp.listUpstreamAuthorizations(r.actor, p(r, 0)) }),
+  ),
+
+  // Audit
+  route('GET', '/projects/:project/audit', async (cp, r) =>
+    ok({ events: await cp.listAudit(r.actor, { project: p(r, 0), ...pageOf(r.query) }) }),
+  ),
+  route('GET', '/audit', async (cp, r) => {
+    const project = r.query.get('project') ?? undefined;
+    return ok({ events: await cp.listAudit(r.actor, { ...(project && { project }), ...pageOf(r.query) }) });
+  }),
+];
+
+function pageOf(query: URLSearchParams): { limit?: number; before?: string } {
+  const limit = query.get('limit');
+  const before = query.get('before');
+  if (limit !== null && !/^\d{1,4}$/.test(limit))
+    throw new AdminHttpError('invalid', '"limit" must be a number');
+  return { ...(limit !== null && { limit: Number(limit) }), ...(before !== null && { before }) };
+}
+
+export function adminApi(deps: AdminApiDeps): Middleware {
+  const limit = deps.maxBodyBytes ?? 64 * 1024;
+  return async (ctx: Context, next) => {
+    if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
+    ctx.set('Cache-Control', 'no-store');
+    try {
+      const sub = ctx.path.slice(PREFIX.length);
+      const candidates = ROUTES.map((r) => ({ r, m: r.pattern.exec(sub) })).filter((x) => x.m !== null);
+      const found = candidates.find((x) => x.r.method === ctx.method);
+      // Authenticate before revealing anything about the route table.
+      const actor = await principalOf(ctx, deps.controlPlane, deps.adminToken);
+      if (!found) {
+        if (candidates.length > 0) {
+          ctx.set('Allow', candidates.map((x) => x.r.method).join(', '));
+          throw new AdminHttpError('invalid', `Method ${ctx.method} is not allowed here`, 405);
+        }
+        throw new AdminHttpError('not_found', `No admin endpoint ${ctx.method} ${ctx.path}`);
+      }
+      let params: string[];
+      try {
+        params = (found.m as RegExpExecArray).slice(1).map((s) => decodeURIComponent(s));
+      } catch {
+        throw new AdminHttpError('invalid', 'Malformed path');
+      }
+      const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, limit) : {};
+      const query = new URLSearchParams(ctx.querystring);
+      const reply = await found.r.handler(deps.controlPlane, { actor, params, body, query });
+      if (reply === undefined) {
+        ctx.status = 204;
+        return;
+      }
+      ctx.status = reply.status ?? 200;
+      ctx.body = reply.body;
+    } catch (err) {
+      if (err instanceof ControlPlaneError) return sendError(ctx, err);
+      deps.logger?.error({ err }, 'admin API request failed');
+      ctx.status = 500;
+      ctx.body = { error: { code: 'internal', message: 'Internal error' } };
+    }
+  };
+}
