@@ -7,7 +7,7 @@ import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { Agent, request } from 'undici';
 import type { JsonRpcErrorObject, Meta } from '../protocol';
-import { encodeHeaderValue, HEADER, JsonRpcResponseSchema, META, nameFieldFor } from '../protocol';
+import { encodeHeaderValue, HEADER, JsonRpcErrorObjectSchema, META, nameFieldFor } from '../protocol';
 import { UpstreamTransportError } from './errors';
 
 export interface UpstreamEndpoint {
@@ -107,18 +107,39 @@ export class UpstreamClient {
         res.statusCode,
       );
     }
-    const parsed = JsonRpcResponseSchema.safeParse(message);
-    if (!parsed.success) {
+    const reply = asReply(message, id);
+    if (!reply) {
       throw new UpstreamTransportError(
         `Upstream "${endpoint.alias}" answered HTTP ${res.statusCode} without a JSON-RPC response`,
         true,
         res.statusCode,
       );
     }
-    if ('error' in parsed.data)
-      return { kind: 'error', error: parsed.data.error, httpStatus: res.statusCode };
-    return { kind: 'result', result: parsed.data.result };
+    return reply.kind === 'error' ? { ...reply, httpStatus: res.statusCode } : reply;
   }
+}
+
+/**
+ * The response frame, checked by hand: results are relayed, not interpreted here, so a schema walk over
+ * a possibly large result would be pure cost on the hot path. The error object is validated strictly.
+ */
+function asReply(
+  message: unknown,
+  id: string,
+):
+  | { kind: 'result'; result: Record<string, unknown> }
+  | { kind: 'error'; error: JsonRpcErrorObject }
+  | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0' || (m.id !== id && m.id !== null)) return undefined;
+  if (isPlainObject(m.result) && m.error === undefined) return { kind: 'result', result: m.result };
+  const error = JsonRpcErrorObjectSchema.safeParse(m.error);
+  return error.success && m.result === undefined ? { kind: 'error', error: error.data } : undefined;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function transportError(endpoint: UpstreamEndpoint, err: unknown): UpstreamTransportError {
