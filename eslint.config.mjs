@@ -33,9 +33,14 @@ export default tseslint.config(
           paths: nodeBuiltins,
           patterns: [
             {
+              // Types only: a principal or a record type carries no I/O into the sandbox.
+              group: ['**/store/**'],
+              message: 'Workflow code may import store types only.',
+              allowTypeImports: true,
+            },
+            {
               group: [
                 '**/api/**',
-                '**/store/**',
                 '**/upstream/**',
                 '**/temporal/**',
                 '**/gateway/**',

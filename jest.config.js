@@ -1,17 +1,33 @@
 // @ts-check
 /**
- * One in-memory Temporal dev server is started for the whole run by the global setup (test/global-setup.ts)
- * and shared by all workers; test files isolate themselves with unique task queues / workflow ids.
- * @type {import('jest').Config}
+ * The whole suite runs once per database (jest `projects`: `sqlite` and `postgres`, shown as the test's
+ * display name). TASKROUTER_TEST_DB=sqlite|postgres runs one of them only (`--selectProjects` works too).
+ *
+ * One in-memory Temporal dev server and one throwaway PostgreSQL cluster are started for the whole run by
+ * the global setup (test/global-setup.ts) and shared by all workers and both projects; test files isolate
+ * themselves with unique task queues / workflow ids and, for the store, testStoreConfig()
+ * (test/helpers/store.ts: a temp SQLite file or a fresh PostgreSQL database).
  */
+const DATABASES = ['sqlite', 'postgres'];
+const only = process.env.TASKROUTER_TEST_DB;
+if (only && !DATABASES.includes(only)) {
+  throw new Error(`TASKROUTER_TEST_DB must be one of ${DATABASES.join(', ')} (got ${only})`);
+}
+
+/** @type {import('jest').Config} */
 module.exports = {
-  preset: 'ts-jest',
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   // Integration tests start workers and wait for workflows: jest's 5 s default is far too short.
   testTimeout: 60_000,
   globalSetup: './test/global-setup.ts',
   globalTeardown: './test/global-teardown.ts',
   // Each worker runs Temporal workers (native threads + webpack bundling); two is what a 2-core CI box bears.
   maxWorkers: 2,
+  projects: (only ? [only] : DATABASES).map((db) => ({
+    displayName: db,
+    preset: 'ts-jest',
+    testEnvironment: 'node',
+    roots: ['<rootDir>/test'],
+    // Read by test/helpers/store.ts (testDatabase()).
+    globals: { TASKROUTER_TEST_DB: db },
+  })),
 };

@@ -124,9 +124,24 @@ export async function startEnv(opts: EnvOptions): Promise<Env> {
       startTimeoutMs: 60_000,
     },
     projects: [
-      { slug: 'bench', namespacing: false, upstreams: [{ alias: 'example', url: upstreams.main.url }] },
-      { slug: 'hist-short', namespacing: false, upstreams: [{ alias: 'example', url: upstreams.short.url }] },
-      { slug: 'hist-long', namespacing: false, upstreams: [{ alias: 'example', url: upstreams.long.url }] },
+      {
+        slug: 'bench',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url: upstreams.main.url }],
+      },
+      {
+        slug: 'hist-short',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url: upstreams.short.url }],
+      },
+      {
+        slug: 'hist-long',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url: upstreams.long.url }],
+      },
     ],
   });
   const logSink = new CountingLogSink();

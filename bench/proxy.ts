@@ -275,7 +275,14 @@ async function main(): Promise<void> {
     },
     store: { sqliteFile: path.join(dir, 'taskrouter.db') },
     encryption: { activeKeyId: 'bench', keys: { bench: generateKey() } },
-    projects: [{ slug: 'bench', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] }],
+    projects: [
+      {
+        slug: 'bench',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url: upstream.url }],
+      },
+    ],
   });
   const logSink = new CountingLogSink();
   const logger = pino({ level: process.env['BENCH_LOG_LEVEL'] ?? 'warn' }, logSink);

@@ -276,7 +276,12 @@ export async function startConformanceStack(opts: StackOptions = {}): Promise<Co
       store: { sqliteFile: path.join(dir, 'taskrouter.db') },
       encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
       projects: [
-        { slug: PROJECT_SLUG, namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] },
+        {
+          slug: PROJECT_SLUG,
+          authMode: 'anonymous',
+          namespacing: false,
+          upstreams: [{ alias: 'example', url: upstream.url }],
+        },
       ],
     });
     const logger = pino({ level: opts.logLevel ?? process.env['CONFORMANCE_LOG_LEVEL'] ?? 'silent' });

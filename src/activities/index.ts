@@ -19,6 +19,7 @@ import type {
   RecordTaskCreatedInput,
   RecordTaskSnapshotInput,
   SendTaskInputInput,
+  UpstreamAccess,
   UpstreamTaskRef,
   WatchUpstreamTaskInput,
   WatchUpstreamTaskResult,
@@ -34,7 +35,11 @@ export interface TaskActivitySettings {
 export interface ActivityDeps {
   upstream: UpstreamClient;
   store: TaskStore;
-  resolveUpstream(project: string, alias: string): UpstreamEndpoint;
+  /**
+   * The endpoint, with the credential `access.principal` is entitled to, of one of a project's upstreams.
+   * Rejects (non-retryably) when that credential is gone or is not the one the task is bound to.
+   */
+  resolveUpstream(access: UpstreamAccess): Promise<UpstreamEndpoint>;
   gatewayInfo: Implementation;
   settings: TaskActivitySettings;
   logger: Logger;
@@ -66,7 +71,7 @@ export function createActivities(deps: ActivityDeps) {
     reply.kind === 'result' ? toSnapshot(reply.result, settings, upstreamTaskId) : undefined;
 
   async function taskRequest(ref: UpstreamTaskRef, method: string, extra: Record<string, unknown> = {}) {
-    const endpoint = deps.resolveUpstream(ref.project, ref.upstream);
+    const endpoint = await deps.resolveUpstream(ref);
     return deps.upstream.send(
       endpoint,
       method,
@@ -82,7 +87,7 @@ export function createActivities(deps: ActivityDeps) {
      * the workflow gives this activity a single attempt.
      */
     async callUpstreamTool(input: CallUpstreamToolInput): Promise<CallUpstreamToolResult> {
-      const endpoint = deps.resolveUpstream(input.project, input.upstream);
+      const endpoint = await deps.resolveUpstream(input);
       const { call } = input;
       const params = {
         name: call.tool,
@@ -129,7 +134,14 @@ export function createActivities(deps: ActivityDeps) {
         });
       const created = CreateTaskResultSchema.safeParse(reply.result);
       if (!created.success) throw invalid();
-      const ref = { ...input, upstreamTaskId: created.data.taskId, protocolVersion: call.protocolVersion };
+      const ref: UpstreamTaskRef = {
+        project: input.project,
+        upstream: input.upstream,
+        principal: input.principal,
+        authorizationId: input.authorizationId,
+        upstreamTaskId: created.data.taskId,
+        protocolVersion: call.protocolVersion,
+      };
       // A create result may announce a status whose detail (result, error, input requests) only
       // tasks/get carries; reading it is safe to repeat, unlike the call itself.
       const snapshot =
@@ -156,6 +168,9 @@ export function createActivities(deps: ActivityDeps) {
           reply = await taskRequest(input, METHOD.tasksGet);
         } catch (err) {
           if (ctx.cancellationSignal.aborted) throw err;
+          // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
+          if (err instanceof ApplicationFailure && err.nonRetryable)
+            return { kind: 'unreachable', message: err.message };
           lastError = err instanceof Error ? err.message : String(err);
         }
         if (reply?.kind === 'error' && reply.error.code === -32602)

@@ -1,17 +1,25 @@
 /** Inputs and outputs of the task activities (shared with the workflow as types only). */
 import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { Principal } from '../store/control-plane-types';
 import type { CallerRef, UpstreamCallRequest } from '../workflows/messages';
 
-export interface UpstreamTaskRef {
+/** Whose credential reaches which upstream: resolved afresh for every upstream request. */
+export interface UpstreamAccess {
+  /** Project id. */
   project: string;
+  /** Upstream alias. */
   upstream: string;
+  principal: Principal;
+  /** The authorization the task is bound to; a different (or no longer valid) one is never used. */
+  authorizationId: string | null;
+}
+
+export interface UpstreamTaskRef extends UpstreamAccess {
   upstreamTaskId: string;
   protocolVersion: string;
 }
 
-export interface CallUpstreamToolInput {
-  project: string;
-  upstream: string;
+export interface CallUpstreamToolInput extends UpstreamAccess {
   call: UpstreamCallRequest;
 }
 
@@ -48,6 +56,7 @@ export interface RecordTaskCreatedInput {
   caller: CallerRef;
   upstream: string;
   tool: string;
+  authorizationId: string | null;
   snapshot: TaskSnapshot;
 }
 

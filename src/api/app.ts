@@ -1,9 +1,11 @@
 /**
  * The gateway's HTTP request handler. The MCP endpoint, the hot path, runs on plain `node:http`;
- * everything else (health, and the admin API and dashboard as they arrive) goes through Koa.
+ * everything else (health, the admin API under `/v1/admin`) goes through Koa.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import type { ControlPlaneStore } from '../store/control-plane';
+import { adminApi } from './admin';
 import type { McpEndpointDeps } from './mcp-endpoint';
 import { mcpEndpoint } from './mcp-endpoint';
 
@@ -11,7 +13,13 @@ const MCP_PATH = /^\/v1\/mcp\/([^/?]+)\/?(?:\?.*)?$/;
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
-export function createApp(deps: McpEndpointDeps & { logger: McpEndpointDeps['logger'] }): RequestHandler {
+export interface AppDeps extends McpEndpointDeps {
+  controlPlane: ControlPlaneStore;
+  /** The instance administrator's token for `/v1/admin`. */
+  adminToken?: string;
+}
+
+export function createApp(deps: AppDeps): RequestHandler {
   const mcp = mcpEndpoint(deps);
   const app = new Koa();
   app.silent = true; // errors are logged by our own handlers, without request payloads
@@ -22,6 +30,13 @@ export function createApp(deps: McpEndpointDeps & { logger: McpEndpointDeps['log
     }
     await next();
   });
+  app.use(
+    adminApi({
+      controlPlane: deps.controlPlane,
+      ...(deps.adminToken !== undefined && { adminToken: deps.adminToken }),
+      logger: deps.logger,
+    }),
+  );
   const koa = app.callback();
   return (req, res) => {
     const match = MCP_PATH.exec(req.url ?? '');

@@ -6,7 +6,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { McpGateway } from '../gateway/gateway';
 import { GATEWAY_METHODS } from '../gateway/gateway';
-import type { ProjectRegistry } from '../gateway/projects';
 import type { JsonRpcRequest, RequestId, RequestMeta } from '../protocol';
 import {
   decodeHeaderValue,
@@ -19,7 +18,8 @@ import {
   RequestMetaSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../protocol';
-import type { Caller } from '../store/task-store';
+import type { ControlPlane } from '../store/control-plane-types';
+import { authenticateCaller } from './authenticate';
 import { toJsonRpcError } from './errors';
 import type { OriginPolicy } from './origin';
 import { refuseOrigin } from './origin';
@@ -28,14 +28,13 @@ import type { Subscriptions } from './subscriptions';
 
 export interface McpEndpointDeps {
   gateway: McpGateway;
-  projects: ProjectRegistry;
+  controlPlane: ControlPlane;
   logger: Logger;
   maxBodyBytes: number;
   origin: OriginPolicy;
   subscriptions: Subscriptions;
 }
 
-const ANONYMOUS: Caller = { kind: 'anonymous', id: 'anonymous' };
 const LISTEN = 'subscriptions/listen';
 
 /**
@@ -60,8 +59,11 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
     try {
       const refused = refuseOrigin(deps.origin, header('host'), header('origin'));
       if (refused) throw new ProtocolError('Forbidden', refused);
-      const project = deps.projects.get(slug);
-      if (!project) throw new ProtocolError('ProjectNotFound', `Project "${slug}" not found`);
+      const { project, principal } = await authenticateCaller(
+        deps.controlPlane,
+        slug,
+        header('authorization'),
+      );
       const message = await readMessage(req, header('content-type'), deps.maxBodyBytes);
       if (!('id' in message)) {
         status = 202; // notifications: accepted, nothing to answer
@@ -88,7 +90,7 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
       });
       const result = await deps.gateway.handle({
         project,
-        caller: ANONYMOUS,
+        principal,
         method,
         params: { ...message.params, _meta: meta },
         signal: controller.signal,
@@ -111,13 +113,20 @@ export function mcpEndpoint(deps: McpEndpointDeps) {
 }
 
 /** Writes the final message: as the last SSE event if the stream was opened, else as JSON. */
-function respond(res: ServerResponse, stream: ResponseStream, status: number, body: Record<string, unknown>): void {
+function respond(
+  res: ServerResponse,
+  stream: ResponseStream,
+  status: number,
+  body: Record<string, unknown>,
+): void {
   if (stream.isStreaming) {
     stream.finish(body);
     return;
   }
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (status === 401) headers['www-authenticate'] = 'Bearer';
+  res.writeHead(status, headers).end(JSON.stringify(body));
 }
 
 async function readMessage(req: IncomingMessage, contentType: string, limit: number) {

@@ -11,8 +11,21 @@ export const UpstreamConfigSchema = z.strictObject({
   url: z.url(),
   /** A disabled upstream is left out of lists and refuses calls. */
   enabled: z.boolean().default(true),
-  /** Static headers sent to the upstream (e.g. a project credential); never logged. */
-  headers: z.record(z.string(), z.string()).default({}),
+  /**
+   * How the upstream is authorized: no credential, one project credential (sent as `Authorization:
+   * Bearer …` or in `header`), or each user's own authorization. Same shape as the bootstrap file.
+   */
+  auth: z
+    .discriminatedUnion('mode', [
+      z.strictObject({ mode: z.literal('none') }),
+      z.strictObject({
+        mode: z.literal('project'),
+        header: z.string().optional(),
+        credential: z.string().optional(),
+      }),
+      z.strictObject({ mode: z.literal('per_user'), header: z.string().optional() }),
+    ])
+    .optional(),
 });
 export type UpstreamConfig = z.infer<typeof UpstreamConfigSchema>;
 

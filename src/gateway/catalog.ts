@@ -47,8 +47,8 @@ export class UpstreamCatalog {
   }
 
   invalidate(endpoint: UpstreamEndpoint): void {
-    this.tools.delete(endpoint.url);
-    this.prompts.delete(endpoint.url);
+    this.tools.delete(endpoint.cacheKey ?? endpoint.url);
+    this.prompts.delete(endpoint.cacheKey ?? endpoint.url);
   }
 
   private async cached<T>(
@@ -58,7 +58,7 @@ export class UpstreamCatalog {
     field: string,
     parse: (v: unknown) => T | undefined,
   ): Promise<T[]> {
-    const hit = cache.get(endpoint.url);
+    const hit = cache.get(endpoint.cacheKey ?? endpoint.url);
     if (hit && hit.expiresAt > this.now()) return hit.items;
     const items: T[] = [];
     let ttlMs = Number.POSITIVE_INFINITY;
@@ -84,7 +84,7 @@ export class UpstreamCatalog {
       if (cursor === undefined) break;
     }
     const ttl = Number.isFinite(ttlMs) ? ttlMs : 0;
-    cache.set(endpoint.url, { items, expiresAt: this.now() + ttl });
+    cache.set(endpoint.cacheKey ?? endpoint.url, { items, expiresAt: this.now() + ttl });
     return items;
   }
 

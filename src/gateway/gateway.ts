@@ -5,7 +5,6 @@
  * returns or throws.
  */
 import type { Logger } from 'pino';
-import type { ProjectConfig } from '../config/config';
 import type {
   CallToolParams,
   ClientCapabilities,
@@ -33,7 +32,9 @@ import {
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
 } from '../protocol';
-import type { Caller, TaskRecord, TaskStore } from '../store/task-store';
+import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane-types';
+import { principalId } from '../store/control-plane-types';
+import type { TaskRecord, TaskStore } from '../store/task-store';
 import { taskKeyOf } from '../store/task-store';
 import type { TaskEngine } from '../temporal/task-engine';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
@@ -42,20 +43,20 @@ import { UpstreamTransportError } from '../upstream/errors';
 import { relayableMeta, upstreamMeta } from '../upstream/meta';
 import { taskWorkflowId } from '../workflows/messages';
 import type { UpstreamCatalog } from './catalog';
+import { resolveEndpoint } from './credentials';
 import { decodeCursor, encodeCursor } from './cursor';
 import { exposedName } from './naming';
-import type { ProjectRegistry } from './projects';
 import { declaresTasks, qualifyForTaskPath } from './qualification';
 import { applyResponseLimits } from './response-limits';
 import type { ResultCache } from './result-cache';
 import { cacheKey, isCacheableCall, isCacheableResult } from './result-cache';
 import { createTaskResult, getTaskResult, withGatewayMeta } from './responses';
-import type { RoutedTool } from './routing';
+import type { Resolve, ResolvedEndpoint, RoutedTool } from './routing';
 import { enabledUpstreams, Router } from './routing';
 import { mintTaskId } from './task-ids';
 
 export interface GatewayDeps {
-  projects: ProjectRegistry;
+  controlPlane: ControlPlane;
   upstream: UpstreamClient;
   discovery: DiscoveryCache;
   catalog: UpstreamCatalog;
@@ -70,8 +71,9 @@ export interface GatewayDeps {
 }
 
 export interface McpCall {
-  project: ProjectConfig;
-  caller: Caller;
+  project: ProjectRecord;
+  /** Who calls; decides the upstream credentials used and owns the tasks started. */
+  principal: Principal;
   method: string;
   params: Record<string, unknown> & { _meta: RequestMeta };
   signal?: AbortSignal;
@@ -109,6 +111,7 @@ interface ListSpec {
 
 export class McpGateway {
   private readonly router: Router;
+  private readonly resolved = new WeakMap<McpCall, Map<string, Promise<ResolvedEndpoint>>>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.router = new Router(deps.catalog);
@@ -155,7 +158,7 @@ export class McpGateway {
   // ── discovery ────────────────────────────────────────────────────────────────────────────────────
 
   private async discover(call: McpCall): Promise<Result> {
-    const { capabilities, ttlMs } = await this.capabilities(call.project);
+    const { capabilities, ttlMs } = await this.capabilities(call);
     return withGatewayMeta(
       {
         resultType: 'complete',
@@ -172,11 +175,11 @@ export class McpGateway {
    * The project's capabilities: the union of what its reachable upstreams currently advertise, and the
    * Tasks extension only when the project's gate is on and some upstream can run tasks.
    */
-  private async capabilities(
-    project: ProjectConfig,
-  ): Promise<{ capabilities: ServerCapabilities; ttlMs: number }> {
+  private async capabilities(call: McpCall): Promise<{ capabilities: ServerCapabilities; ttlMs: number }> {
+    const project = call.project;
+    const resolve = this.resolver(call);
     const settled = await Promise.allSettled(
-      enabledUpstreams(project).map((e) => this.deps.discovery.get(e)),
+      enabledUpstreams(project).map(async (u) => this.deps.discovery.get(await resolve(u))),
     );
     const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
@@ -203,7 +206,7 @@ export class McpGateway {
     call: McpCall,
     key: 'prompts' | 'resources' | 'completions',
   ): Promise<void> {
-    const { capabilities } = await this.capabilities(call.project);
+    const { capabilities } = await this.capabilities(call);
     if (capabilities[key] === undefined)
       throw new ProtocolError('MethodNotFound', `Method not found: ${call.method}`);
   }
@@ -214,7 +217,7 @@ export class McpGateway {
     const project = call.project;
     const colliding =
       !project.namespacing && enabledUpstreams(project).length > 1
-        ? await this.router.collisions(project, 'tool')
+        ? await this.router.collisions(project, 'tool', this.resolver(call))
         : new Map<string, string[]>();
     for (const [name, aliases] of colliding) {
       this.deps.logger.warn(
@@ -241,7 +244,7 @@ export class McpGateway {
     });
   }
 
-  private renamer(project: ProjectConfig) {
+  private renamer(project: ProjectRecord) {
     return (alias: string, item: Record<string, unknown>) =>
       typeof item.name === 'string'
         ? { ...item, name: exposedName(alias, item.name, project.namespacing) }
@@ -258,9 +261,10 @@ export class McpGateway {
     const upstreams = enabledUpstreams(call.project);
     const pending = typeof cursor === 'string' ? decodeCursor(cursor) : undefined;
     const targets = pending ? upstreams.filter((u) => pending[u.alias] !== undefined) : upstreams;
+    const resolve = this.resolver(call);
     const settled = await Promise.allSettled(
-      targets.map((u) =>
-        this.forward(u, call, spec.method, {
+      targets.map(async (u) =>
+        this.forward(await resolve(u), call, spec.method, {
           ...params,
           ...(pending?.[u.alias] !== undefined && { cursor: pending[u.alias] }),
         }),
@@ -315,7 +319,7 @@ export class McpGateway {
   private async getPrompt(call: McpCall): Promise<Result> {
     const name = call.params.name;
     if (typeof name !== 'string') throw new ProtocolError('InvalidParams', 'params.name must be a string');
-    const routed = await this.router.prompt(call.project, name);
+    const routed = await this.router.prompt(call.project, name, this.resolver(call));
     const result = await this.forward(routed.endpoint, call, 'prompts/get', {
       ...call.params,
       name: routed.name,
@@ -332,7 +336,7 @@ export class McpGateway {
   private async complete(call: McpCall): Promise<Result> {
     const ref = call.params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
     if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const routed = await this.router.prompt(call.project, ref.name);
+      const routed = await this.router.prompt(call.project, ref.name, this.resolver(call));
       const params = { ...call.params, ref: { ...ref, name: routed.name } };
       return withGatewayMeta(
         await this.forward(routed.endpoint, call, call.method, params),
@@ -351,11 +355,14 @@ export class McpGateway {
    */
   private async firstOwner(call: McpCall, method: string, params: Result): Promise<Result> {
     let lastError: unknown = new ProtocolError('InvalidParams', 'Resource not found');
-    for (const endpoint of enabledUpstreams(call.project)) {
+    const resolve = this.resolver(call);
+    for (const upstream of enabledUpstreams(call.project)) {
       try {
-        return await this.forward(endpoint, call, method, params);
+        return await this.forward(await resolve(upstream), call, method, params);
       } catch (err) {
-        if (!(err instanceof RelayedError && err.code === -32602)) throw err;
+        const notHere = err instanceof RelayedError && err.code === -32602;
+        const noCredential = err instanceof ProtocolError && err.kind === 'UpstreamAuthorizationMissing';
+        if (!notHere && !noCredential) throw err;
         lastError = err;
       }
     }
@@ -365,7 +372,7 @@ export class McpGateway {
   // ── tools/call ───────────────────────────────────────────────────────────────────────────────────
 
   private async callTool(call: McpCall, params: CallToolParams): Promise<Result> {
-    const routed = await this.router.tool(call.project, params.name);
+    const routed = await this.router.tool(call.project, params.name, this.resolver(call));
     const headers = this.paramHeaders(call, routed, params);
     const capabilities = call.params._meta[META.clientCapabilities];
     const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;
@@ -413,7 +420,7 @@ export class McpGateway {
           upstream: routed.endpoint.alias,
           tool: routed.name,
           arguments: params.arguments ?? {},
-          caller: call.caller,
+          caller: principalId(call.principal),
         })
       : undefined;
     const hit = key !== undefined ? this.deps.cache.get(project.slug, key) : undefined;
@@ -442,7 +449,7 @@ export class McpGateway {
    * Response processing for a non-task tools/call result: the gateway's meta first, so the limit
    * measures exactly what the client receives.
    */
-  private finish(project: ProjectConfig, result: Result): Result {
+  private finish(project: ProjectRecord, result: Result): Result {
     return applyResponseLimits(withGatewayMeta(result, this.deps.serverInfo), project.limits).result;
   }
 
@@ -460,9 +467,12 @@ export class McpGateway {
       outcome = await this.deps.engine.start(
         {
           taskKey,
-          project: call.project.slug,
+          project: call.project.id,
+          projectSlug: call.project.slug,
           upstream: routed.endpoint.alias,
-          caller: call.caller,
+          caller: principalId(call.principal),
+          principal: call.principal,
+          authorizationId: routed.endpoint.authorizationId,
           createdAt: new Date().toISOString(),
           call: {
             tool: routed.name,
@@ -524,7 +534,7 @@ export class McpGateway {
           },
         );
       }
-      await this.requireUpstreamTasks(call.project, task.upstream, 'tasks/update');
+      await this.requireUpstreamTasks(call, task, 'tasks/update');
     }
     await this.recordRequest(() => this.deps.engine.provideInput(task.workflowId, params.inputResponses));
     return this.ack();
@@ -534,7 +544,7 @@ export class McpGateway {
     const params = parseParams(CancelTaskParamsSchema, call.params);
     const task = await this.ownedTask(call, params.taskId);
     if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return this.ack();
-    await this.requireUpstreamTasks(call.project, task.upstream, 'tasks/cancel');
+    await this.requireUpstreamTasks(call, task, 'tasks/cancel');
     const outcome = await this.recordRequest(() =>
       this.deps.engine.cancel(task.workflowId, this.deps.startTimeoutMs),
     );
@@ -548,26 +558,27 @@ export class McpGateway {
   }
 
   /** The upstream's current discovery must still offer Tasks for a follow-up to be forwarded. */
-  private async requireUpstreamTasks(
-    project: ProjectConfig,
-    alias: string,
-    operation: string,
-  ): Promise<void> {
-    const endpoint = enabledUpstreams(project).find((u) => u.alias === alias);
-    if (!endpoint) {
+  private async requireUpstreamTasks(call: McpCall, task: TaskRecord, operation: string): Promise<void> {
+    const upstream = enabledUpstreams(call.project).find((u) => u.alias === task.upstream);
+    if (!upstream) {
       throw new ProtocolError(
         'UpstreamRefused',
-        `Upstream "${alias}" is no longer available for ${operation}`,
+        `Upstream "${task.upstream}" is no longer available for ${operation}`,
       );
     }
-    if (!upstreamRunsTasks(await this.discoverUpstream(endpoint))) {
-      throw new ProtocolError('UpstreamRefused', `Upstream "${alias}" no longer supports ${operation}`);
+    if (!upstreamRunsTasks(await this.discoverUpstream(await this.resolver(call)(upstream)))) {
+      throw new ProtocolError(
+        'UpstreamRefused',
+        `Upstream "${task.upstream}" no longer supports ${operation}`,
+      );
     }
   }
 
   /**
-   * The task if it belongs to this project and caller. Anything else (unknown id, another project,
-   * another caller) gets the same answer, so a foreign task is indistinguishable from a missing one.
+   * The task if it belongs to this project and caller, and the upstream authorization it started with
+   * is still valid. A task of another project or caller gets the same answer as an unknown id (after the
+   * same single lookup), so a foreign task is indistinguishable from a missing one. Every refusal is
+   * audited; none has any other effect.
    */
   private async ownedTask(call: McpCall, taskId: string): Promise<TaskRecord> {
     if (!declaresTasks(call.params._meta[META.clientCapabilities])) {
@@ -580,14 +591,60 @@ export class McpGateway {
       );
     }
     const task = await this.deps.store.getTask(taskKeyOf(taskId));
+    const caller = principalId(call.principal);
     const owned =
       task !== undefined &&
-      task.project === call.project.slug &&
-      task.caller.kind === call.caller.kind &&
-      task.caller.id === call.caller.id &&
+      task.project === call.project.id &&
+      task.caller.kind === caller.kind &&
+      task.caller.id === caller.id &&
       task.workflowId === taskWorkflowId(task.taskKey);
-    if (!owned) throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task not found');
+    if (!owned) {
+      this.auditDenied(call, 'unknown or foreign task');
+      throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task not found');
+    }
+    if (
+      task.authorizationId !== null &&
+      !(await this.deps.controlPlane.authorizationValid(task.authorizationId))
+    ) {
+      this.auditDenied(call, 'upstream authorization no longer valid');
+      throw new ProtocolError(
+        'UpstreamAuthorizationMissing',
+        `The authorization for upstream "${task.upstream}" this task was started with is no longer valid`,
+        { upstream: task.upstream },
+      );
+    }
     return task;
+  }
+
+  /** Not awaited: a refusal must not take longer (or shorter) because it is written down. */
+  private auditDenied(call: McpCall, reason: string): void {
+    const caller = principalId(call.principal);
+    this.deps.controlPlane
+      .audit({
+        projectId: call.project.id,
+        actor: `${caller.kind}:${caller.id}`,
+        action: 'task.access_denied',
+        detail: { reason },
+      })
+      .catch((err: unknown) => this.deps.logger.warn({ err: errorName(err) }, 'audit write failed'));
+  }
+
+  /** The caller's credential for each upstream, looked up once per request. */
+  private resolver(call: McpCall): Resolve {
+    let memo = this.resolved.get(call);
+    if (!memo) {
+      memo = new Map();
+      this.resolved.set(call, memo);
+    }
+    const cache = memo;
+    return (upstream: UpstreamRecord) => {
+      let endpoint = cache.get(upstream.id);
+      if (!endpoint) {
+        endpoint = resolveEndpoint(this.deps.controlPlane, call.principal, call.project, upstream);
+        cache.set(upstream.id, endpoint);
+      }
+      return endpoint;
+    };
   }
 
   /** The live workflow's view when it is running; the stored snapshot once terminal or if it is slow. */
@@ -631,7 +688,7 @@ export class McpGateway {
    * the client goes away.
    */
   private async forward(
-    endpoint: UpstreamEndpoint,
+    endpoint: ResolvedEndpoint,
     call: McpCall,
     method: string,
     params: Result,

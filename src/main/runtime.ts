@@ -15,11 +15,16 @@ import { Subscriptions } from '../api/subscriptions';
 import type { Config } from '../config/config';
 import { McpGateway } from '../gateway/gateway';
 import { UpstreamCatalog } from '../gateway/catalog';
-import { staticProjectRegistry } from '../gateway/projects';
 import { ResultCache } from '../gateway/result-cache';
+import { resolveEndpoint, resolveTaskEndpoint } from '../gateway/credentials';
 import { checkNamespacing } from '../gateway/routing';
 import type { Implementation } from '../protocol';
+import { ApplicationFailure } from '@temporalio/activity';
 import { Cipher } from '../store/cipher';
+import { ControlPlaneStore } from '../store/control-plane';
+import type { Principal } from '../store/control-plane-types';
+import { ProtocolError } from '../protocol';
+import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { TaskStore } from '../store/task-store';
@@ -51,25 +56,20 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const serverInfo: Implementation = SERVER_INFO;
   const cipher = new Cipher(config.encryption);
   const upstream = new UpstreamClient();
-  const projects = staticProjectRegistry(config.projects);
   const catalog = new UpstreamCatalog(upstream, serverInfo);
-  // Configuration is checked before anything starts, so a refused project leaves nothing running.
-  try {
-    for (const project of config.projects) {
-      await checkNamespacing(project, catalog, (alias) =>
-        logger.warn(
-          { project: project.slug, upstream: alias },
-          'upstream unreachable; name collisions not checked',
-        ),
-      );
-    }
-  } catch (err) {
-    await upstream.close();
-    throw err;
-  }
   const db: Kysely<Database> = await openDatabase(config.store);
   const store = new TaskStore(db, cipher);
+  const controlPlane = new ControlPlaneStore(db, cipher);
   const closers: Array<() => Promise<void>> = [];
+  try {
+    // The API role owns configuration: it applies the declarative parts, then checks every project, so
+    // a refused configuration stops the process before anything serves.
+    if (opts.api) await applyConfiguration(config, controlPlane, catalog, logger);
+  } catch (err) {
+    await upstream.close();
+    await db.destroy();
+    throw err;
+  }
 
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
@@ -84,7 +84,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       activities: createActivities({
         upstream,
         store,
-        resolveUpstream: (p, a) => projects.endpoint(p, a),
+        resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
         gatewayInfo: serverInfo,
         settings: config.tasks,
         logger: logger.child({ role: 'worker' }),
@@ -108,7 +108,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       dataConverter: createDataConverter(cipher),
     });
     const gateway = new McpGateway({
-      projects,
+      controlPlane,
       upstream,
       discovery: new DiscoveryCache(upstream, () => ({})),
       catalog,
@@ -122,7 +122,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const subscriptions = new Subscriptions();
     const app = createApp({
       gateway,
-      projects,
+      controlPlane,
+      ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
       logger,
       maxBodyBytes: config.http.maxBodyBytes,
       origin: {
@@ -156,4 +157,49 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       await db.destroy();
     },
   };
+}
+
+const ADMIN: Principal = { kind: 'admin', via: 'bootstrap' };
+
+/**
+ * Projects declared in the configuration file belong to a team named `config`; they and the optional
+ * bootstrap file are applied idempotently. Then every project with namespacing off is checked for name
+ * collisions among its upstreams (those reachable with a project or no credential).
+ */
+async function applyConfiguration(
+  config: Config,
+  controlPlane: ControlPlaneStore,
+  catalog: UpstreamCatalog,
+  logger: Logger,
+): Promise<void> {
+  if (config.projects.length > 0) {
+    await applyBootstrap(controlPlane, {
+      teams: [{ slug: 'config', name: 'Projects from the configuration file' }],
+      projects: config.projects.map((p) => ({ ...p, team: 'config' })),
+    });
+  }
+  if (config.bootstrapFile) await applyBootstrap(controlPlane, loadBootstrapFile(config.bootstrapFile));
+  for (const view of await controlPlane.listProjects(ADMIN)) {
+    const project = await controlPlane.projectBySlug(view.slug);
+    if (!project) continue;
+    await checkNamespacing(
+      project,
+      catalog,
+      (u) => resolveEndpoint(controlPlane, ADMIN, project, u),
+      (alias) =>
+        logger.warn({ project: project.slug, upstream: alias }, 'upstream not checked for name collisions'),
+    );
+  }
+}
+
+/** A task whose credential is gone fails its upstream calls at once instead of retrying. */
+function denied(err: unknown): never {
+  if (err instanceof ProtocolError) {
+    throw ApplicationFailure.create({
+      message: err.message,
+      type: 'UpstreamAccessDenied',
+      nonRetryable: true,
+    });
+  }
+  throw err;
 }

@@ -24,6 +24,10 @@ export const ERROR = {
   Forbidden: { code: -31006, httpStatus: 403 },
   /** Application error: the upstream no longer offers an operation the request needs (e.g. task cancel). */
   UpstreamRefused: { code: -31008, httpStatus: 200 },
+  /** Application error: no valid bearer token (HTTP 401 with `WWW-Authenticate: Bearer`). */
+  Unauthorized: { code: -31007, httpStatus: 401 },
+  /** Application error: the caller has no credential for an upstream the call needs. */
+  UpstreamAuthorizationMissing: { code: -31009, httpStatus: 200 },
   /** Application error: the project in the URL does not exist. */
   ProjectNotFound: { code: -31004, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */

@@ -7,7 +7,8 @@ import type { CacheConfig, LimitsConfig } from '../config/config';
 
 /** Who a request acts as. The instance administrator exists only on the admin API. */
 export type Principal =
-  | { kind: 'admin' }
+  /** `via` only labels audit records (`admin:cli`, `admin:bootstrap`); it grants nothing. */
+  | { kind: 'admin'; via?: 'api' | 'cli' | 'bootstrap' }
   | { kind: 'user'; userId: string }
   | { kind: 'api_key'; keyId: string; projectId: string }
   | { kind: 'anonymous' };

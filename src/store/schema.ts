@@ -10,6 +10,8 @@ export interface TasksTable {
   caller_id: string;
   upstream: string;
   tool: string;
+  /** The upstream authorization the task started with (per-user credentials), if any. */
+  authorization_id: string | null;
   status: string;
   status_message: string | null;
   created_at: string;
@@ -29,7 +31,130 @@ export interface TaskEventsTable {
   status_message: string | null;
 }
 
+/*
+ * Control plane (migration 0002). Booleans are integers (0/1) and settings are JSON text, so one schema
+ * serves SQLite and PostgreSQL. Secrets are never stored: tokens and keys as SHA-256 hex, upstream
+ * credentials sealed with the store cipher (associated data binds each to its row).
+ */
+
+export interface TeamsTable {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+}
+
+export interface UsersTable {
+  id: string;
+  handle: string;
+  name: string;
+  created_at: string;
+}
+
+export interface TeamMembersTable {
+  team_id: string;
+  user_id: string;
+  created_at: string;
+}
+
+/** Personal access tokens (`trp_…`). */
+export interface UserTokensTable {
+  id: string;
+  user_id: string;
+  name: string;
+  token_hash: string;
+  /** Non-secret hint for listings: prefix and first four characters. */
+  hint: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface ProjectsTable {
+  id: string;
+  slug: string;
+  team_id: string;
+  auth_mode: string;
+  tool_profile: string;
+  /** JSON `{ tasks: boolean }`. */
+  features: string;
+  namespacing: number;
+  /** JSON CacheConfig. */
+  cache: string;
+  /** JSON LimitsConfig. */
+  limits: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProjectMembersTable {
+  project_id: string;
+  user_id: string;
+  created_at: string;
+}
+
+/** Project API keys (`trk_…`). */
+export interface ApiKeysTable {
+  id: string;
+  project_id: string;
+  name: string;
+  key_hash: string;
+  hint: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface UpstreamsTable {
+  id: string;
+  project_id: string;
+  alias: string;
+  url: string;
+  enabled: number;
+  /** `none` | `project` | `per_user`. */
+  auth_mode: string;
+  /** Header that carries the credential; null means `Authorization: Bearer …`. */
+  auth_header: string | null;
+  /** Sealed project credential (mode `project`), associated data `upstream-credential:{id}`. */
+  credential: Buffer | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A user's authorization for one upstream, as an OAuth flow would leave it. */
+export interface UpstreamAuthorizationsTable {
+  id: string;
+  upstream_id: string;
+  user_id: string;
+  /** Sealed token, associated data `upstream-authorization:{id}:{upstream_id}:{user_id}`. */
+  credential: Buffer;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface AuditEventsTable {
+  /** Time-ordered (sorts by creation). */
+  id: string;
+  at: string;
+  project_id: string | null;
+  actor: string;
+  action: string;
+  /** JSON of non-sensitive details. */
+  detail: string | null;
+}
+
 export interface Database {
   tasks: TasksTable;
   task_events: TaskEventsTable;
+  teams: TeamsTable;
+  users: UsersTable;
+  team_members: TeamMembersTable;
+  user_tokens: UserTokensTable;
+  projects: ProjectsTable;
+  project_members: ProjectMembersTable;
+  api_keys: ApiKeysTable;
+  upstreams: UpstreamsTable;
+  upstream_authorizations: UpstreamAuthorizationsTable;
+  audit_events: AuditEventsTable;
 }

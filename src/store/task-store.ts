@@ -8,20 +8,25 @@ import type { Kysely } from 'kysely';
 import type { TaskSnapshot, TaskStatus } from '../protocol';
 import { TERMINAL_TASK_STATUSES } from '../protocol';
 import type { Cipher } from './cipher';
+import { dialectOf } from './database';
 import type { Database } from './schema';
 
+/** A task's owner, as `principalId` writes it (`user:<id>`, `api_key:<id>`, `anonymous:anonymous`…). */
 export interface Caller {
-  kind: 'anonymous' | 'api_key' | 'user';
+  kind: string;
   id: string;
 }
 
 export interface NewTask {
   taskKey: string;
   workflowId: string;
+  /** Project id. */
   project: string;
   caller: Caller;
   upstream: string;
   tool: string;
+  /** The upstream authorization the task started with; null for no or project credentials. */
+  authorizationId: string | null;
   snapshot: TaskSnapshot;
 }
 
@@ -45,10 +50,14 @@ export function taskKeyOf(taskId: string): string {
 }
 
 export class TaskStore {
+  private readonly lockRows: boolean;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly cipher: Cipher,
-  ) {}
+  ) {
+    this.lockRows = dialectOf(db as Kysely<unknown>) === 'postgres';
+  }
 
   /** Idempotent: a retried insert of the same task is a no-op. */
   async insertTask(task: NewTask): Promise<void> {
@@ -64,6 +73,7 @@ export class TaskStore {
           caller_id: task.caller.id,
           upstream: task.upstream,
           tool: task.tool,
+          authorization_id: task.authorizationId,
           status: s.status,
           status_message: s.statusMessage ?? null,
           created_at: s.createdAt,
@@ -99,6 +109,9 @@ export class TaskStore {
         .selectFrom('tasks')
         .select(['status', 'status_message'])
         .where('task_key', '=', taskKey)
+        // PostgreSQL: several worker processes may write one task; the row lock serializes this
+        // read-check-write, so a status made terminal meanwhile is seen. SQLite serializes writers anyway.
+        .$if(this.lockRows, (qb) => qb.forUpdate())
         .executeTakeFirst();
       if (!current || TERMINAL_TASK_STATUSES.has(current.status)) return false;
       await trx
@@ -150,9 +163,10 @@ export class TaskStore {
       taskKey: row.task_key,
       workflowId: row.workflow_id,
       project: row.project,
-      caller: { kind: row.caller_kind as Caller['kind'], id: row.caller_id },
+      caller: { kind: row.caller_kind, id: row.caller_id },
       upstream: row.upstream,
       tool: row.tool,
+      authorizationId: row.authorization_id,
       snapshot,
     };
   }

@@ -38,13 +38,13 @@ export class TemporalTaskEngine implements TaskEngine {
       // A task key is fresh random; a collision means a bug, never something to join.
       workflowIdConflictPolicy: 'FAIL',
       typedSearchAttributes: [
-        { key: SA_PROJECT, value: input.project },
+        { key: SA_PROJECT, value: input.projectSlug },
         { key: SA_UPSTREAM, value: input.upstream },
         { key: SA_TOOL, value: input.call.tool },
         { key: SA_CALLER_KIND, value: input.caller.kind },
         { key: SA_STATUS, value: 'starting' },
       ],
-      staticSummary: `${input.project}: ${input.upstream} / ${input.call.tool}`,
+      staticSummary: `${input.projectSlug}: ${input.upstream} / ${input.call.tool}`,
     });
     return this.client.withDeadline(Date.now() + timeoutMs, () =>
       this.client.workflow.executeUpdateWithStart(startTaskUpdate, { startWorkflowOperation: op }),

@@ -14,6 +14,11 @@ export interface UpstreamEndpoint {
   alias: string;
   url: string;
   headers?: Record<string, string>;
+  /**
+   * Identifies the upstream *and the credential* for caches (discovery, catalog): what an upstream
+   * offers may depend on whose credential asks. Defaults to the URL.
+   */
+  cacheKey?: string;
 }
 
 export type UpstreamReply =

@@ -23,7 +23,7 @@ export class DiscoveryCache {
   ) {}
 
   async get(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
-    const key = endpoint.url;
+    const key = endpoint.cacheKey ?? endpoint.url;
     const hit = this.entries.get(key);
     if (hit && hit.expiresAt > this.now()) return hit.result;
     const pending = this.inflight.get(key);
@@ -34,7 +34,7 @@ export class DiscoveryCache {
   }
 
   invalidate(endpoint: UpstreamEndpoint): void {
-    this.entries.delete(endpoint.url);
+    this.entries.delete(endpoint.cacheKey ?? endpoint.url);
   }
 
   private async fetch(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
@@ -58,7 +58,10 @@ export class DiscoveryCache {
     }
     // A private answer may depend on who asked; the gateway always asks as itself, so it is safe to
     // share between the gateway's callers.
-    this.entries.set(endpoint.url, { result: parsed.data, expiresAt: this.now() + parsed.data.ttlMs });
+    this.entries.set(endpoint.cacheKey ?? endpoint.url, {
+      result: parsed.data,
+      expiresAt: this.now() + parsed.data.ttlMs,
+    });
     return parsed.data;
   }
 }

@@ -4,11 +4,13 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { InputResponses, JsonRpcErrorObject, Meta, TaskSnapshot } from '../protocol';
+import type { Principal } from '../store/control-plane-types';
 
 export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
 
+/** A task's owner in string form (`principalId`): what follow-ups compare against. */
 export interface CallerRef {
-  kind: 'anonymous' | 'api_key' | 'user';
+  kind: string;
   id: string;
 }
 
@@ -44,10 +46,17 @@ export interface CarriedTaskState {
 export interface TaskWorkflowInput {
   /** SHA-256 of the gateway task id (the id itself is never given to Temporal). */
   taskKey: string;
+  /** Project id. */
   project: string;
+  /** Project slug, for operators (search attribute, summary). */
+  projectSlug: string;
   /** Upstream alias. */
   upstream: string;
   caller: CallerRef;
+  /** Who started the task: activities look up this principal's upstream credential on every call. */
+  principal: Principal;
+  /** The upstream authorization the task started with; its credential, and only it, is used throughout. */
+  authorizationId: string | null;
   createdAt: string;
   call: UpstreamCallRequest;
   carried?: CarriedTaskState;

@@ -19,7 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../activities';
-import type { WatchUpstreamTaskResult } from '../activities/types';
+import type { UpstreamTaskRef, WatchUpstreamTaskResult } from '../activities/types';
 import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import type { CancelOutcome, FirstOutcome, TaskWorkflowInput, TaskWorkflowResult } from './messages';
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
@@ -64,9 +64,15 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   // Runs beside the main loop: the client's ack waits for the upstream's answer to tasks/cancel.
   setHandler(cancelTaskUpdate, async (): Promise<CancelOutcome> => {
     if (!state || state.terminal || state.s.cancelSent) return { ok: true };
-    const result = await cancelUpstreamTask(refOf(input, state));
-    if (result.ok) state.s.cancelSent = true;
-    return result;
+    try {
+      const result = await cancelUpstreamTask(refOf(input, state));
+      if (result.ok) state.s.cancelSent = true;
+      return result;
+    } catch (err) {
+      const cause = (err as ActivityFailure).cause;
+      const message = cause instanceof Error ? cause.message : 'The upstream could not be asked to cancel';
+      return { ok: false, error: { code: -32603, message } };
+    }
   });
 
   if (!state) {
@@ -91,6 +97,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       caller: input.caller,
       upstream: input.upstream,
       tool: input.call.tool,
+      authorizationId: input.authorizationId,
       snapshot: state.present(),
     });
     upsertSearchAttributes([{ key: SA_STATUS, value: state.present().status }]);
@@ -120,7 +127,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
 async function firstCall(input: TaskWorkflowInput) {
   const call = input.call.idempotent ? idempotentCall.callUpstreamTool : callUpstreamTool;
   try {
-    return await call({ project: input.project, upstream: input.upstream, call: input.call });
+    return await call({ ...accessOf(input), call: input.call });
   } catch (err) {
     const cause = (err as ActivityFailure).cause;
     const message = cause instanceof Error ? cause.message : `Upstream "${input.upstream}" call failed`;
@@ -128,10 +135,10 @@ async function firstCall(input: TaskWorkflowInput) {
   }
 }
 
-/** Runs one watch, cutting it short as soon as there is input or a cancel to forward. */
+/** Runs one watch, cutting it short as soon as there is input to forward. */
 async function watchUntilChangeOrWork(
   state: TaskState,
-  ref: { project: string; upstream: string; upstreamTaskId: string; protocolVersion: string },
+  ref: UpstreamTaskRef,
 ): Promise<WatchUpstreamTaskResult | undefined> {
   const o = state.s.observed;
   const scope = new CancellationScope();
@@ -207,10 +214,18 @@ async function apply(
   if (after.status !== before.status) upsertSearchAttributes([{ key: SA_STATUS, value: after.status }]);
 }
 
-function refOf(input: TaskWorkflowInput, state: TaskState) {
+function accessOf(input: TaskWorkflowInput) {
   return {
     project: input.project,
     upstream: input.upstream,
+    principal: input.principal,
+    authorizationId: input.authorizationId,
+  };
+}
+
+function refOf(input: TaskWorkflowInput, state: TaskState) {
+  return {
+    ...accessOf(input),
     upstreamTaskId: state.s.upstreamTaskId,
     protocolVersion: input.call.protocolVersion,
   };

@@ -91,11 +91,18 @@ test('transport rules: GET 405, wrong content type 415, oversized body 413, noti
   expect(note.status).toBe(202);
 });
 
-test('unknown projects and malformed paths are 404, never a crash', async () => {
+test('unknown projects and malformed paths, without a token, look like any protected project (401)', async () => {
   const base = gw.client.url.replace(/\/demo$/, '');
   const body = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: envelope } });
-  expect((await post(body, { 'mcp-method': 'tools/list' }, `${base}/nope`)).status).toBe(404);
-  expect((await post(body, { 'mcp-method': 'tools/list' }, `${base}/%E0%A4%A`)).status).toBe(404);
+  for (const url of [`${base}/nope`, `${base}/%E0%A4%A`]) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...baseHeaders, 'mcp-method': 'tools/list' },
+      body,
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+  }
   expect((await fetch(gw.client.url.replace('/v1/mcp/demo', '/healthz'))).status).toBe(200);
 });
 

@@ -1,6 +1,7 @@
 /**
- * Starts the real gateway for a test file: the example upstream over HTTP, a SQLite store in a temp
- * directory, and the API and worker roles against the shared Temporal dev server, on their own task queue.
+ * Starts the real gateway for a test file: the example upstream over HTTP, a store on the database under
+ * test (testStoreConfig(): a SQLite file in a temp directory or a fresh PostgreSQL database), and the API
+ * and worker roles against the shared Temporal dev server, on their own task queue.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,7 @@ import { startRuntime } from '../../src/main/runtime';
 import { Cipher, generateKey } from '../../src/store/cipher';
 import { createDataConverter } from '../../src/temporal/codec';
 import { McpTestClient } from './mcp-client';
+import { testStoreConfig } from './store';
 import { testTemporal } from './temporal';
 
 export interface TestGateway {
@@ -40,6 +42,8 @@ export async function startTestGateway(
     config?: Partial<ConfigInput>;
     /** Extra projects on the same upstream, next to `demo` (namespacing off). */
     projects?: (upstreamUrl: string) => Array<Record<string, unknown>>;
+    /** Writes a bootstrap file for the upstream's URL and returns its path. */
+    bootstrap?: (upstreamUrl: string) => string;
   } = {},
 ): Promise<TestGateway> {
   const temporal = testTemporal();
@@ -48,13 +52,16 @@ export async function startTestGateway(
   const config = parseConfig({
     http: { host: '127.0.0.1', port: 0 },
     temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: `tq-${randomUUID()}` },
-    store: { sqliteFile: path.join(dir, 'taskrouter.db') },
+    store: await testStoreConfig(dir),
     encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
     tasks: { minPollIntervalMs: 50, maxPollIntervalMs: 2000, maxWatchMs: 60_000, pollFailureBudget: 5 },
+    // Projects here allow anonymous callers unless they say otherwise; test/integration/access.test.ts
+    // covers authenticated callers.
     projects: [
       { slug: 'demo', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] },
-      ...((opts.projects?.(upstream.url) ?? []) as never[]),
-    ],
+      ...(opts.projects?.(upstream.url) ?? []),
+    ].map((p) => ({ authMode: 'anonymous', ...p })) as never[],
+    ...(opts.bootstrap && { bootstrapFile: opts.bootstrap(upstream.url) }),
     ...opts.config,
   });
   const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });

@@ -26,7 +26,16 @@ export const TASKS_CAPS = { extensions: { [TASKS_EXTENSION]: {} } };
 export const TASKS_AND_FORM_CAPS = { ...TASKS_CAPS, elicitation: { form: {} } };
 
 export class McpTestClient {
-  constructor(readonly url: string) {}
+  constructor(
+    readonly url: string,
+    /** Sent with every request (e.g. `authorization`). */
+    readonly defaultHeaders: Record<string, string> = {},
+  ) {}
+
+  /** The same endpoint, calling with a bearer token. */
+  withToken(token: string): McpTestClient {
+    return new McpTestClient(this.url, { ...this.defaultHeaders, authorization: `Bearer ${token}` });
+  }
 
   async request(method: string, params: Record<string, unknown> = {}, opts: RequestOptions = {}) {
     const capabilities = opts.capabilities ?? (opts.tasks === false ? {} : TASKS_CAPS);
@@ -45,6 +54,7 @@ export class McpTestClient {
       },
     };
     const headers: Record<string, string> = {
+      ...this.defaultHeaders,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': PROTOCOL_VERSION,

@@ -16,6 +16,7 @@ import type { Runtime } from '../../src/main/runtime';
 import { startRuntime } from '../../src/main/runtime';
 import { generateKey } from '../../src/store/cipher';
 import { McpTestClient } from '../helpers/mcp-client';
+import { testStoreConfig } from '../helpers/store';
 import { testTemporal } from '../helpers/temporal';
 
 let dir: string;
@@ -23,20 +24,20 @@ let alpha: ExampleUpstream;
 let beta: ExampleUpstream;
 const runtimes: Runtime[] = [];
 
-function config(project: Record<string, unknown>): ConfigInput {
+async function config(project: Record<string, unknown>): Promise<ConfigInput> {
   const t = testTemporal();
   return {
     http: { port: 0 },
     temporal: { address: t.address, namespace: t.namespace, taskQueue: `agg-${randomUUID()}` },
-    store: { sqliteFile: path.join(dir, `${randomUUID()}.db`) },
+    store: await testStoreConfig(dir),
     encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
-    projects: [project as never],
+    projects: [{ authMode: 'anonymous', ...project } as never],
   };
 }
 
 async function gateway(project: Record<string, unknown>): Promise<McpTestClient> {
   const rt = await startRuntime({
-    config: parseConfig(config(project)),
+    config: parseConfig(await config(project)),
     logger: pino({ level: 'silent' }),
     api: true,
     worker: false,

@@ -13,6 +13,7 @@ import { startExampleUpstream } from '../../examples/upstream/server';
 import { generateKey } from '../../src/store/cipher';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { McpTestClient } from '../helpers/mcp-client';
+import { testStoreConfig } from '../helpers/store';
 import { testTemporal } from '../helpers/temporal';
 
 const root = path.join(__dirname, '../..');
@@ -37,10 +38,17 @@ beforeAll(async () => {
         namespace: temporal.namespace,
         taskQueue: `crash-${randomUUID()}`,
       },
-      store: { sqliteFile: path.join(dir, 'taskrouter.db') },
+      store: await testStoreConfig(dir),
       encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
       tasks: { minPollIntervalMs: 50 },
-      projects: [{ slug: 'demo', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] }],
+      projects: [
+        {
+          slug: 'demo',
+          authMode: 'anonymous',
+          namespacing: false,
+          upstreams: [{ alias: 'example', url: upstream.url }],
+        },
+      ],
     }),
   );
 });

@@ -1,6 +1,6 @@
-/** Task records and their status history. */
+/** Task records and their status history. Portable: see the helpers documented in ../database.ts. */
 import type { Kysely, Migration } from 'kysely';
-import { sql } from 'kysely';
+import { autoIncrementId, blobType } from '../database';
 
 export const m0001Tasks: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -19,7 +19,7 @@ export const m0001Tasks: Migration = {
       .addColumn('last_updated_at', 'text', (c) => c.notNull())
       .addColumn('ttl_ms', 'bigint')
       .addColumn('poll_interval_ms', 'integer')
-      .addColumn('detail', sql`blob`)
+      .addColumn('detail', blobType(db))
       .execute();
     await db.schema
       .createIndex('tasks_project_created')
@@ -28,7 +28,7 @@ export const m0001Tasks: Migration = {
       .execute();
     await db.schema
       .createTable('task_events')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', ...autoIncrementId(db))
       .addColumn('task_key', 'text', (c) => c.notNull().references('tasks.task_key').onDelete('cascade'))
       .addColumn('at', 'text', (c) => c.notNull())
       .addColumn('kind', 'text', (c) => c.notNull())

@@ -1,0 +1,39 @@
+/**
+ * Who is calling a project's MCP endpoint. A bearer token (user personal access token or project API
+ * key) is required unless the project allows anonymous callers. Answers never tell an outsider whether a
+ * project exists: without a valid token every project looks the same (401), and a valid token without
+ * access to the project gets the same 404 as a project that does not exist.
+ */
+import { ProtocolError } from '../protocol';
+import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane-types';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export interface Caller {
+  project: ProjectRecord;
+  principal: Principal;
+}
+
+export async function authenticateCaller(
+  controlPlane: ControlPlane,
+  slug: string,
+  authorization: string,
+): Promise<Caller> {
+  const token = BEARER.exec(authorization)?.[1];
+  const project = await controlPlane.projectBySlug(slug);
+  if (token === undefined) {
+    if (authorization !== '') throw unauthorized('Malformed Authorization header; use "Bearer <token>"');
+    if (project?.authMode === 'anonymous') return { project, principal: { kind: 'anonymous' } };
+    throw unauthorized('This endpoint needs a bearer token');
+  }
+  const principal = await controlPlane.authenticate(token);
+  if (!principal) throw unauthorized('Unknown or revoked token');
+  if (!project || !(await controlPlane.canCallProject(principal, project))) {
+    throw new ProtocolError('ProjectNotFound', `Project "${slug}" not found`);
+  }
+  return { project, principal };
+}
+
+function unauthorized(message: string): ProtocolError {
+  return new ProtocolError('Unauthorized', message);
+}

@@ -1,0 +1,348 @@
+/**
+ * `taskrouter admin <noun> <verb> [--flag value ...]`: the control-plane operations of the admin API,
+ * run directly against the store database as the instance administrator (whoever can open the database
+ * and its keys is the administrator). Output is JSON on stdout; tokens and keys are printed once, when
+ * created. The database (SQLite or PostgreSQL) is the one configured by TASKROUTER_CONFIG (a JSON
+ * configuration file, keys optionally from TASKROUTER_ENCRYPTION_KEYS), or else the embedded default of `npm start`
+ * (`.data/taskrouter.db` and `.data/keys.json`, or TASKROUTER_DATA_DIR). See docs/admin.md.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config/config';
+import { loadConfigFile, parseConfig } from '../config/config';
+import { Cipher } from '../store/cipher';
+import type { NewProject, ProjectPatch, UpstreamAuthInput, UpstreamPatch } from '../store/control-plane';
+import { ControlPlaneError, ControlPlaneStore } from '../store/control-plane';
+import type { Principal } from '../store/control-plane-types';
+import { openDatabase } from '../store/database';
+import type { Database } from '../store/schema';
+import { findRepoRoot } from '../temporal/cli';
+import { applyBootstrap, loadBootstrapFile } from './bootstrap';
+import { keyringFromEnv, keyringFromFile } from './keyring';
+
+export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
+
+  team create --slug S [--name N]            team list
+  team show --team T                         team add-member --team T --user U
+  team remove-member --team T --user U
+  user create --handle H [--name N]          user list
+  user show --user U
+  token issue --user U --name N [--expires-at ISO]
+  token list --user U                        token revoke --id TOKEN_ID
+  project create --slug S --team T [settings]
+  project update --project P [--team T] [settings]
+  project show --project P                   project list
+  project delete --project P
+  project add-member --project P --user U    project remove-member --project P --user U
+  key create --project P --name N            key list --project P
+  key revoke --project P --id KEY_ID
+  upstream add --project P --alias A --url URL [--enabled on|off] [auth]
+  upstream update --project P --alias A [--url URL] [--enabled on|off] [auth]
+  upstream list --project P                  upstream remove --project P --alias A
+  authorization grant --project P --upstream A --user U <credential> [--expires-at ISO]
+  authorization revoke --project P --upstream A --user U
+  authorization list --project P
+  audit [--project P] [--limit N] [--before ID]
+  bootstrap --file F
+
+  settings:   --auth-mode required|anonymous  --tool-profile tasks|standard  --tasks on|off
+              --namespacing on|off  --cache JSON  --limits JSON
+  auth:       --auth none|project|per_user  [--header NAME]  [<credential>]
+  credential: --credential-env VAR | --credential-file FILE | --credential VALUE (visible in ps)
+`;
+
+export class UsageError extends Error {}
+
+type Flags = Map<string, string>;
+
+function parseFlags(args: string[]): Flags {
+  const flags: Flags = new Map();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      flags.set(arg.slice(2, eq), arg.slice(eq + 1));
+      continue;
+    }
+    const value = args[i + 1];
+    if (value === undefined) throw new UsageError(`${arg} needs a value`);
+    flags.set(arg.slice(2), value);
+    i++;
+  }
+  return flags;
+}
+
+function need(flags: Flags, name: string): string {
+  const v = flags.get(name);
+  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function onOff(flags: Flags, name: string): boolean | undefined {
+  const v = flags.get(name);
+  if (v === undefined) return undefined;
+  if (['on', 'true', 'yes'].includes(v)) return true;
+  if (['off', 'false', 'no'].includes(v)) return false;
+  throw new UsageError(`--${name} must be on or off`);
+}
+
+function json(flags: Flags, name: string): Record<string, unknown> | undefined {
+  const v = flags.get(name);
+  if (v === undefined) return undefined;
+  try {
+    return JSON.parse(v) as Record<string, unknown>;
+  } catch {
+    throw new UsageError(`--${name} must be JSON`);
+  }
+}
+
+function credential(flags: Flags, env: NodeJS.ProcessEnv): string | undefined {
+  const fromEnv = flags.get('credential-env');
+  if (fromEnv !== undefined) {
+    const v = env[fromEnv];
+    if (v === undefined) throw new UsageError(`Environment variable ${fromEnv} is not set`);
+    return v;
+  }
+  const file = flags.get('credential-file');
+  if (file !== undefined) return readFileSync(file, 'utf8').trim();
+  return flags.get('credential');
+}
+
+function settings(flags: Flags): ProjectPatch {
+  const authMode = flags.get('auth-mode');
+  const toolProfile = flags.get('tool-profile');
+  const tasks = onOff(flags, 'tasks');
+  const namespacing = onOff(flags, 'namespacing');
+  const cache = json(flags, 'cache');
+  const limits = json(flags, 'limits');
+  return {
+    ...(flags.has('team') && { team: need(flags, 'team') }),
+    ...(authMode !== undefined && { authMode: authMode as 'required' }),
+    ...(toolProfile !== undefined && { toolProfile: toolProfile as 'tasks' }),
+    ...(tasks !== undefined && { features: { tasks } }),
+    ...(namespacing !== undefined && { namespacing }),
+    ...(cache !== undefined && { cache }),
+    ...(limits !== undefined && { limits }),
+  };
+}
+
+function authInput(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+  currentMode?: string,
+): UpstreamAuthInput | undefined {
+  const mode = flags.get('auth') ?? currentMode;
+  const header = flags.get('header');
+  const secret = credential(flags, env);
+  if (!flags.has('auth') && header === undefined && secret === undefined) return undefined;
+  return {
+    mode,
+    ...(header !== undefined && { header }),
+    ...(secret !== undefined && { credential: secret }),
+  } as UpstreamAuthInput;
+}
+
+/** Runs one command; returns what to print (JSON-serialisable). */
+export async function runAdminCommand(
+  cp: ControlPlaneStore,
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<unknown> {
+  const args = argv[0] === 'admin' ? argv.slice(1) : argv;
+  const [noun, verb, ...rest] = args;
+  if (noun === undefined || noun === 'help' || noun === '--help') throw new UsageError('');
+  const admin: Principal = { kind: 'admin', via: 'cli' };
+  // `audit` and `bootstrap` have no verb.
+  const flags = parseFlags(noun === 'audit' || noun === 'bootstrap' ? args.slice(1) : rest);
+  const cmd = noun === 'audit' || noun === 'bootstrap' ? noun : `${noun} ${verb ?? ''}`;
+  switch (cmd) {
+    case 'team create':
+      return cp.createTeam(admin, {
+        slug: need(flags, 'slug'),
+        name: flags.get('name') ?? need(flags, 'slug'),
+      });
+    case 'team list':
+      return cp.listTeams(admin);
+    case 'team show':
+      return cp.getTeam(admin, need(flags, 'team'));
+    case 'team add-member':
+      return (await cp.addTeamMember(admin, need(flags, 'team'), need(flags, 'user'))).record;
+    case 'team remove-member':
+      await cp.removeTeamMember(admin, need(flags, 'team'), need(flags, 'user'));
+      return { removed: true };
+
+    case 'user create':
+      return cp.createUser(admin, {
+        handle: need(flags, 'handle'),
+        name: flags.get('name') ?? need(flags, 'handle'),
+      });
+    case 'user list':
+      return cp.listUsers(admin);
+    case 'user show':
+      return cp.getUser(admin, need(flags, 'user'));
+
+    case 'token issue': {
+      const expiresAt = flags.get('expires-at');
+      const { token, record } = await cp.issueUserToken(admin, need(flags, 'user'), {
+        name: need(flags, 'name'),
+        ...(expiresAt !== undefined && { expiresAt }),
+      });
+      return { ...record, token };
+    }
+    case 'token list':
+      return cp.listUserTokens(admin, need(flags, 'user'));
+    case 'token revoke':
+      return cp.revokeToken(admin, need(flags, 'id'));
+
+    case 'project create':
+      return cp.createProject(admin, {
+        ...settings(flags),
+        slug: need(flags, 'slug'),
+        team: need(flags, 'team'),
+      } as NewProject);
+    case 'project update':
+      return (await cp.updateProject(admin, need(flags, 'project'), settings(flags))).record;
+    case 'project show':
+      return cp.getProject(admin, need(flags, 'project'));
+    case 'project list':
+      return cp.listProjects(admin);
+    case 'project delete': {
+      const deleted = await cp.deleteProject(admin, need(flags, 'project'));
+      return { deleted: { id: deleted.id, slug: deleted.slug } };
+    }
+    case 'project add-member':
+      return (await cp.addProjectMember(admin, need(flags, 'project'), need(flags, 'user'))).record;
+    case 'project remove-member':
+      await cp.removeProjectMember(admin, need(flags, 'project'), need(flags, 'user'));
+      return { removed: true };
+
+    case 'key create': {
+      const { key, record } = await cp.createApiKey(admin, need(flags, 'project'), {
+        name: need(flags, 'name'),
+      });
+      return { ...record, key };
+    }
+    case 'key list':
+      return cp.listApiKeys(admin, need(flags, 'project'));
+    case 'key revoke':
+      return cp.revokeApiKey(admin, need(flags, 'project'), need(flags, 'id'));
+
+    case 'upstream add': {
+      const enabled = onOff(flags, 'enabled');
+      const auth = authInput(flags, env, 'none');
+      return cp.addUpstream(admin, need(flags, 'project'), {
+        alias: need(flags, 'alias'),
+        url: need(flags, 'url'),
+        ...(enabled !== undefined && { enabled }),
+        ...(auth !== undefined && { auth }),
+      });
+    }
+    case 'upstream update': {
+      const project = need(flags, 'project');
+      const alias = need(flags, 'alias');
+      const current = (await cp.listUpstreams(admin, project)).find((u) => u.alias === alias);
+      const enabled = onOff(flags, 'enabled');
+      const url = flags.get('url');
+      const auth = authInput(flags, env, current?.auth.mode);
+      const patch: UpstreamPatch = {
+        ...(url !== undefined && { url }),
+        ...(enabled !== undefined && { enabled }),
+        ...(auth !== undefined && { auth }),
+      };
+      return (await cp.updateUpstream(admin, project, alias, patch)).record;
+    }
+    case 'upstream list':
+      return cp.listUpstreams(admin, need(flags, 'project'));
+    case 'upstream remove':
+      await cp.removeUpstream(admin, need(flags, 'project'), need(flags, 'alias'));
+      return { removed: true };
+
+    case 'authorization grant': {
+      const secret = credential(flags, env);
+      if (secret === undefined) throw new UsageError('a credential is required (--credential-env, ...)');
+      const expiresAt = flags.get('expires-at');
+      return cp.grantUpstreamAuthorization(admin, need(flags, 'project'), need(flags, 'upstream'), {
+        credential: secret,
+        user: need(flags, 'user'),
+        ...(expiresAt !== undefined && { expiresAt }),
+      });
+    }
+    case 'authorization revoke':
+      return cp.revokeUpstreamAuthorization(admin, need(flags, 'project'), need(flags, 'upstream'), {
+        user: need(flags, 'user'),
+      });
+    case 'authorization list':
+      return cp.listUpstreamAuthorizations(admin, need(flags, 'project'));
+
+    case 'audit': {
+      const limit = flags.get('limit');
+      const project = flags.get('project');
+      const before = flags.get('before');
+      return cp.listAudit(admin, {
+        ...(project !== undefined && { project }),
+        ...(limit !== undefined && { limit: Number(limit) }),
+        ...(before !== undefined && { before }),
+      });
+    }
+    case 'bootstrap':
+      return applyBootstrap(cp, loadBootstrapFile(need(flags, 'file')));
+  }
+  throw new UsageError(`Unknown command "${args.join(' ')}"`);
+}
+
+/** The configuration the CLI works on: TASKROUTER_CONFIG, else the embedded default of `npm start`. */
+export function cliConfig(env: NodeJS.ProcessEnv): Config {
+  const file = env['TASKROUTER_CONFIG'];
+  const keyring = keyringFromEnv(env);
+  if (file) {
+    const input = loadConfigFile(file);
+    return parseConfig(keyring ? { ...input, encryption: keyring } : input);
+  }
+  const dataDir = path.resolve(findRepoRoot(__dirname), env['TASKROUTER_DATA_DIR'] ?? '.data');
+  return parseConfig({
+    store: { sqliteFile: path.join(dataDir, 'taskrouter.db') },
+    encryption: keyring ?? keyringFromFile(path.join(dataDir, 'keys.json')),
+  });
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  let db: Kysely<Database> | undefined;
+  try {
+    const args = argv[0] === 'admin' ? argv.slice(1) : argv;
+    if (args.length === 0 || ['help', '--help', '-h'].includes(args[0] as string)) {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    const config = cliConfig(process.env);
+    db = await openDatabase(config.store);
+    const cp = new ControlPlaneStore(db, new Cipher(config.encryption));
+    const result = await runAdminCommand(cp, args);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message ? `${err.message}\n\n` : ''}${USAGE}`);
+      return 2;
+    }
+    const code = err instanceof ControlPlaneError ? ` (${err.code})` : '';
+    process.stderr.write(`taskrouter admin: ${err instanceof Error ? err.message : String(err)}${code}\n`);
+    return 1;
+  } finally {
+    await db?.destroy();
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`taskrouter admin failed: ${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,1792 @@
+/**
+ * The control plane over the store database (SQLite or PostgreSQL, portable Kysely only): teams, users
+ * and their personal access tokens, projects with their settings, memberships, API keys, upstreams and
+ * their credentials, per-user upstream authorizations, and the audit trail.
+ *
+ * Every administrative operation takes the acting principal and enforces the roles table itself, so the
+ * admin API, the CLI and the bootstrap file share one set of rules:
+ * - the instance administrator may do everything;
+ * - members of a project's owning team manage that project (settings, upstreams, keys, direct members,
+ *   deletion) and their team's membership, and may create projects owned by their team;
+ * - direct project members may call the project but manage nothing;
+ * - every user manages their own tokens and their own upstream authorizations.
+ * Every mutation writes an audit record in the same transaction.
+ *
+ * Secrets: tokens and keys are stored as SHA-256 only; upstream credentials and user authorizations are
+ * sealed with the store cipher, the associated data binding each ciphertext to its row.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import { z } from 'zod';
+import type { CacheConfig, LimitsConfig } from '../config/config';
+import { CacheConfigSchema, LimitsConfigSchema } from '../config/config';
+import type { Cipher } from './cipher';
+import type {
+  AuditEvent,
+  ControlPlane,
+  Principal,
+  ProjectRecord,
+  ToolProfile,
+  UpstreamAuth,
+  UpstreamCredential,
+  UpstreamRecord,
+} from './control-plane-types';
+import type { Database, ProjectsTable, UpstreamsTable } from './schema';
+import {
+  API_KEY_PREFIX,
+  digestsEqual,
+  hashToken,
+  isWellFormedToken,
+  mintToken,
+  secretsEqual,
+  tokenHint,
+  USER_TOKEN_PREFIX,
+} from './tokens';
+
+// ---------------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------------
+
+export type ControlPlaneErrorCode = 'not_found' | 'forbidden' | 'invalid' | 'conflict' | 'unauthorized';
+
+export class ControlPlaneError extends Error {
+  constructor(
+    readonly code: ControlPlaneErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ControlPlaneError';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Input schemas (shared by the admin API, the CLI and the bootstrap file)
+// ---------------------------------------------------------------------------------------------------
+
+export const SlugSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,49}$/, 'lowercase letters, digits and "-"');
+export const HandleSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,49}$/, 'lowercase letters, digits, ".", "_" and "-"');
+export const AliasSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,49}$/, 'lowercase letters, digits, "_", "-"');
+export const NameSchema = z.string().trim().min(1).max(200);
+const FutureTimestampSchema = z.iso.datetime({ offset: true });
+
+/** Headers a credential may not be sent in: framing, routing and the MCP protocol's own headers. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'accept',
+  'cookie',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'mcp-session-id',
+]);
+export const HeaderNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'an HTTP header name')
+  .refine((h) => !RESERVED_HEADERS.has(h.toLowerCase()), 'a reserved header cannot carry a credential');
+export const CredentialSchema = z
+  .string()
+  .min(1)
+  .max(16_384)
+  .regex(/^[\x21-\x7e][\x20-\x7e]*$/, 'printable ASCII without leading whitespace');
+
+export const UpstreamAuthInputSchema = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('none') }),
+  z.strictObject({
+    mode: z.literal('project'),
+    header: HeaderNameSchema.optional(),
+    credential: CredentialSchema.optional(),
+  }),
+  z.strictObject({ mode: z.literal('per_user'), header: HeaderNameSchema.optional() }),
+]);
+export type UpstreamAuthInput = z.infer<typeof UpstreamAuthInputSchema>;
+
+const UrlSchema = z.url({ protocol: /^https?$/ });
+
+export const NewUpstreamSchema = z.strictObject({
+  alias: AliasSchema,
+  url: UrlSchema,
+  enabled: z.boolean().default(true),
+  auth: UpstreamAuthInputSchema.default({ mode: 'none' }),
+});
+export type NewUpstream = z.input<typeof NewUpstreamSchema>;
+
+export const UpstreamPatchSchema = z.strictObject({
+  url: UrlSchema.optional(),
+  enabled: z.boolean().optional(),
+  /** Replaces the auth settings. For mode `project`, an omitted credential keeps the stored one. */
+  auth: UpstreamAuthInputSchema.optional(),
+});
+export type UpstreamPatch = z.input<typeof UpstreamPatchSchema>;
+
+export const AuthModeSchema = z.enum(['required', 'anonymous']);
+export const ToolProfileSchema = z.enum(['tasks', 'standard']);
+
+export const NewProjectSchema = z.strictObject({
+  slug: SlugSchema,
+  /** Owning team: slug or id. */
+  team: z.string().min(1),
+  authMode: AuthModeSchema.default('required'),
+  toolProfile: ToolProfileSchema.default('tasks'),
+  features: z.strictObject({ tasks: z.boolean().default(true) }).prefault({}),
+  namespacing: z.boolean().default(true),
+  cache: CacheConfigSchema.prefault({}),
+  limits: LimitsConfigSchema.prefault({}),
+});
+export type NewProject = z.input<typeof NewProjectSchema>;
+
+/** A partial update; `cache`, `limits` and `features` are merged into the current values. */
+export const ProjectPatchSchema = z.strictObject({
+  team: z.string().min(1).optional(),
+  authMode: AuthModeSchema.optional(),
+  toolProfile: ToolProfileSchema.optional(),
+  features: z.strictObject({ tasks: z.boolean().optional() }).optional(),
+  namespacing: z.boolean().optional(),
+  cache: z.record(z.string(), z.unknown()).optional(),
+  limits: z.record(z.string(), z.unknown()).optional(),
+});
+export type ProjectPatch = z.input<typeof ProjectPatchSchema>;
+
+// ---------------------------------------------------------------------------------------------------
+// Views (what the admin API and CLI return: never hashes, never credentials)
+// ---------------------------------------------------------------------------------------------------
+
+export interface TeamView {
+  id: string;
+  slug: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface UserView {
+  id: string;
+  handle: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface TokenView {
+  id: string;
+  userId: string;
+  name: string;
+  /** Prefix and first characters, to recognise a token; not a secret. */
+  hint: string;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface ApiKeyView {
+  id: string;
+  projectId: string;
+  name: string;
+  hint: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface UpstreamView extends UpstreamRecord {
+  /** Whether a project credential is stored (mode `project`); the credential itself is never shown. */
+  credentialSet: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ProjectView extends Omit<ProjectRecord, 'upstreams'> {
+  teamSlug: string;
+  upstreams: UpstreamView[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AuthorizationView {
+  id: string;
+  upstreamId: string;
+  upstreamAlias: string;
+  projectId: string;
+  userId: string;
+  status: 'active' | 'revoked' | 'expired';
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface AuditRecord {
+  id: string;
+  at: string;
+  projectId: string | null;
+  actor: string;
+  action: string;
+  detail: Record<string, unknown> | null;
+}
+
+export interface MemberView extends UserView {
+  since: string;
+}
+
+/** What an update did: the resulting record, and whether anything actually changed. */
+export interface Updated<T> {
+  record: T;
+  changed: boolean;
+}
+
+export interface ControlPlaneStoreOptions {
+  /** Clock (tests). */
+  now?: () => Date;
+  /** Called after a project's rows are deleted (e.g. to stop its task workflows). */
+  onProjectDeleted?: (project: ProjectRecord) => Promise<void>;
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+// ---------------------------------------------------------------------------------------------------
+// Implementation
+// ---------------------------------------------------------------------------------------------------
+
+export class ControlPlaneStore implements ControlPlane {
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly cipher: Cipher,
+    private readonly options: ControlPlaneStoreOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  // ------------------------------------------------------------------ ControlPlane (gateway side)
+
+  async authenticate(token: string): Promise<Principal | undefined> {
+    if (token.length > 512) return undefined;
+    const hash = hashToken(token);
+    const now = this.nowIso();
+    if (token.startsWith(USER_TOKEN_PREFIX)) {
+      const row = await this.db
+        .selectFrom('user_tokens')
+        .innerJoin('users', 'users.id', 'user_tokens.user_id')
+        .select(['user_tokens.user_id', 'user_tokens.token_hash', 'user_tokens.expires_at'])
+        .where('user_tokens.token_hash', '=', hash)
+        .where('user_tokens.revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (!row || !digestsEqual(row.token_hash, hash)) return undefined;
+      if (row.expires_at !== null && row.expires_at <= now) return undefined;
+      return { kind: 'user', userId: row.user_id };
+    }
+    if (token.startsWith(API_KEY_PREFIX)) {
+      const row = await this.db
+        .selectFrom('api_keys')
+        .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+        .select(['api_keys.id', 'api_keys.project_id', 'api_keys.key_hash'])
+        .where('api_keys.key_hash', '=', hash)
+        .where('api_keys.revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (!row || !digestsEqual(row.key_hash, hash)) return undefined;
+      return { kind: 'api_key', keyId: row.id, projectId: row.project_id };
+    }
+    return undefined;
+  }
+
+  async projectBySlug(slug: string): Promise<ProjectRecord | undefined> {
+    const row = await this.db.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
+    return row ? this.toProjectRecord(this.db, row) : undefined;
+  }
+
+  async projectById(id: string): Promise<ProjectRecord | undefined> {
+    const row = await this.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? this.toProjectRecord(this.db, row) : undefined;
+  }
+
+  async canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
+    // An API key is a credential of one project: presented elsewhere it is refused, even where
+    // anonymous callers are welcome, so a misrouted key never silently acts as someone else.
+    if (principal.kind === 'api_key') {
+      if (principal.projectId !== project.id) return false;
+      const key = await this.db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('id', '=', principal.keyId)
+        .where('project_id', '=', project.id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return key !== undefined;
+    }
+    if (project.authMode === 'anonymous') return true;
+    if (principal.kind !== 'user') return false;
+    return this.isTeamMemberOrDirect(this.db, principal.userId, project);
+  }
+
+  async canManageProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
+    if (principal.kind === 'admin') return true;
+    if (principal.kind !== 'user') return false;
+    return this.isTeamMember(this.db, principal.userId, project.teamId);
+  }
+
+  async upstreamCredential(
+    principal: Principal,
+    project: ProjectRecord,
+    upstream: UpstreamRecord,
+  ): Promise<UpstreamCredential> {
+    const name = `Upstream "${upstream.alias}"`;
+    const row = await this.db
+      .selectFrom('upstreams')
+      .selectAll()
+      .where('id', '=', upstream.id)
+      .where('project_id', '=', project.id)
+      .executeTakeFirst();
+    if (!row) return { ok: false, reason: `${name} is not configured for project "${project.slug}"` };
+    if (!row.enabled) return { ok: false, reason: `${name} is disabled` };
+    if (!(await this.canCallProject(principal, project))) {
+      return { ok: false, reason: `${name}: the caller may not call project "${project.slug}"` };
+    }
+    const auth = toAuth(row);
+    if (auth.mode === 'none') return { ok: true, headers: {}, authorizationId: null };
+    if (auth.mode === 'project') {
+      if (!row.credential) {
+        return { ok: false, reason: `${name} needs a project credential; none is configured` };
+      }
+      const secret = this.openUpstreamCredential(row.id, row.credential);
+      return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: null };
+    }
+    // per_user
+    if (principal.kind !== 'user') {
+      const who = principal.kind === 'api_key' ? 'API key callers' : `${principal.kind} callers`;
+      return {
+        ok: false,
+        reason: `${name} needs each user's own authorization; ${who} have none (call with a user token)`,
+      };
+    }
+    const auths = await this.db
+      .selectFrom('upstream_authorizations')
+      .selectAll()
+      .where('upstream_id', '=', row.id)
+      .where('user_id', '=', principal.userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    const now = this.nowIso();
+    const active = auths.find((a) => authorizationStatus(a, now) === 'active');
+    if (!active) {
+      const latest = auths[0];
+      if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted` };
+      if (latest.revoked_at !== null) {
+        return { ok: false, reason: `${name} needs your authorization; yours was revoked` };
+      }
+      return { ok: false, reason: `${name} needs your authorization; yours expired at ${latest.expires_at}` };
+    }
+    const secret = this.cipher
+      .open(active.credential, authorizationAad(active.id, active.upstream_id, active.user_id))
+      .toString('utf8');
+    return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
+  }
+
+  async authorizationValid(authorizationId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('upstream_authorizations')
+      .select(['revoked_at', 'expires_at'])
+      .where('id', '=', authorizationId)
+      .executeTakeFirst();
+    return row !== undefined && authorizationStatus(row, this.nowIso()) === 'active';
+  }
+
+  async audit(event: AuditEvent): Promise<void> {
+    await this.writeAudit(this.db, [event]);
+  }
+
+  // ------------------------------------------------------------------ Teams
+
+  async createTeam(actor: Principal, input: { slug: string; name: string }): Promise<TeamView> {
+    this.requireAdmin(actor);
+    const { slug, name } = parse(z.strictObject({ slug: SlugSchema, name: NameSchema }), input);
+    const row = { id: newId('team'), slug, name, created_at: this.nowIso() };
+    await this.db.transaction().execute(async (trx) => {
+      await insertUnique(trx.insertInto('teams').values(row), `Team "${slug}" already exists`);
+      await this.writeAudit(trx, [
+        { projectId: null, actor: actorId(actor), action: 'team.created', detail: { teamId: row.id, slug } },
+      ]);
+    });
+    return toTeamView(row);
+  }
+
+  async updateTeam(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<TeamView>> {
+    const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
+    const team = await this.requireTeam(this.db, ref);
+    await this.requireTeamRights(actor, team.id);
+    if (name === undefined || name === team.name) return { record: toTeamView(team), changed: false };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('teams').set({ name }).where('id', '=', team.id).execute();
+      await this.writeAudit(trx, [
+        { projectId: null, actor: actorId(actor), action: 'team.updated', detail: { teamId: team.id } },
+      ]);
+    });
+    return { record: toTeamView({ ...team, name }), changed: true };
+  }
+
+  /** Admin: every team; a user: the teams they belong to. */
+  async listTeams(actor: Principal): Promise<TeamView[]> {
+    let q = this.db.selectFrom('teams').selectAll('teams').orderBy('teams.slug');
+    if (actor.kind !== 'admin') {
+      const userId = this.requireUser(actor);
+      q = q
+        .innerJoin('team_members', 'team_members.team_id', 'teams.id')
+        .where('team_members.user_id', '=', userId);
+    }
+    return (await q.execute()).map(toTeamView);
+  }
+
+  async getTeam(actor: Principal, ref: string): Promise<TeamView & { members: MemberView[] }> {
+    const team = await this.requireTeam(this.db, ref);
+    await this.requireTeamRights(actor, team.id);
+    const members = await this.db
+      .selectFrom('team_members')
+      .innerJoin('users', 'users.id', 'team_members.user_id')
+      .selectAll('users')
+      .select('team_members.created_at as since')
+      .where('team_members.team_id', '=', team.id)
+      .orderBy('users.handle')
+      .execute();
+    return { ...toTeamView(team), members: members.map((m) => ({ ...toUserView(m), since: m.since })) };
+  }
+
+  async addTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<Updated<MemberView>> {
+    const team = await this.requireTeam(this.db, teamRef);
+    await this.requireTeamRights(actor, team.id);
+    const user = await this.requireUserRow(this.db, userRef);
+    return this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('team_members')
+        .select('created_at')
+        .where('team_id', '=', team.id)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
+      if (existing) return { record: { ...toUserView(user), since: existing.created_at }, changed: false };
+      const since = this.nowIso();
+      await trx
+        .insertInto('team_members')
+        .values({ team_id: team.id, user_id: user.id, created_at: since })
+        .execute();
+      await this.writeTeamAudit(trx, actor, team.id, 'team.member_added', {
+        userId: user.id,
+        handle: user.handle,
+      });
+      return { record: { ...toUserView(user), since }, changed: true };
+    });
+  }
+
+  async removeTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<void> {
+    const team = await this.requireTeam(this.db, teamRef);
+    await this.requireTeamRights(actor, team.id);
+    const user = await this.requireUserRow(this.db, userRef);
+    await this.db.transaction().execute(async (trx) => {
+      const deleted = await trx
+        .deleteFrom('team_members')
+        .where('team_id', '=', team.id)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
+      if (Number(deleted.numDeletedRows) === 0) {
+        throw new ControlPlaneError(
+          'not_found',
+          `User "${user.handle}" is not a member of team "${team.slug}"`,
+        );
+      }
+      await this.writeTeamAudit(trx, actor, team.id, 'team.member_removed', {
+        userId: user.id,
+        handle: user.handle,
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------ Users and tokens
+
+  async createUser(actor: Principal, input: { handle: string; name: string }): Promise<UserView> {
+    this.requireAdmin(actor);
+    const { handle, name } = parse(z.strictObject({ handle: HandleSchema, name: NameSchema }), input);
+    const row = { id: newId('usr'), handle, name, created_at: this.nowIso() };
+    await this.db.transaction().execute(async (trx) => {
+      await insertUnique(trx.insertInto('users').values(row), `User "${handle}" already exists`);
+      await this.writeAudit(trx, [
+        {
+          projectId: null,
+          actor: actorId(actor),
+          action: 'user.created',
+          detail: { userId: row.id, handle },
+        },
+      ]);
+    });
+    return toUserView(row);
+  }
+
+  async updateUser(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<UserView>> {
+    const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
+    const user = await this.requireUserRow(this.db, ref);
+    this.requireSelfOrAdmin(actor, user.id);
+    if (name === undefined || name === user.name) return { record: toUserView(user), changed: false };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ name }).where('id', '=', user.id).execute();
+      await this.writeAudit(trx, [
+        { projectId: null, actor: actorId(actor), action: 'user.updated', detail: { userId: user.id } },
+      ]);
+    });
+    return { record: toUserView({ ...user, name }), changed: true };
+  }
+
+  async listUsers(actor: Principal): Promise<UserView[]> {
+    this.requireAdmin(actor);
+    return (await this.db.selectFrom('users').selectAll().orderBy('handle').execute()).map(toUserView);
+  }
+
+  /** A user with their teams and the projects they may call (team or direct membership). */
+  async getUser(
+    actor: Principal,
+    ref: string,
+  ): Promise<
+    UserView & { teams: TeamView[]; projects: { id: string; slug: string; role: 'team' | 'direct' }[] }
+  > {
+    const user = await this.requireUserRow(this.db, ref);
+    this.requireSelfOrAdmin(actor, user.id);
+    const teams = await this.db
+      .selectFrom('teams')
+      .innerJoin('team_members', 'team_members.team_id', 'teams.id')
+      .selectAll('teams')
+      .where('team_members.user_id', '=', user.id)
+      .orderBy('teams.slug')
+      .execute();
+    const teamProjects = await this.db
+      .selectFrom('projects')
+      .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
+      .select(['projects.id', 'projects.slug'])
+      .where('team_members.user_id', '=', user.id)
+      .execute();
+    const direct = await this.db
+      .selectFrom('projects')
+      .innerJoin('project_members', 'project_members.project_id', 'projects.id')
+      .select(['projects.id', 'projects.slug'])
+      .where('project_members.user_id', '=', user.id)
+      .execute();
+    const projects = new Map<string, { id: string; slug: string; role: 'team' | 'direct' }>();
+    for (const p of direct) projects.set(p.id, { ...p, role: 'direct' });
+    for (const p of teamProjects) projects.set(p.id, { ...p, role: 'team' });
+    return {
+      ...toUserView(user),
+      teams: teams.map(toTeamView),
+      projects: [...projects.values()].sort((a, b) => a.slug.localeCompare(b.slug)),
+    };
+  }
+
+  /** A new personal access token, returned once in `token`; only its hash is stored. */
+  async issueUserToken(
+    actor: Principal,
+    userRef: string,
+    input: { name: string; expiresAt?: string },
+  ): Promise<{ token: string; record: TokenView }> {
+    const { name, expiresAt } = parse(
+      z.strictObject({ name: NameSchema, expiresAt: FutureTimestampSchema.optional() }),
+      input,
+    );
+    const user = await this.requireUserRow(this.db, userRef);
+    this.requireSelfOrAdmin(actor, user.id);
+    const expires = expiresAt === undefined ? null : this.futureIso(expiresAt);
+    const token = mintToken(USER_TOKEN_PREFIX);
+    const record = await this.insertUserToken(actor, user.id, name, token, expires);
+    return { token, record };
+  }
+
+  /**
+   * Admin only (bootstrap): makes sure a token chosen in advance exists for the user. Idempotent; a
+   * token already stored for another user or revoked is a conflict rather than silently reused.
+   */
+  async ensureUserToken(
+    actor: Principal,
+    userRef: string,
+    input: { name: string; token: string },
+  ): Promise<Updated<TokenView>> {
+    this.requireAdmin(actor);
+    const { name, token } = parse(z.strictObject({ name: NameSchema, token: z.string() }), input);
+    if (!isWellFormedToken(token, USER_TOKEN_PREFIX)) {
+      throw new ControlPlaneError(
+        'invalid',
+        `Token "${name}" must be "${USER_TOKEN_PREFIX}" followed by at least 22 base64url characters`,
+      );
+    }
+    const user = await this.requireUserRow(this.db, userRef);
+    const existing = await this.db
+      .selectFrom('user_tokens')
+      .selectAll()
+      .where('token_hash', '=', hashToken(token))
+      .executeTakeFirst();
+    if (existing) {
+      if (existing.user_id !== user.id) {
+        throw new ControlPlaneError('conflict', `Token "${name}" is already in use`);
+      }
+      return { record: toTokenView(existing), changed: false };
+    }
+    return { record: await this.insertUserToken(actor, user.id, name, token, null), changed: true };
+  }
+
+  async listUserTokens(actor: Principal, userRef: string): Promise<TokenView[]> {
+    const user = await this.requireUserRow(this.db, userRef);
+    this.requireSelfOrAdmin(actor, user.id);
+    const rows = await this.db
+      .selectFrom('user_tokens')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toTokenView);
+  }
+
+  async revokeToken(actor: Principal, tokenId: string): Promise<TokenView> {
+    const row = await this.db
+      .selectFrom('user_tokens')
+      .selectAll()
+      .where('id', '=', tokenId)
+      .executeTakeFirst();
+    // Another user's token id is reported as unknown rather than forbidden: ids are not disclosed.
+    const own = actor.kind === 'admin' || (actor.kind === 'user' && actor.userId === row?.user_id);
+    if (!row || !own) throw new ControlPlaneError('not_found', `No token "${tokenId}"`);
+    if (row.revoked_at !== null) return toTokenView(row);
+    const revokedAt = this.nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('user_tokens').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
+      await this.writeAudit(trx, [
+        {
+          projectId: null,
+          actor: actorId(actor),
+          action: 'user.token_revoked',
+          detail: { tokenId: row.id, userId: row.user_id },
+        },
+      ]);
+    });
+    return toTokenView({ ...row, revoked_at: revokedAt });
+  }
+
+  // ------------------------------------------------------------------ Projects
+
+  async createProject(actor: Principal, input: NewProject): Promise<ProjectView> {
+    const p = parse(NewProjectSchema, input);
+    const team = await this.requireTeam(this.db, p.team);
+    await this.requireTeamRights(actor, team.id);
+    const now = this.nowIso();
+    const row: ProjectsTable = {
+      id: newId('prj'),
+      slug: p.slug,
+      team_id: team.id,
+      auth_mode: p.authMode,
+      tool_profile: p.toolProfile,
+      features: JSON.stringify(p.features),
+      namespacing: p.namespacing ? 1 : 0,
+      cache: JSON.stringify(p.cache),
+      limits: JSON.stringify(p.limits),
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await insertUnique(trx.insertInto('projects').values(row), `Project "${p.slug}" already exists`);
+      await this.writeAudit(trx, [
+        {
+          projectId: row.id,
+          actor: actorId(actor),
+          action: 'project.created',
+          detail: { slug: p.slug, teamId: team.id },
+        },
+      ]);
+    });
+    return this.toProjectView(this.db, row);
+  }
+
+  /** Admin: every project; a user: the projects of their teams (the ones they manage). */
+  async listProjects(actor: Principal): Promise<ProjectView[]> {
+    let q = this.db.selectFrom('projects').selectAll('projects').orderBy('projects.slug');
+    if (actor.kind !== 'admin') {
+      const userId = this.requireUser(actor);
+      q = q
+        .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
+        .where('team_members.user_id', '=', userId);
+    }
+    const rows = await q.execute();
+    return Promise.all(rows.map((r) => this.toProjectView(this.db, r)));
+  }
+
+  async getProject(actor: Principal, ref: string): Promise<ProjectView> {
+    const row = await this.requireManagedProject(actor, ref);
+    return this.toProjectView(this.db, row);
+  }
+
+  async updateProject(
+    actor: Principal,
+    ref: string,
+    patchInput: ProjectPatch,
+  ): Promise<Updated<ProjectView>> {
+    const patch = parse(ProjectPatchSchema, patchInput);
+    const row = await this.requireManagedProject(actor, ref);
+    const current = await this.toProjectRecord(this.db, row);
+    let teamId = row.team_id;
+    if (patch.team !== undefined) {
+      const team = await this.requireTeam(this.db, patch.team);
+      // Moving a project hands it to another team: the actor must belong to that team as well.
+      if (team.id !== row.team_id) await this.requireTeamRights(actor, team.id);
+      teamId = team.id;
+    }
+    const cache = parse(CacheConfigSchema, { ...current.cache, ...patch.cache }, 'cache');
+    const limits = parse(LimitsConfigSchema, { ...current.limits, ...patch.limits }, 'limits');
+    const next: ProjectsTable = {
+      ...row,
+      team_id: teamId,
+      auth_mode: patch.authMode ?? row.auth_mode,
+      tool_profile: patch.toolProfile ?? row.tool_profile,
+      features: JSON.stringify({ ...current.features, ...stripUndefined(patch.features ?? {}) }),
+      namespacing: (patch.namespacing ?? current.namespacing) ? 1 : 0,
+      cache: JSON.stringify(cache),
+      limits: JSON.stringify(limits),
+    };
+    const changedFields = (
+      ['team_id', 'auth_mode', 'tool_profile', 'features', 'namespacing', 'cache', 'limits'] as const
+    ).filter((k) => next[k] !== row[k]);
+    if (changedFields.length === 0) return { record: await this.toProjectView(this.db, row), changed: false };
+    next.updated_at = this.nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('projects')
+        .set({
+          team_id: next.team_id,
+          auth_mode: next.auth_mode,
+          tool_profile: next.tool_profile,
+          features: next.features,
+          namespacing: next.namespacing,
+          cache: next.cache,
+          limits: next.limits,
+          updated_at: next.updated_at,
+        })
+        .where('id', '=', row.id)
+        .execute();
+      await this.writeAudit(trx, [
+        {
+          projectId: row.id,
+          actor: actorId(actor),
+          action: 'project.updated',
+          detail: { fields: changedFields.map(camel), ...(teamId !== row.team_id && { teamId }) },
+        },
+      ]);
+    });
+    return { record: await this.toProjectView(this.db, next), changed: true };
+  }
+
+  /** Deletes the project's control-plane rows (settings, members, keys, upstreams, authorizations). */
+  async deleteProject(actor: Principal, ref: string): Promise<ProjectRecord> {
+    const row = await this.requireManagedProject(actor, ref);
+    const record = await this.toProjectRecord(this.db, row);
+    await this.db.transaction().execute(async (trx) => {
+      const upstreamIds = trx.selectFrom('upstreams').select('id').where('project_id', '=', row.id);
+      await trx.deleteFrom('upstream_authorizations').where('upstream_id', 'in', upstreamIds).execute();
+      await trx.deleteFrom('upstreams').where('project_id', '=', row.id).execute();
+      await trx.deleteFrom('api_keys').where('project_id', '=', row.id).execute();
+      await trx.deleteFrom('project_members').where('project_id', '=', row.id).execute();
+      await trx.deleteFrom('projects').where('id', '=', row.id).execute();
+      await this.writeAudit(trx, [
+        { projectId: row.id, actor: actorId(actor), action: 'project.deleted', detail: { slug: row.slug } },
+      ]);
+    });
+    await this.options.onProjectDeleted?.(record);
+    return record;
+  }
+
+  // ------------------------------------------------------------------ Direct project members
+
+  async listProjectMembers(actor: Principal, projectRef: string): Promise<MemberView[]> {
+    const project = await this.requireManagedProject(actor, projectRef);
+    const rows = await this.db
+      .selectFrom('project_members')
+      .innerJoin('users', 'users.id', 'project_members.user_id')
+      .selectAll('users')
+      .select('project_members.created_at as since')
+      .where('project_members.project_id', '=', project.id)
+      .orderBy('users.handle')
+      .execute();
+    return rows.map((r) => ({ ...toUserView(r), since: r.since }));
+  }
+
+  async addProjectMember(
+    actor: Principal,
+    projectRef: string,
+    userRef: string,
+  ): Promise<Updated<MemberView>> {
+    const project = await this.requireManagedProject(actor, projectRef);
+    const user = await this.requireUserRow(this.db, userRef);
+    return this.db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('project_members')
+        .select('created_at')
+        .where('project_id', '=', project.id)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
+      if (existing) return { record: { ...toUserView(user), since: existing.created_at }, changed: false };
+      const since = this.nowIso();
+      await trx
+        .insertInto('project_members')
+        .values({ project_id: project.id, user_id: user.id, created_at: since })
+        .execute();
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: 'project.member_added',
+          detail: { userId: user.id, handle: user.handle },
+        },
+      ]);
+      return { record: { ...toUserView(user), since }, changed: true };
+    });
+  }
+
+  async removeProjectMember(actor: Principal, projectRef: string, userRef: string): Promise<void> {
+    const project = await this.requireManagedProject(actor, projectRef);
+    const user = await this.requireUserRow(this.db, userRef);
+    await this.db.transaction().execute(async (trx) => {
+      const deleted = await trx
+        .deleteFrom('project_members')
+        .where('project_id', '=', project.id)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
+      if (Number(deleted.numDeletedRows) === 0) {
+        throw new ControlPlaneError(
+          'not_found',
+          `User "${user.handle}" is not a direct member of project "${project.slug}"`,
+        );
+      }
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: 'project.member_removed',
+          detail: { userId: user.id, handle: user.handle },
+        },
+      ]);
+    });
+  }
+
+  // ------------------------------------------------------------------ API keys
+
+  /** A new project API key, returned once in `key`; only its hash is stored. */
+  async createApiKey(
+    actor: Principal,
+    projectRef: string,
+    input: { name: string },
+  ): Promise<{ key: string; record: ApiKeyView }> {
+    const { name } = parse(z.strictObject({ name: NameSchema }), input);
+    const project = await this.requireManagedProject(actor, projectRef);
+    const key = mintToken(API_KEY_PREFIX);
+    return { key, record: await this.insertApiKey(actor, project.id, name, key) };
+  }
+
+  /** Admin only (bootstrap): makes sure an API key chosen in advance exists for the project. */
+  async ensureApiKey(
+    actor: Principal,
+    projectRef: string,
+    input: { name: string; key: string },
+  ): Promise<Updated<ApiKeyView>> {
+    this.requireAdmin(actor);
+    const { name, key } = parse(z.strictObject({ name: NameSchema, key: z.string() }), input);
+    if (!isWellFormedToken(key, API_KEY_PREFIX)) {
+      throw new ControlPlaneError(
+        'invalid',
+        `API key "${name}" must be "${API_KEY_PREFIX}" followed by at least 22 base64url characters`,
+      );
+    }
+    const project = await this.requireManagedProject(actor, projectRef);
+    const existing = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('key_hash', '=', hashToken(key))
+      .executeTakeFirst();
+    if (existing) {
+      if (existing.project_id !== project.id) {
+        throw new ControlPlaneError('conflict', `API key "${name}" is already in use`);
+      }
+      return { record: toApiKeyView(existing), changed: false };
+    }
+    return { record: await this.insertApiKey(actor, project.id, name, key), changed: true };
+  }
+
+  async listApiKeys(actor: Principal, projectRef: string): Promise<ApiKeyView[]> {
+    const project = await this.requireManagedProject(actor, projectRef);
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('project_id', '=', project.id)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toApiKeyView);
+  }
+
+  async revokeApiKey(actor: Principal, projectRef: string, keyId: string): Promise<ApiKeyView> {
+    const project = await this.requireManagedProject(actor, projectRef);
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', keyId)
+      .where('project_id', '=', project.id)
+      .executeTakeFirst();
+    if (!row) throw new ControlPlaneError('not_found', `No API key "${keyId}" in project "${project.slug}"`);
+    if (row.revoked_at !== null) return toApiKeyView(row);
+    const revokedAt = this.nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: 'api_key.revoked',
+          detail: { keyId: row.id, name: row.name },
+        },
+      ]);
+    });
+    return toApiKeyView({ ...row, revoked_at: revokedAt });
+  }
+
+  // ------------------------------------------------------------------ Upstreams
+
+  async addUpstream(actor: Principal, projectRef: string, input: NewUpstream): Promise<UpstreamView> {
+    const u = parse(NewUpstreamSchema, input);
+    const project = await this.requireManagedProject(actor, projectRef);
+    const now = this.nowIso();
+    const id = newId('ups');
+    const row: UpstreamsTable = {
+      id,
+      project_id: project.id,
+      alias: u.alias,
+      url: u.url,
+      enabled: u.enabled ? 1 : 0,
+      auth_mode: u.auth.mode,
+      auth_header: u.auth.mode === 'none' ? null : (u.auth.header ?? null),
+      credential:
+        u.auth.mode === 'project' && u.auth.credential !== undefined
+          ? this.cipher.seal(Buffer.from(u.auth.credential, 'utf8'), upstreamCredentialAad(id))
+          : null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await insertUnique(
+        trx.insertInto('upstreams').values(row),
+        `Upstream "${u.alias}" already exists in project "${project.slug}"`,
+      );
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: 'upstream.added',
+          detail: {
+            upstreamId: id,
+            alias: u.alias,
+            authMode: u.auth.mode,
+            credentialSet: row.credential !== null,
+          },
+        },
+      ]);
+    });
+    return toUpstreamView(row);
+  }
+
+  async listUpstreams(actor: Principal, projectRef: string): Promise<UpstreamView[]> {
+    const project = await this.requireManagedProject(actor, projectRef);
+    return (await this.upstreamRows(this.db, project.id)).map(toUpstreamView);
+  }
+
+  async updateUpstream(
+    actor: Principal,
+    projectRef: string,
+    alias: string,
+    patchInput: UpstreamPatch,
+  ): Promise<Updated<UpstreamView>> {
+    const patch = parse(UpstreamPatchSchema, patchInput);
+    const project = await this.requireManagedProject(actor, projectRef);
+    const row = await this.requireUpstreamRow(project, alias);
+    const next: UpstreamsTable = { ...row };
+    const fields: string[] = [];
+    if (patch.url !== undefined && patch.url !== row.url) {
+      next.url = patch.url;
+      fields.push('url');
+    }
+    if (patch.enabled !== undefined && (patch.enabled ? 1 : 0) !== row.enabled) {
+      next.enabled = patch.enabled ? 1 : 0;
+      fields.push('enabled');
+    }
+    if (patch.auth !== undefined) {
+      const a = patch.auth;
+      const header = a.mode === 'none' ? null : (a.header ?? null);
+      if (a.mode !== row.auth_mode || header !== row.auth_header) {
+        next.auth_mode = a.mode;
+        next.auth_header = header;
+        fields.push('auth');
+      }
+      if (a.mode !== 'project') {
+        if (row.credential !== null) {
+          next.credential = null;
+          fields.push('credential');
+        }
+      } else if (a.credential !== undefined) {
+        const same =
+          row.credential !== null &&
+          secretsEqual(this.openUpstreamCredential(row.id, row.credential), a.credential);
+        if (!same) {
+          next.credential = this.cipher.seal(
+            Buffer.from(a.credential, 'utf8'),
+            upstreamCredentialAad(row.id),
+          );
+          fields.push('credential');
+        }
+      }
+    }
+    if (fields.length === 0) return { record: toUpstreamView(row), changed: false };
+    next.updated_at = this.nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('upstreams')
+        .set({
+          url: next.url,
+          enabled: next.enabled,
+          auth_mode: next.auth_mode,
+          auth_header: next.auth_header,
+          credential: next.credential,
+          updated_at: next.updated_at,
+        })
+        .where('id', '=', row.id)
+        .execute();
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: 'upstream.updated',
+          detail: { upstreamId: row.id, alias: row.alias, fields },
+        },
+      ]);
+    });
+    return { record: toUpstreamView(next), changed: true };
+  }
+
+  /** Removes an upstream with its credential and every user authorization granted for it. */
+  async removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
+    const project = await this.requireManagedProject(actor, projectRef);
+    const row = await this.requireUpstreamRow(project, alias);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
+      await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: 'upstream.removed',
+          detail: { upstreamId: row.id, alias: row.alias },
+        },
+      ]);
+    });
+  }
+
+  // ------------------------------------------------------------------ Per-user upstream authorizations
+
+  /**
+   * Records the token a user granted for a `per_user` upstream (as an OAuth flow would leave it). While
+   * the user has an active authorization, a new grant refreshes it in place (same id, so tasks bound to
+   * it keep working); after revocation or expiry a grant creates a new authorization. Users grant for
+   * themselves (they must be able to call the project); the admin may grant on behalf of `user`.
+   */
+  async grantUpstreamAuthorization(
+    actor: Principal,
+    projectRef: string,
+    alias: string,
+    input: { credential: string; expiresAt?: string; user?: string },
+  ): Promise<AuthorizationView> {
+    const g = parse(
+      z.strictObject({
+        credential: CredentialSchema,
+        expiresAt: FutureTimestampSchema.optional(),
+        user: z.string().min(1).optional(),
+      }),
+      input,
+    );
+    const { project, row, user } = await this.authorizationTarget(actor, projectRef, alias, g.user, 'grant');
+    if (row.auth_mode !== 'per_user') {
+      throw new ControlPlaneError('invalid', `Upstream "${row.alias}" does not use per-user authorization`);
+    }
+    const expiresAt = g.expiresAt === undefined ? null : this.futureIso(g.expiresAt);
+    const now = this.nowIso();
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('upstream_authorizations')
+        .selectAll()
+        .where('upstream_id', '=', row.id)
+        .where('user_id', '=', user.id)
+        .execute();
+      const active = rows.find((a) => authorizationStatus(a, now) === 'active');
+      const id = active?.id ?? newId('uauth');
+      const sealed = this.cipher.seal(
+        Buffer.from(g.credential, 'utf8'),
+        authorizationAad(id, row.id, user.id),
+      );
+      if (active) {
+        await trx
+          .updateTable('upstream_authorizations')
+          .set({ credential: sealed, expires_at: expiresAt, updated_at: now })
+          .where('id', '=', id)
+          .execute();
+      } else {
+        await trx
+          .insertInto('upstream_authorizations')
+          .values({
+            id,
+            upstream_id: row.id,
+            user_id: user.id,
+            credential: sealed,
+            created_at: now,
+            updated_at: now,
+            expires_at: expiresAt,
+            revoked_at: null,
+          })
+          .execute();
+      }
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: active ? 'authorization.refreshed' : 'authorization.granted',
+          detail: { authorizationId: id, upstreamId: row.id, alias: row.alias, userId: user.id, expiresAt },
+        },
+      ]);
+      return toAuthorizationView(
+        {
+          id,
+          upstream_id: row.id,
+          user_id: user.id,
+          created_at: active?.created_at ?? now,
+          updated_at: now,
+          expires_at: expiresAt,
+          revoked_at: null,
+        },
+        row,
+        now,
+      );
+    });
+  }
+
+  /** Revokes a user's active authorization: their own, or (admin, project managers) `user`'s. */
+  async revokeUpstreamAuthorization(
+    actor: Principal,
+    projectRef: string,
+    alias: string,
+    input: { user?: string } = {},
+  ): Promise<AuthorizationView> {
+    const { user: userRef } = parse(z.strictObject({ user: z.string().min(1).optional() }), input);
+    const { project, row, user } = await this.authorizationTarget(
+      actor,
+      projectRef,
+      alias,
+      userRef,
+      'revoke',
+    );
+    const now = this.nowIso();
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('upstream_authorizations')
+        .selectAll()
+        .where('upstream_id', '=', row.id)
+        .where('user_id', '=', user.id)
+        .execute();
+      const active = rows.find((a) => authorizationStatus(a, now) === 'active');
+      if (!active) {
+        throw new ControlPlaneError(
+          'not_found',
+          `User "${user.handle}" has no active authorization for upstream "${row.alias}"`,
+        );
+      }
+      await trx
+        .updateTable('upstream_authorizations')
+        .set({ revoked_at: now })
+        .where('id', '=', active.id)
+        .execute();
+      await this.writeAudit(trx, [
+        {
+          projectId: project.id,
+          actor: actorId(actor),
+          action: 'authorization.revoked',
+          detail: { authorizationId: active.id, upstreamId: row.id, alias: row.alias, userId: user.id },
+        },
+      ]);
+      return toAuthorizationView({ ...active, revoked_at: now }, row, now);
+    });
+  }
+
+  /** Managers see every user's authorizations for the project; other users see their own. */
+  async listUpstreamAuthorizations(actor: Principal, projectRef: string): Promise<AuthorizationView[]> {
+    const project = await this.requireProjectRow(this.db, projectRef);
+    const record = await this.toProjectRecord(this.db, project);
+    const manages = await this.canManageProject(actor, record);
+    if (!manages && !(actor.kind === 'user' && (await this.canCallProject(actor, record)))) {
+      throw await this.forbidden(actor, project.id, 'authorization.list');
+    }
+    let q = this.db
+      .selectFrom('upstream_authorizations')
+      .innerJoin('upstreams', 'upstreams.id', 'upstream_authorizations.upstream_id')
+      .selectAll('upstream_authorizations')
+      .select(['upstreams.alias', 'upstreams.project_id'])
+      .where('upstreams.project_id', '=', project.id)
+      .orderBy('upstream_authorizations.created_at')
+      .orderBy('upstream_authorizations.id');
+    if (!manages && actor.kind === 'user') q = q.where('upstream_authorizations.user_id', '=', actor.userId);
+    const now = this.nowIso();
+    return (await q.execute()).map((r) => toAuthorizationView(r, r, now));
+  }
+
+  // ------------------------------------------------------------------ Audit
+
+  /**
+   * Audit records, newest first. With a project: its managers (and the admin) may read them; without,
+   * only the admin, who then sees every record.
+   */
+  async listAudit(
+    actor: Principal,
+    opts: { project?: string; limit?: number; before?: string } = {},
+  ): Promise<AuditRecord[]> {
+    const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
+    let q = this.db.selectFrom('audit_events').selectAll().orderBy('id', 'desc').limit(limit);
+    if (opts.project !== undefined) {
+      const projectId = await this.auditProjectId(actor, opts.project);
+      q = q.where('project_id', '=', projectId);
+    } else {
+      this.requireAdmin(actor);
+    }
+    if (opts.before !== undefined) q = q.where('id', '<', opts.before);
+    const rows = await q.execute();
+    return rows.map((r) => ({
+      id: r.id,
+      at: r.at,
+      projectId: r.project_id,
+      actor: r.actor,
+      action: r.action,
+      detail: r.detail === null ? null : (JSON.parse(r.detail) as Record<string, unknown>),
+    }));
+  }
+
+  // ------------------------------------------------------------------ Internals
+
+  private nowIso(): string {
+    return this.now().toISOString();
+  }
+
+  private futureIso(timestamp: string): string {
+    const at = new Date(timestamp);
+    if (at.getTime() <= this.now().getTime()) {
+      throw new ControlPlaneError('invalid', 'expiresAt must be in the future');
+    }
+    return at.toISOString();
+  }
+
+  private requireAdmin(actor: Principal): void {
+    if (actor.kind !== 'admin')
+      throw new ControlPlaneError('forbidden', 'Only the administrator may do this');
+  }
+
+  private requireUser(actor: Principal): string {
+    if (actor.kind !== 'user')
+      throw new ControlPlaneError('forbidden', 'Only users and the administrator may do this');
+    return actor.userId;
+  }
+
+  private requireSelfOrAdmin(actor: Principal, userId: string): void {
+    if (actor.kind === 'admin') return;
+    if (actor.kind === 'user' && actor.userId === userId) return;
+    throw new ControlPlaneError('forbidden', 'Only the user themselves or the administrator may do this');
+  }
+
+  private async requireTeamRights(actor: Principal, teamId: string): Promise<void> {
+    if (actor.kind === 'admin') return;
+    if (actor.kind === 'user' && (await this.isTeamMember(this.db, actor.userId, teamId))) return;
+    throw new ControlPlaneError('forbidden', 'Only members of the team or the administrator may do this');
+  }
+
+  /** The project row if `actor` manages it; forbidden attempts by users are audited. */
+  private async requireManagedProject(actor: Principal, ref: string): Promise<ProjectsTable> {
+    const row = await this.requireProjectRow(this.db, ref);
+    if (actor.kind === 'admin') return row;
+    if (actor.kind === 'user' && (await this.isTeamMember(this.db, actor.userId, row.team_id))) return row;
+    throw await this.forbidden(actor, row.id, 'project.manage');
+  }
+
+  private async forbidden(
+    actor: Principal,
+    projectId: string,
+    attempted: string,
+  ): Promise<ControlPlaneError> {
+    await this.writeAudit(this.db, [
+      { projectId, actor: actorId(actor), action: 'access.denied', detail: { attempted } },
+    ]);
+    return new ControlPlaneError(
+      'forbidden',
+      "Only members of the project's team or the administrator may do this",
+    );
+  }
+
+  private async auditProjectId(actor: Principal, ref: string): Promise<string> {
+    const row = await this.db
+      .selectFrom('projects')
+      .select(['id', 'team_id'])
+      .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
+      .executeTakeFirst();
+    if (row) {
+      if (actor.kind === 'admin') return row.id;
+      if (actor.kind === 'user' && (await this.isTeamMember(this.db, actor.userId, row.team_id)))
+        return row.id;
+      throw await this.forbidden(actor, row.id, 'audit.list');
+    }
+    // A deleted project's trail stays readable by the admin, by project id.
+    if (actor.kind === 'admin') return ref;
+    throw new ControlPlaneError('not_found', `No project "${ref}"`);
+  }
+
+  private async authorizationTarget(
+    actor: Principal,
+    projectRef: string,
+    alias: string,
+    userRef: string | undefined,
+    op: 'grant' | 'revoke',
+  ) {
+    const project = await this.requireProjectRow(this.db, projectRef);
+    const record = await this.toProjectRecord(this.db, project);
+    let user;
+    if (userRef === undefined) {
+      if (actor.kind !== 'user')
+        throw new ControlPlaneError('invalid', 'Name the user the authorization is for');
+      user = await this.requireUserRow(this.db, actor.userId);
+    } else {
+      user = await this.requireUserRow(this.db, userRef);
+    }
+    const self = actor.kind === 'user' && actor.userId === user.id;
+    if (!self) {
+      // On behalf of someone else: the admin may grant and revoke; project managers may only revoke.
+      const allowed =
+        actor.kind === 'admin' || (op === 'revoke' && (await this.canManageProject(actor, record)));
+      if (!allowed) throw await this.forbidden(actor, project.id, `authorization.${op}`);
+    }
+    if (op === 'grant' && !(await this.isTeamMemberOrDirect(this.db, user.id, record))) {
+      throw new ControlPlaneError(
+        'forbidden',
+        `User "${user.handle}" may not call project "${project.slug}"`,
+      );
+    }
+    const row = await this.requireUpstreamRow(project, alias);
+    return { project, row, user };
+  }
+
+  private async insertUserToken(
+    actor: Principal,
+    userId: string,
+    name: string,
+    token: string,
+    expiresAt: string | null,
+  ): Promise<TokenView> {
+    const row = {
+      id: newId('tok'),
+      user_id: userId,
+      name,
+      token_hash: hashToken(token),
+      hint: tokenHint(token),
+      created_at: this.nowIso(),
+      expires_at: expiresAt,
+      revoked_at: null,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await insertUnique(trx.insertInto('user_tokens').values(row), 'Token already exists');
+      await this.writeAudit(trx, [
+        {
+          projectId: null,
+          actor: actorId(actor),
+          action: 'user.token_issued',
+          detail: { tokenId: row.id, userId, name, expiresAt },
+        },
+      ]);
+    });
+    return toTokenView(row);
+  }
+
+  private async insertApiKey(
+    actor: Principal,
+    projectId: string,
+    name: string,
+    key: string,
+  ): Promise<ApiKeyView> {
+    const row = {
+      id: newId('key'),
+      project_id: projectId,
+      name,
+      key_hash: hashToken(key),
+      hint: tokenHint(key),
+      created_at: this.nowIso(),
+      revoked_at: null,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await insertUnique(trx.insertInto('api_keys').values(row), 'API key already exists');
+      await this.writeAudit(trx, [
+        { projectId, actor: actorId(actor), action: 'api_key.created', detail: { keyId: row.id, name } },
+      ]);
+    });
+    return toApiKeyView(row);
+  }
+
+  private openUpstreamCredential(upstreamId: string, sealed: Uint8Array): string {
+    return this.cipher.open(sealed, upstreamCredentialAad(upstreamId)).toString('utf8');
+  }
+
+  private async isTeamMember(db: Db, userId: string, teamId: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('team_members')
+      .select('user_id')
+      .where('team_id', '=', teamId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  private async isTeamMemberOrDirect(db: Db, userId: string, project: { id: string; teamId: string }) {
+    if (await this.isTeamMember(db, userId, project.teamId)) return true;
+    const direct = await db
+      .selectFrom('project_members')
+      .select('user_id')
+      .where('project_id', '=', project.id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return direct !== undefined;
+  }
+
+  private async requireTeam(db: Db, ref: string) {
+    const row = await db
+      .selectFrom('teams')
+      .selectAll()
+      .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
+      .executeTakeFirst();
+    if (!row) throw new ControlPlaneError('not_found', `No team "${ref}"`);
+    return row;
+  }
+
+  private async requireUserRow(db: Db, ref: string) {
+    const row = await db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb.or([eb('id', '=', ref), eb('handle', '=', ref)]))
+      .executeTakeFirst();
+    if (!row) throw new ControlPlaneError('not_found', `No user "${ref}"`);
+    return row;
+  }
+
+  private async requireProjectRow(db: Db, ref: string): Promise<ProjectsTable> {
+    const row = await db
+      .selectFrom('projects')
+      .selectAll()
+      .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
+      .executeTakeFirst();
+    if (!row) throw new ControlPlaneError('not_found', `No project "${ref}"`);
+    return row;
+  }
+
+  private async requireUpstreamRow(
+    project: { id: string; slug: string },
+    alias: string,
+  ): Promise<UpstreamsTable> {
+    const row = await this.db
+      .selectFrom('upstreams')
+      .selectAll()
+      .where('project_id', '=', project.id)
+      .where((eb) => eb.or([eb('alias', '=', alias), eb('id', '=', alias)]))
+      .executeTakeFirst();
+    if (!row) throw new ControlPlaneError('not_found', `No upstream "${alias}" in project "${project.slug}"`);
+    return row;
+  }
+
+  private upstreamRows(db: Db, projectId: string): Promise<UpstreamsTable[]> {
+    return db
+      .selectFrom('upstreams')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .orderBy('alias')
+      .execute();
+  }
+
+  private async toProjectRecord(db: Db, row: ProjectsTable): Promise<ProjectRecord> {
+    const upstreams = await this.upstreamRows(db, row.id);
+    return {
+      ...projectSettings(row),
+      upstreams: upstreams.map(toUpstreamRecord),
+    };
+  }
+
+  private async toProjectView(db: Db, row: ProjectsTable): Promise<ProjectView> {
+    const [team, upstreams] = await Promise.all([
+      db.selectFrom('teams').select('slug').where('id', '=', row.team_id).executeTakeFirst(),
+      this.upstreamRows(db, row.id),
+    ]);
+    return {
+      ...projectSettings(row),
+      teamSlug: team?.slug ?? '',
+      upstreams: upstreams.map(toUpstreamView),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+
+  private async writeTeamAudit(
+    trx: Db,
+    actor: Principal,
+    teamId: string,
+    action: string,
+    detail: Record<string, unknown>,
+  ): Promise<void> {
+    // Team membership decides access to every project of the team: the event goes to each project's
+    // trail as well as to the instance trail.
+    const projects = await trx.selectFrom('projects').select('id').where('team_id', '=', teamId).execute();
+    const base = { actor: actorId(actor), action, detail: { teamId, ...detail } };
+    await this.writeAudit(trx, [
+      { projectId: null, ...base },
+      ...projects.map((p) => ({ projectId: p.id, ...base })),
+    ]);
+  }
+
+  private async writeAudit(db: Db, events: AuditEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const at = this.nowIso();
+    await db
+      .insertInto('audit_events')
+      .values(
+        events.map((e) => ({
+          id: auditId(),
+          at,
+          project_id: e.projectId,
+          actor: e.actor,
+          action: e.action,
+          detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+        })),
+      )
+      .execute();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------------
+
+function parse<S extends z.ZodType>(schema: S, input: unknown, path?: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const message = z.prettifyError(result.error);
+    throw new ControlPlaneError('invalid', path ? `${path}: ${message}` : message);
+  }
+  return result.data;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+const FIELD_NAMES: Record<string, string> = {
+  team_id: 'team',
+  auth_mode: 'authMode',
+  tool_profile: 'toolProfile',
+  features: 'features',
+  namespacing: 'namespacing',
+  cache: 'cache',
+  limits: 'limits',
+};
+function camel(column: string): string {
+  return FIELD_NAMES[column] ?? column;
+}
+
+/** A random id with a readable kind prefix (`prj_…`, `usr_…`); ids are not secrets. */
+export function newId(kind: string): string {
+  return `${kind}_${randomBytes(12).toString('hex')}`;
+}
+
+let lastAuditMs = 0;
+let auditSeq = 0;
+/** Time-ordered audit ids: 12 hex digits of milliseconds, a per-process sequence, then randomness. */
+function auditId(): string {
+  const ms = Date.now();
+  if (ms === lastAuditMs) auditSeq += 1;
+  else {
+    lastAuditMs = ms;
+    auditSeq = 0;
+  }
+  return `${ms.toString(16).padStart(12, '0')}${auditSeq.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
+}
+
+export function actorId(p: Principal): string {
+  switch (p.kind) {
+    case 'admin':
+      return p.via ? `admin:${p.via}` : 'admin';
+    case 'user':
+      return `user:${p.userId}`;
+    case 'api_key':
+      return `api_key:${p.keyId}`;
+    case 'anonymous':
+      return 'anonymous';
+  }
+}
+
+function upstreamCredentialAad(upstreamId: string): string {
+  return `upstream-credential:${upstreamId}`;
+}
+
+function authorizationAad(id: string, upstreamId: string, userId: string): string {
+  return `upstream-authorization:${id}:${upstreamId}:${userId}`;
+}
+
+function credentialHeaders(header: string | undefined, secret: string): Record<string, string> {
+  return header === undefined ? { Authorization: `Bearer ${secret}` } : { [header]: secret };
+}
+
+function authorizationStatus(
+  a: { revoked_at: string | null; expires_at: string | null },
+  nowIso: string,
+): AuthorizationView['status'] {
+  if (a.revoked_at !== null) return 'revoked';
+  if (a.expires_at !== null && a.expires_at <= nowIso) return 'expired';
+  return 'active';
+}
+
+async function insertUnique(query: { execute(): Promise<unknown> }, conflictMessage: string): Promise<void> {
+  try {
+    await query.execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ControlPlaneError('conflict', conflictMessage);
+    throw err;
+  }
+}
+
+/** SQLite (better-sqlite3) and PostgreSQL (pg, SQLSTATE 23505) unique-constraint violations. */
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
+function projectSettings(row: ProjectsTable): Omit<ProjectRecord, 'upstreams'> {
+  const features = JSON.parse(row.features) as { tasks?: boolean };
+  return {
+    id: row.id,
+    slug: row.slug,
+    teamId: row.team_id,
+    authMode: row.auth_mode === 'anonymous' ? 'anonymous' : 'required',
+    toolProfile: row.tool_profile as ToolProfile,
+    features: { tasks: features.tasks ?? true },
+    namespacing: Number(row.namespacing) !== 0,
+    // Parsed so settings added to the schemas later get their defaults on old rows.
+    cache: CacheConfigSchema.parse(JSON.parse(row.cache)) as CacheConfig,
+    limits: LimitsConfigSchema.parse(JSON.parse(row.limits)) as LimitsConfig,
+  };
+}
+
+function toAuth(row: UpstreamsTable): UpstreamAuth {
+  const header = row.auth_header ?? undefined;
+  if (row.auth_mode === 'project') return { mode: 'project', ...(header && { header }) };
+  if (row.auth_mode === 'per_user') return { mode: 'per_user', ...(header && { header }) };
+  return { mode: 'none' };
+}
+
+function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
+  return {
+    id: row.id,
+    alias: row.alias,
+    url: row.url,
+    enabled: Number(row.enabled) !== 0,
+    auth: toAuth(row),
+  };
+}
+
+function toUpstreamView(row: UpstreamsTable): UpstreamView {
+  return {
+    ...toUpstreamRecord(row),
+    credentialSet: row.credential !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toTeamView(row: { id: string; slug: string; name: string; created_at: string }): TeamView {
+  return { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at };
+}
+
+function toUserView(row: { id: string; handle: string; name: string; created_at: string }): UserView {
+  return { id: row.id, handle: row.handle, name: row.name, createdAt: row.created_at };
+}
+
+function toTokenView(row: {
+  id: string;
+  user_id: string;
+  name: string;
+  hint: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}): TokenView {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    name: row.name,
+    hint: row.hint,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toApiKeyView(row: {
+  id: string;
+  project_id: string;
+  name: string;
+  hint: string;
+  created_at: string;
+  revoked_at: string | null;
+}): ApiKeyView {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    hint: row.hint,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toAuthorizationView(
+  a: {
+    id: string;
+    upstream_id: string;
+    user_id: string;
+    created_at: string;
+    updated_at: string;
+    expires_at: string | null;
+    revoked_at: string | null;
+  },
+  upstream: { alias: string; project_id: string },
+  nowIso: string,
+): AuthorizationView {
+  return {
+    id: a.id,
+    upstreamId: a.upstream_id,
+    upstreamAlias: upstream.alias,
+    projectId: upstream.project_id,
+    userId: a.user_id,
+    status: authorizationStatus(a, nowIso),
+    createdAt: a.created_at,
+    updatedAt: a.updated_at,
+    expiresAt: a.expires_at,
+    revokedAt: a.revoked_at,
+  };
+}

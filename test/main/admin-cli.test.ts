@@ -1,0 +1,162 @@
+/**
+ * `taskrouter admin ...` as a child process (`node --import tsx`, and once through bin/taskrouter.mjs) on
+ * the database under test, configured by TASKROUTER_CONFIG.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Cipher, generateKey } from '../../src/store/cipher';
+import { ControlPlaneStore } from '../../src/store/control-plane';
+import { openDatabase } from '../../src/store/database';
+import { testStoreConfig, type TestStoreConfig } from '../helpers/store';
+
+// Every command is a fresh Node process loading TypeScript through tsx (~1 s each, more on a busy box).
+jest.setTimeout(180_000);
+
+const run = promisify(execFile);
+const root = path.join(__dirname, '../..');
+const keyring = { activeKeyId: 'k1', keys: { k1: generateKey() } };
+let dir: string;
+let store: TestStoreConfig;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-cli-'));
+  store = await testStoreConfig();
+  const configFile = path.join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ store, encryption: keyring }));
+  env = { ...process.env, TASKROUTER_CONFIG: configFile, UPSTREAM_SECRET: 'MARKER-cli-secret' };
+  delete env['TASKROUTER_ENCRYPTION_KEYS'];
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON output, inspected field by field
+async function cli(...args: string[]): Promise<any> {
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args],
+    {
+      cwd: root,
+      env,
+    },
+  );
+  return JSON.parse(stdout);
+}
+
+async function cliFails(...args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    await run(process.execPath, ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args], {
+      cwd: root,
+      env,
+    });
+  } catch (err) {
+    const e = err as { code: number; stderr: string };
+    return { code: e.code, stderr: e.stderr };
+  }
+  throw new Error('expected the command to fail');
+}
+
+it('manages teams, users, projects, keys and upstreams through the same operations', async () => {
+  expect(await cli('team', 'create', '--slug', 'core', '--name', 'Core')).toMatchObject({ slug: 'core' });
+  await cli('user', 'create', '--handle', 'alice', '--name', 'Alice');
+  await cli('team', 'add-member', '--team', 'core', '--user', 'alice');
+  const project = await cli(
+    'project',
+    'create',
+    '--slug',
+    'demo',
+    '--team',
+    'core',
+    '--tasks',
+    'off',
+    '--cache',
+    '{"ttlMs":1234}',
+  );
+  expect(project).toMatchObject({ slug: 'demo', features: { tasks: false }, cache: { ttlMs: 1234 } });
+  const upstream = await cli(
+    'upstream',
+    'add',
+    '--project',
+    'demo',
+    '--alias',
+    'vault',
+    '--url',
+    'http://127.0.0.1:9/mcp',
+    '--auth',
+    'project',
+    '--credential-env',
+    'UPSTREAM_SECRET',
+  );
+  expect(upstream).toMatchObject({ alias: 'vault', auth: { mode: 'project' }, credentialSet: true });
+  expect(JSON.stringify(upstream)).not.toContain('MARKER');
+  const token = await cli('token', 'issue', '--user', 'alice', '--name', 'laptop');
+  expect(token.token).toMatch(/^trp_/);
+  const key = await cli('key', 'create', '--project', 'demo', '--name', 'ci');
+  expect(key.key).toMatch(/^trk_/);
+  const audit = await cli('audit', '--project', 'demo');
+  expect(audit.map((e: { action: string }) => e.action)).toEqual(
+    expect.arrayContaining(['project.created', 'upstream.added', 'api_key.created']),
+  );
+  expect(audit[0].actor).toBe('admin:cli');
+
+  // The store sees what the CLI did.
+  const db = await openDatabase(store);
+  try {
+    const cp = new ControlPlaneStore(db, new Cipher(keyring));
+    const principal = (await cp.authenticate(token.token as string))!;
+    const p = (await cp.projectBySlug('demo'))!;
+    expect(await cp.canManageProject(principal, p)).toBe(true);
+    expect(await cp.authenticate(key.key as string)).toMatchObject({ kind: 'api_key', projectId: p.id });
+    expect(await cp.upstreamCredential(principal, p, p.upstreams[0]!)).toMatchObject({
+      headers: { Authorization: 'Bearer MARKER-cli-secret' },
+    });
+  } finally {
+    await db.destroy();
+  }
+
+  await cli('key', 'revoke', '--project', 'demo', '--id', key.id as string);
+  expect((await cli('key', 'list', '--project', 'demo'))[0].revokedAt).not.toBeNull();
+});
+
+it('applies a bootstrap file', async () => {
+  const file = path.join(dir, 'bootstrap.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      users: [{ handle: 'bob', name: 'Bob' }],
+      projects: [{ slug: 'demo', team: 'core', members: ['bob'], upstreams: [] }],
+    }),
+  );
+  expect((await cli('bootstrap', '--file', file)).changes).toEqual([
+    'user bob created',
+    'project demo: member bob',
+  ]);
+  expect((await cli('bootstrap', '--file', file)).changes).toEqual([]);
+});
+
+it('reports errors and usage with exit codes', async () => {
+  const dup = await cliFails('team', 'create', '--slug', 'core');
+  expect(dup.code).toBe(1);
+  expect(dup.stderr).toMatch(/already exists \(conflict\)/);
+  const usage = await cliFails('frobnicate');
+  expect(usage.code).toBe(2);
+  expect(usage.stderr).toMatch(/usage: taskrouter admin/);
+  expect((await cliFails('project', 'show')).stderr).toMatch(/--project is required/);
+});
+
+it('runs through the bin script', async () => {
+  const { stdout } = await run(
+    process.execPath,
+    [path.join(root, 'bin/taskrouter.mjs'), 'admin', 'team', 'list'],
+    {
+      cwd: os.tmpdir(),
+      env,
+    },
+  );
+  expect(JSON.parse(stdout).map((t: { slug: string }) => t.slug)).toEqual(['core']);
+});
