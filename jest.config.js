@@ -14,6 +14,24 @@ if (only && !DATABASES.includes(only)) {
   throw new Error(`TASKROUTER_TEST_DB must be one of ${DATABASES.join(', ')} (got ${only})`);
 }
 
+/**
+ * Test folders that never open the gateway's database (pure units, the example upstream, the Temporal
+ * launcher, the conformance run and the `npm start` demo, which bring their own SQLite file). Running them
+ * a second time under the PostgreSQL project would test nothing new, so that project leaves them out.
+ */
+const DATABASE_FREE = [
+  '/test/protocol/',
+  '/test/gateway/',
+  '/test/workflows/',
+  '/test/activities/',
+  '/test/upstream/',
+  '/test/config/',
+  '/test/examples/',
+  '/test/temporal/',
+  '/test/conformance/',
+  '/test/main/start-demo',
+];
+
 /** @type {import('jest').Config} */
 module.exports = {
   // Integration tests start workers and wait for workflows: jest's 5 s default is far too short.
@@ -29,5 +47,6 @@ module.exports = {
     roots: ['<rootDir>/test'],
     // Read by test/helpers/store.ts (testDatabase()).
     globals: { TASKROUTER_TEST_DB: db },
+    ...(db === 'postgres' && { testPathIgnorePatterns: ['/node_modules/', ...DATABASE_FREE] }),
   })),
 };

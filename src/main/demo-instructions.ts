@@ -3,6 +3,8 @@
 export interface DemoEndpoints {
   gatewayUrl: string;
   project: string;
+  /** The demo user's personal access token. */
+  token: string;
   upstreamUrl: string;
   temporalUiUrl?: string;
 }
@@ -13,7 +15,7 @@ const META =
 
 export function curlFor(url: string, method: string, name: string, params: string): string {
   return [
-    `curl -s ${url}`,
+    `curl -s ${url} -H "authorization: Bearer $TR_TOKEN"`,
     `  -H 'content-type: application/json' -H 'accept: application/json, text/event-stream'`,
     `  -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: ${method}' -H "mcp-name: ${name}"`,
     `  -d '{"jsonrpc":"2.0","id":1,"method":"${method}","params":{${params},${META}}}'`,
@@ -35,13 +37,17 @@ TaskRouter is running.
   Example upstream:                      ${e.upstreamUrl}
   Temporal Web UI:                       ${e.temporalUiUrl ?? '(headless)'}
 
-Create a task (the gateway answers with its own task id):
+Create a task (the gateway answers with its own task id), as the demo user:
 
+TR_TOKEN=${e.token}
 TASK=$(${create} | sed -E 's/.*"taskId":"([^"]+)".*/\\1/'); echo "$TASK"
 
 Poll it (status goes from "working" to "completed" after about 10 s, with the result inlined):
 
 ${get}
+
+The demo user's token is kept in .data/demo-secrets.json (with the admin token for /v1/admin).
+Manage teams, projects, keys and upstreams with: npm run admin -- --help
 
 Press Ctrl+C to stop.
 `;

@@ -3,6 +3,8 @@
  * Web UI and a SQLite file, the SQLite store, the gateway API and worker, and the example upstream as
  * the demo project's server. Prints a working curl sequence.
  */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { startExampleUpstream } from '../../examples/upstream/server';
@@ -13,6 +15,7 @@ import { startDevServer } from '../temporal/dev-server';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { keyringFromEnv, keyringFromFile } from './keyring';
 import { startRuntime } from './runtime';
+import { mintToken } from '../store/tokens';
 import { demoInstructions } from './demo-instructions';
 
 async function main(): Promise<void> {
@@ -36,12 +39,14 @@ async function main(): Promise<void> {
   });
   const upstream = await startExampleUpstream({ port: upstreamPort });
 
+  const demo = demoBootstrap(dataDir, upstream.url);
   const input: ConfigInput = {
     http: { host: env['HOST'] ?? '127.0.0.1', port: httpPort },
     temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: 'taskrouter-tasks' },
     store: { sqliteFile: path.join(dataDir, 'taskrouter.db') },
     encryption: keyringFromEnv(env) ?? keyringFromFile(path.join(dataDir, 'keys.json')),
-    projects: [{ slug: 'demo', upstreams: [{ alias: 'example', url: upstream.url }] }],
+    admin: { token: demo.adminToken },
+    bootstrapFile: demo.file,
   };
   const runtime = await startRuntime({ config: parseConfig(input), logger, api: true, worker: true });
 
@@ -49,6 +54,7 @@ async function main(): Promise<void> {
     demoInstructions({
       gatewayUrl: runtime.url ?? '',
       project: 'demo',
+      token: demo.userToken,
       upstreamUrl: upstream.url,
       temporalUiUrl: temporal.uiUrl,
     }),
@@ -66,6 +72,32 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', (s) => void stop(s));
   process.once('SIGTERM', (s) => void stop(s));
+}
+
+/**
+ * The demo tenant, applied through the declarative bootstrap: team `demo` with user `demo` (whose
+ * personal access token the curl example uses) and project `demo` on the example upstream. Secrets are
+ * made once and kept under .data/ (mode 600), so restarts keep working with the same token.
+ */
+function demoBootstrap(dataDir: string, upstreamUrl: string) {
+  const secretsFile = path.join(dataDir, 'demo-secrets.json');
+  if (!existsSync(secretsFile)) {
+    mkdirSync(dataDir, { recursive: true });
+    const secrets = { userToken: mintToken('trp_'), adminToken: randomBytes(24).toString('base64url') };
+    writeFileSync(secretsFile, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
+  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as { userToken: string; adminToken: string };
+  const file = path.join(dataDir, 'bootstrap.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      users: [{ handle: 'demo', name: 'Demo user', tokens: [{ name: 'demo', token: secrets.userToken }] }],
+      teams: [{ slug: 'demo', name: 'Demo team', members: ['demo'] }],
+      projects: [{ slug: 'demo', team: 'demo', upstreams: [{ alias: 'example', url: upstreamUrl }] }],
+    }),
+    { mode: 0o600 },
+  );
+  return { file, ...secrets };
 }
 
 main().catch((err: unknown) => {
