@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { getFreePort, isPidAlive } from '../temporal/dev-server';
+import { getFreePort, isPidAlive, OutputTail } from '../temporal/dev-server';
 
 export const POSTGRES_LIB_DIR = '/usr/lib/postgresql';
 
@@ -54,7 +54,6 @@ export interface PostgresDevServer {
   stop(): Promise<void>;
 }
 
-const OUTPUT_TAIL_BYTES = 16 * 1024;
 const STOP_GRACE_MS = 10_000;
 const SUPERUSER = 'postgres';
 
@@ -120,16 +119,6 @@ function reachableByOthers(dir: string): boolean {
   }
 }
 
-class OutputTail {
-  private buf = '';
-  append(chunk: Buffer | string): void {
-    this.buf += chunk.toString();
-    if (this.buf.length > OUTPUT_TAIL_BYTES * 2) this.buf = this.buf.slice(-OUTPUT_TAIL_BYTES);
-  }
-  tail(lines = 30): string {
-    return this.buf.trimEnd().split('\n').slice(-lines).join('\n');
-  }
-}
 
 function run(file: string, args: readonly string[], as: RunAs | undefined, cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {

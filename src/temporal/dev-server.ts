@@ -136,7 +136,7 @@ export async function stopProcessByPid(pid: number, graceMs = STOP_GRACE_MS): Pr
 }
 
 /** Keeps the last few KiB of a stream; also drains it, so a chatty server never blocks on a full pipe. */
-class OutputTail {
+export class OutputTail {
   private buf = '';
   append(chunk: Buffer | string): void {
     this.buf += chunk.toString();
