@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { ControlPlaneStore } from '../store/control-plane';
+import type { AdminApiDeps } from './admin';
 import { adminApi } from './admin';
 import type { McpEndpointDeps } from './mcp-endpoint';
 import { mcpEndpoint } from './mcp-endpoint';
@@ -17,6 +18,8 @@ export interface AppDeps extends McpEndpointDeps {
   controlPlane: ControlPlaneStore;
   /** The instance administrator's token for `/v1/admin`. */
   adminToken?: string;
+  /** Retention and project deletion through Temporal (absent in tests without a Temporal client). */
+  admin?: Pick<AdminApiDeps, 'runRetention' | 'startProjectDeletion'>;
 }
 
 export function createApp(deps: AppDeps): RequestHandler {
@@ -35,6 +38,7 @@ export function createApp(deps: AppDeps): RequestHandler {
       controlPlane: deps.controlPlane,
       ...(deps.adminToken !== undefined && { adminToken: deps.adminToken }),
       logger: deps.logger,
+      ...deps.admin,
     }),
   );
   const koa = app.callback();

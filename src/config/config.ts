@@ -75,6 +75,11 @@ export type ProjectConfig = z.infer<typeof ProjectConfigSchema>;
 export type CacheConfig = z.infer<typeof CacheConfigSchema>;
 export type LimitsConfig = z.infer<typeof LimitsConfigSchema>;
 
+/** A Temporal duration string of at least one second (`30s`, `15m`, `1h`, `1d`). */
+const DurationSchema = z
+  .string()
+  .regex(/^[1-9][0-9]*(s|m|h|d)$/, 'a duration such as "30s", "15m", "1h" or "1d"');
+
 export const ConfigSchema = z.strictObject({
   // `.prefault({})` parses a missing section as `{}`, so every field default below applies.
   http: z
@@ -136,6 +141,29 @@ export const ConfigSchema = z.strictObject({
       pollFailureBudget: z.int().positive().default(30),
       /** How long the API waits for the first upstream outcome of a task-aware call. */
       startTimeoutMs: z.int().positive().default(60_000),
+    })
+    .prefault({}),
+  /**
+   * Retention (docs/retention.md): Temporal schedules purge task payloads (results, errors, input
+   * requests) older than `payloadTtlMs` and task metadata and history older than `metadataTtlMs`.
+   */
+  retention: z
+    .strictObject({
+      payloadTtlMs: z
+        .int()
+        .positive()
+        .default(24 * 3_600_000),
+      metadataTtlMs: z
+        .int()
+        .positive()
+        .default(90 * 24 * 3_600_000),
+      /** Schedule intervals (Temporal duration strings, at least 1 s): `30s`, `15m`, `1h`, `1d`. */
+      payloadPurgeEvery: DurationSchema.default('1h'),
+      metadataPurgeEvery: DurationSchema.default('1d'),
+      /** Tasks handled per purge batch (one transaction each). */
+      batchSize: z.int().positive().max(10_000).default(500),
+      /** Pause between two batches, to spread the database load of a large purge. */
+      batchPauseMs: z.int().min(0).default(0),
     })
     .prefault({}),
   projects: z.array(ProjectConfigSchema).default([]),

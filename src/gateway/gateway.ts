@@ -516,6 +516,9 @@ export class McpGateway {
   private async getTask(call: McpCall): Promise<Result> {
     const params = parseParams(GetTaskParamsSchema, call.params);
     const task = await this.ownedTask(call, params.taskId);
+    // Payload retention removed the result (docs/retention.md); the metadata stays until its own purge.
+    if (task.payloadExpired)
+      throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task has expired');
     return getTaskResult(params.taskId, await this.currentSnapshot(task), this.deps.serverInfo);
   }
 

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/config';
 import { loadConfigFile, parseConfig } from '../config/config';
@@ -18,6 +19,9 @@ import type { Principal } from '../store/control-plane-types';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { findRepoRoot } from '../temporal/cli';
+import { createDataConverter } from '../temporal/codec';
+import { startProjectDeletion } from '../temporal/project-deletion';
+import { triggerRetention } from '../temporal/schedules';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { keyringFromEnv, keyringFromFile } from './keyring';
 
@@ -33,7 +37,7 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
   project create --slug S --team T [settings]
   project update --project P [--team T] [settings]
   project show --project P                   project list
-  project delete --project P
+  project delete --project P                 (a Temporal workflow: stops tasks, then deletes)
   project add-member --project P --user U    project remove-member --project P --user U
   key create --project P --name N            key list --project P
   key revoke --project P --id KEY_ID
@@ -45,6 +49,7 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
   authorization list --project P
   audit [--project P] [--limit N] [--before ID]
   bootstrap --file F
+  retention run --kind payloads|metadata     (needs Temporal: temporal.address)
 
   settings:   --auth-mode required|anonymous  --tool-profile tasks|standard  --tasks on|off
               --namespacing on|off  --cache JSON  --limits JSON
@@ -144,11 +149,18 @@ function authInput(
   } as UpstreamAuthInput;
 }
 
+/** What the CLI does through Temporal (docs/retention.md). */
+export interface CliTemporal {
+  runRetention(kind: 'payloads' | 'metadata'): Promise<unknown>;
+  startProjectDeletion(projectId: string): Promise<{ workflowId: string }>;
+}
+
 /** Runs one command; returns what to print (JSON-serialisable). */
 export async function runAdminCommand(
   cp: ControlPlaneStore,
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
+  temporal?: CliTemporal,
 ): Promise<unknown> {
   const args = argv[0] === 'admin' ? argv.slice(1) : argv;
   const [noun, verb, ...rest] = args;
@@ -209,8 +221,14 @@ export async function runAdminCommand(
     case 'project list':
       return cp.listProjects(admin);
     case 'project delete': {
-      const deleted = await cp.deleteProject(admin, need(flags, 'project'));
-      return { deleted: { id: deleted.id, slug: deleted.slug } };
+      if (!temporal) {
+        const deleted = await cp.deleteProject(admin, need(flags, 'project'));
+        return { deleted: { id: deleted.id, slug: deleted.slug } };
+      }
+      // The project stops serving at once; the deletion workflow removes the rest.
+      const project = await cp.markProjectDeleting(admin, need(flags, 'project'));
+      const { workflowId } = await temporal.startProjectDeletion(project.id);
+      return { deleting: { id: project.id, slug: project.slug, workflowId } };
     }
     case 'project add-member':
       return (await cp.addProjectMember(admin, need(flags, 'project'), need(flags, 'user'))).record;
@@ -288,6 +306,14 @@ export async function runAdminCommand(
     }
     case 'bootstrap':
       return applyBootstrap(cp, loadBootstrapFile(need(flags, 'file')));
+
+    case 'retention run': {
+      const kind = need(flags, 'kind');
+      if (kind !== 'payloads' && kind !== 'metadata')
+        throw new UsageError('--kind must be payloads or metadata');
+      if (!temporal) throw new UsageError('retention run needs a Temporal connection');
+      return temporal.runRetention(kind);
+    }
   }
   throw new UsageError(`Unknown command "${args.join(' ')}"`);
 }
@@ -310,6 +336,7 @@ export function cliConfig(env: NodeJS.ProcessEnv): Config {
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   let db: Kysely<Database> | undefined;
+  let connection: Connection | undefined;
   try {
     const args = argv[0] === 'admin' ? argv.slice(1) : argv;
     if (args.length === 0 || ['help', '--help', '-h'].includes(args[0] as string)) {
@@ -318,8 +345,22 @@ async function main(): Promise<number> {
     }
     const config = cliConfig(process.env);
     db = await openDatabase(config.store);
-    const cp = new ControlPlaneStore(db, new Cipher(config.encryption));
-    const result = await runAdminCommand(cp, args);
+    const cipher = new Cipher(config.encryption);
+    const cp = new ControlPlaneStore(db, cipher);
+    const temporalClient = async () => {
+      connection ??= await Connection.connect({ address: config.temporal.address, connectTimeout: '10s' });
+      return new Client({
+        connection,
+        namespace: config.temporal.namespace,
+        dataConverter: createDataConverter(cipher),
+      });
+    };
+    const taskQueue = config.temporal.taskQueue;
+    const result = await runAdminCommand(cp, args, process.env, {
+      runRetention: async (kind) => triggerRetention(await temporalClient(), taskQueue, kind),
+      startProjectDeletion: async (projectId) =>
+        startProjectDeletion(await temporalClient(), taskQueue, projectId, config.retention.batchSize),
+    });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
@@ -331,6 +372,7 @@ async function main(): Promise<number> {
     process.stderr.write(`taskrouter admin: ${err instanceof Error ? err.message : String(err)}${code}\n`);
     return 1;
   } finally {
+    await connection?.close();
     await db?.destroy();
   }
 }

@@ -10,6 +10,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities';
+import { createRetentionActivities } from '../activities/retention';
 import { createApp } from '../api/app';
 import { Subscriptions } from '../api/subscriptions';
 import type { Config } from '../config/config';
@@ -31,6 +32,8 @@ import { TaskStore } from '../store/task-store';
 import { createDataConverter } from '../temporal/codec';
 import { TemporalTaskEngine } from '../temporal/task-engine';
 import { installTemporalLogging } from '../temporal/runtime-logging';
+import { startProjectDeletion } from '../temporal/project-deletion';
+import { ensureRetentionSchedules, triggerRetention } from '../temporal/schedules';
 import { createTaskWorker } from '../temporal/worker';
 import { UpstreamClient } from '../upstream/client';
 import { DiscoveryCache } from '../upstream/discovery';
@@ -59,7 +62,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const catalog = new UpstreamCatalog(upstream, serverInfo);
   const db: Kysely<Database> = await openDatabase(config.store);
   const store = new TaskStore(db, cipher);
-  const controlPlane = new ControlPlaneStore(db, cipher);
+  // A change that turns namespacing off over colliding upstreams is refused when it is made.
+  const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
+    validateProject: (project) =>
+      checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
+  });
   const closers: Array<() => Promise<void>> = [];
   try {
     // The API role owns configuration: it applies the declarative parts, then checks every project, so
@@ -76,19 +83,37 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   if (opts.worker) {
     installTemporalLogging(logger.child({ component: 'temporal' }));
     const connection = await NativeConnection.connect({ address: config.temporal.address });
-    worker = await createTaskWorker({
-      connection,
-      namespace: config.temporal.namespace,
-      taskQueue: config.temporal.taskQueue,
-      cipher,
-      activities: createActivities({
+    // Project deletion stops task workflows through a client; connected on first use.
+    let activityClient: Promise<{ client: Client; connection: Connection }> | undefined;
+    const temporalClient = async () => {
+      activityClient ??= Connection.connect({ address: config.temporal.address }).then((c) => ({
+        connection: c,
+        client: new Client({
+          connection: c,
+          namespace: config.temporal.namespace,
+          dataConverter: createDataConverter(cipher),
+        }),
+      }));
+      return (await activityClient).client;
+    };
+    const workerLogger = logger.child({ role: 'worker' });
+    const activities = {
+      ...createActivities({
         upstream,
         store,
         resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
         gatewayInfo: serverInfo,
         settings: config.tasks,
-        logger: logger.child({ role: 'worker' }),
+        logger: workerLogger,
       }),
+      ...createRetentionActivities({ store, controlPlane, temporalClient, logger: workerLogger }),
+    };
+    worker = await createTaskWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      cipher,
+      activities,
     });
     const w = worker;
     workerRun = w.run();
@@ -96,6 +121,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       if (w.getState() === 'RUNNING') w.shutdown();
       await workerRun;
       await connection.close();
+      if (activityClient) await (await activityClient).connection.close();
     });
   }
 
@@ -119,6 +145,17 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       logger: logger.child({ role: 'api' }),
       startTimeoutMs: config.tasks.startTimeoutMs,
     });
+    const taskQueue = config.temporal.taskQueue;
+    const startDeletion = (projectId: string) =>
+      startProjectDeletion(client, taskQueue, projectId, config.retention.batchSize);
+    try {
+      await ensureRetentionSchedules(client, taskQueue, config.retention);
+      // Deletions interrupted between marking the project and starting the workflow resume here.
+      for (const projectId of await controlPlane.projectsBeingDeleted()) await startDeletion(projectId);
+    } catch (err) {
+      // Serving does not depend on them; the next start-up tries again (docs/retention.md).
+      logger.error({ err }, 'retention schedules or pending project deletions could not be set up');
+    }
     const subscriptions = new Subscriptions();
     const app = createApp({
       gateway,
@@ -132,6 +169,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         allowedHosts: config.http.allowedHosts,
       },
       subscriptions,
+      admin: {
+        runRetention: (kind) => triggerRetention(client, taskQueue, kind),
+        startProjectDeletion: startDeletion,
+      },
     });
     const s = createServer(app);
     await new Promise<void>((resolve, reject) => {

@@ -247,6 +247,11 @@ export interface ControlPlaneStoreOptions {
   now?: () => Date;
   /** Called after a project's rows are deleted (e.g. to stop its task workflows). */
   onProjectDeleted?: (project: ProjectRecord) => Promise<void>;
+  /**
+   * Checks a project configuration before a change that could make it unservable is written (today:
+   * turning namespacing off while upstreams share names). Rejects with the reason.
+   */
+  validateProject?: (project: ProjectRecord) => Promise<void>;
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -291,6 +296,7 @@ export class ControlPlaneStore implements ControlPlane {
         .select(['api_keys.id', 'api_keys.project_id', 'api_keys.key_hash'])
         .where('api_keys.key_hash', '=', hash)
         .where('api_keys.revoked_at', 'is', null)
+        .where('projects.deleting_at', 'is', null)
         .executeTakeFirst();
       if (!row || !digestsEqual(row.key_hash, hash)) return undefined;
       return { kind: 'api_key', keyId: row.id, projectId: row.project_id };
@@ -299,7 +305,13 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async projectBySlug(slug: string): Promise<ProjectRecord | undefined> {
-    const row = await this.db.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
+    // A project being deleted no longer serves (docs/retention.md).
+    const row = await this.db
+      .selectFrom('projects')
+      .selectAll()
+      .where('slug', '=', slug)
+      .where('deleting_at', 'is', null)
+      .executeTakeFirst();
     return row ? this.toProjectRecord(this.db, row) : undefined;
   }
 
@@ -347,7 +359,9 @@ export class ControlPlaneStore implements ControlPlane {
       .executeTakeFirst();
     if (!row) return { ok: false, reason: `${name} is not configured for project "${project.slug}"` };
     if (!row.enabled) return { ok: false, reason: `${name} is disabled` };
-    if (!(await this.canCallProject(principal, project))) {
+    // The admin principal never reaches the MCP endpoint (the admin token is not an MCP credential); it
+    // asks here only for the gateway's own configuration checks, which use the project's credential.
+    if (principal.kind !== 'admin' && !(await this.canCallProject(principal, project))) {
       return { ok: false, reason: `${name}: the caller may not call project "${project.slug}"` };
     }
     const auth = toAuth(row);
@@ -755,6 +769,8 @@ export class ControlPlaneStore implements ControlPlane {
       ['team_id', 'auth_mode', 'tool_profile', 'features', 'namespacing', 'cache', 'limits'] as const
     ).filter((k) => next[k] !== row[k]);
     if (changedFields.length === 0) return { record: await this.toProjectView(this.db, row), changed: false };
+    if (next.namespacing === 0 && row.namespacing === 1)
+      await this.validate({ ...current, namespacing: false });
     next.updated_at = this.nowIso();
     await this.db.transaction().execute(async (trx) => {
       await trx
@@ -781,6 +797,51 @@ export class ControlPlaneStore implements ControlPlane {
       ]);
     });
     return { record: await this.toProjectView(this.db, next), changed: true };
+  }
+
+  private async validate(project: ProjectRecord): Promise<void> {
+    if (!this.options.validateProject) return;
+    try {
+      await this.options.validateProject(project);
+    } catch (err) {
+      throw new ControlPlaneError('invalid', err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  /**
+   * Starts a project's deletion (docs/retention.md): from now on it no longer serves and its API keys no
+   * longer authenticate; the deletion workflow then stops its tasks and removes everything. Idempotent.
+   */
+  async markProjectDeleting(actor: Principal, ref: string): Promise<ProjectRecord> {
+    const row = await this.requireManagedProject(actor, ref);
+    if (row.deleting_at === null || row.deleting_at === undefined) {
+      await this.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('projects')
+          .set({ deleting_at: this.nowIso() })
+          .where('id', '=', row.id)
+          .execute();
+        await this.writeAudit(trx, [
+          {
+            projectId: row.id,
+            actor: actorId(actor),
+            action: 'project.deletion_started',
+            detail: { slug: row.slug },
+          },
+        ]);
+      });
+    }
+    return this.toProjectRecord(this.db, row);
+  }
+
+  /** Ids of projects whose deletion started (to resume deletions at start-up). */
+  async projectsBeingDeleted(): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('projects')
+      .select('id')
+      .where('deleting_at', 'is not', null)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Deletes the project's control-plane rows (settings, members, keys, upstreams, authorizations). */

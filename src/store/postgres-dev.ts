@@ -119,7 +119,6 @@ function reachableByOthers(dir: string): boolean {
   }
 }
 
-
 function run(file: string, args: readonly string[], as: RunAs | undefined, cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {

@@ -20,6 +20,8 @@ export interface TasksTable {
   poll_interval_ms: number | null;
   /** Encrypted JSON of the status detail (input requests, result or error). */
   detail: Buffer | null;
+  /** When payload retention removed `detail` (migration 0004); null while the payload is kept. */
+  payload_expired_at: string | null;
 }
 
 export interface TaskEventsTable {
@@ -85,6 +87,8 @@ export interface ProjectsTable {
   limits: string;
   created_at: string;
   updated_at: string;
+  /** Set when the project's deletion workflow started (migration 0004): the project no longer serves. */
+  deleting_at?: string | null;
 }
 
 export interface ProjectMembersTable {

@@ -32,6 +32,14 @@ export interface NewTask {
 
 export interface TaskRecord extends Omit<NewTask, 'snapshot'> {
   snapshot: TaskSnapshot;
+  /** Set when payload retention removed the task's payload (result, error, input requests, metadata). */
+  payloadExpired?: true;
+}
+
+/** A non-terminal task of a project, as project deletion stops it. */
+export interface ActiveTaskRef {
+  taskKey: string;
+  workflowId: string;
 }
 
 export interface TaskEvent {
@@ -168,7 +176,98 @@ export class TaskStore {
       tool: row.tool,
       authorizationId: row.authorization_id,
       snapshot,
+      ...(row.payload_expired_at !== null && { payloadExpired: true as const }),
     };
+  }
+
+  // ── retention and project deletion (docs/retention.md) ───────────────────────────────────────────
+  // Each method handles one bounded batch in one transaction and returns how many tasks it handled, so
+  // a caller loops until a batch comes back short. All are idempotent: a batch re-run after a crash
+  // finds only what is still left.
+
+  /**
+   * Expires the payloads of terminal tasks stored before `cutoffIso` (the storage time is the terminal
+   * write's `last_updated_at`): the encrypted detail is dropped and `payload_expired_at` set. Running
+   * tasks keep their payload until they are terminal (docs/decisions.md, Retention).
+   */
+  async purgePayloadsBefore(cutoffIso: string, batchSize: number, nowIso?: string): Promise<number> {
+    const expiredAt = nowIso ?? new Date().toISOString();
+    return this.db.transaction().execute(async (trx) => {
+      const keys = await trx
+        .selectFrom('tasks')
+        .select('task_key')
+        .where('payload_expired_at', 'is', null)
+        .where('last_updated_at', '<', cutoffIso)
+        .where('status', 'in', [...TERMINAL_TASK_STATUSES])
+        .limit(batchSize)
+        .execute();
+      if (keys.length === 0) return 0;
+      await trx
+        .updateTable('tasks')
+        .set({ detail: null, payload_expired_at: expiredAt })
+        .where(
+          'task_key',
+          'in',
+          keys.map((k) => k.task_key),
+        )
+        .where('payload_expired_at', 'is', null)
+        .execute();
+      return keys.length;
+    });
+  }
+
+  /** Deletes terminal tasks created before `cutoffIso`, with their status history. */
+  async purgeMetadataBefore(cutoffIso: string, batchSize: number): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const keys = await trx
+        .selectFrom('tasks')
+        .select('task_key')
+        .where('created_at', '<', cutoffIso)
+        .where('status', 'in', [...TERMINAL_TASK_STATUSES])
+        .limit(batchSize)
+        .execute();
+      return this.deleteTasks(
+        trx,
+        keys.map((k) => k.task_key),
+      );
+    });
+  }
+
+  /** A page (by task key, after `afterKey`) of a project's non-terminal tasks. */
+  async listActiveProjectTasks(project: string, afterKey: string, limit: number): Promise<ActiveTaskRef[]> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['task_key', 'workflow_id'])
+      .where('project', '=', project)
+      .where('task_key', '>', afterKey)
+      .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+      .orderBy('task_key')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ taskKey: r.task_key, workflowId: r.workflow_id }));
+  }
+
+  /** Deletes a batch of a project's tasks (any status) with their history and payloads. */
+  async deleteProjectTasks(project: string, batchSize: number): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const keys = await trx
+        .selectFrom('tasks')
+        .select('task_key')
+        .where('project', '=', project)
+        .limit(batchSize)
+        .execute();
+      return this.deleteTasks(
+        trx,
+        keys.map((k) => k.task_key),
+      );
+    });
+  }
+
+  private async deleteTasks(trx: Kysely<Database>, keys: string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    await trx.deleteFrom('task_events').where('task_key', 'in', keys).execute();
+    const deleted = await trx.deleteFrom('tasks').where('task_key', 'in', keys).executeTakeFirst();
+    return Number(deleted.numDeletedRows);
   }
 
   async listEvents(taskKey: string): Promise<TaskEvent[]> {

@@ -1,2 +1,4 @@
 /** Workflow bundle entry point (the worker's `workflowsPath`). */
 export { taskWorkflow } from './task-workflow';
+export { retentionWorkflow } from './retention';
+export { projectDeletionWorkflow } from './project-deletion';

@@ -61,6 +61,14 @@ beforeAll(async () => {
               upstreams: [{ alias: 'example', url, auth: { mode: 'per_user' } }],
             },
             { slug: 'elsewhere', team: 'other', namespacing: false, upstreams: [{ alias: 'example', url }] },
+            {
+              slug: 'twins',
+              team: 'core',
+              upstreams: [
+                { alias: 'a', url },
+                { alias: 'b', url },
+              ],
+            },
           ],
         }),
       );
@@ -113,6 +121,14 @@ describe('who may call a project', () => {
       (await admin('PATCH', '/projects/secure', { limits: { maxResultBytes: 700000 } }, T.carol)).status,
     ).toBe(403);
   });
+});
+
+test('turning namespacing off over colliding upstreams is refused with a clear configuration error', async () => {
+  const reply = await admin('PATCH', '/projects/twins', { namespacing: false }, T.alice);
+  expect(reply.status).toBe(400);
+  expect(reply.body).toMatch(/share names.*tool \\"greet\\" \(a, b\)/);
+  const view = await admin('GET', '/projects/twins');
+  expect(view.body).toContain('"namespacing":true');
 });
 
 describe('task follow-ups are bound to project, caller and authorization', () => {

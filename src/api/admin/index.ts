@@ -17,6 +17,13 @@ export interface AdminApiDeps {
   /** Largest accepted request body (default 64 KiB). */
   maxBodyBytes?: number;
   logger?: { error(obj: object, msg: string): void };
+  /** Triggers a retention schedule now (docs/retention.md); absent without a Temporal client. */
+  runRetention?: (kind: 'payloads' | 'metadata') => Promise<unknown>;
+  /**
+   * Starts (or joins) a project's deletion workflow for a project already marked deleting. Without it,
+   * DELETE /projects/{project} deletes the control-plane rows directly.
+   */
+  startProjectDeletion?: (projectId: string) => Promise<{ workflowId: string }>;
 }
 
 interface Request {
@@ -27,8 +34,8 @@ interface Request {
 }
 
 /** What a handler returns: a body (200), a created body (201), or nothing (204). */
-type Reply = { status?: 200 | 201; body: unknown } | undefined;
-type Handler = (cp: ControlPlaneStore, req: Request) => Promise<Reply>;
+type Reply = { status?: 200 | 201 | 202; body: unknown } | undefined;
+type Handler = (cp: ControlPlaneStore, req: Request, deps: AdminApiDeps) => Promise<Reply>;
 
 const PREFIX = '/v1/admin';
 const SEG = '([^/]+)';
@@ -115,9 +122,15 @@ const ROUTES = [
   route('PATCH', '/projects/:project', async (cp, r) =>
     ok((await cp.updateProject(r.actor, p(r, 0), r.body)).record),
   ),
-  route('DELETE', '/projects/:project', async (cp, r) => {
-    await cp.deleteProject(r.actor, p(r, 0));
-    return undefined;
+  route('DELETE', '/projects/:project', async (cp, r, deps) => {
+    if (!deps.startProjectDeletion) {
+      await cp.deleteProject(r.actor, p(r, 0));
+      return undefined;
+    }
+    // The project stops serving at once; the deletion workflow removes the rest (docs/retention.md).
+    const project = await cp.markProjectDeleting(r.actor, p(r, 0));
+    const { workflowId } = await deps.startProjectDeletion(project.id);
+    return { status: 202, body: { id: project.id, slug: project.slug, deletion: { workflowId } } };
   }),
 
   // Direct project members
@@ -183,6 +196,20 @@ const ROUTES = [
     ok({ authorizations: await cp.listUpstreamAuthorizations(r.actor, p(r, 0)) }),
   ),
 
+  // Retention: run a purge now (admin only)
+  route('POST', '/retention/run', async (_cp, r, deps) => {
+    if (r.actor.kind !== 'admin')
+      throw new AdminHttpError('forbidden', 'Only the administrator runs retention');
+    const extra = Object.keys(r.body).filter((k) => k !== 'kind');
+    if (extra.length > 0) throw new AdminHttpError('invalid', `Unknown field "${extra[0]}"`);
+    const kind = r.body['kind'];
+    if (kind !== 'payloads' && kind !== 'metadata') {
+      throw new AdminHttpError('invalid', '"kind" must be "payloads" or "metadata"');
+    }
+    if (!deps.runRetention) throw new AdminHttpError('invalid', 'Retention is not available here', 503);
+    return { status: 202, body: await deps.runRetention(kind) };
+  }),
+
   // Audit
   route('GET', '/projects/:project/audit', async (cp, r) =>
     ok({ events: await cp.listAudit(r.actor, { project: p(r, 0), ...pageOf(r.query) }) }),
@@ -227,7 +254,7 @@ export function adminApi(deps: AdminApiDeps): Middleware {
       }
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, limit) : {};
       const query = new URLSearchParams(ctx.querystring);
-      const reply = await found.r.handler(deps.controlPlane, { actor, params, body, query });
+      const reply = await found.r.handler(deps.controlPlane, { actor, params, body, query }, deps);
       if (reply === undefined) {
         ctx.status = 204;
         return;
