@@ -83,7 +83,7 @@ export class TaskStore {
           tool: task.tool,
           authorization_id: task.authorizationId,
           status: s.status,
-          status_message: s.statusMessage ?? null,
+          status_message: this.sealMessage(task.taskKey, s.statusMessage),
           created_at: s.createdAt,
           last_updated_at: s.lastUpdatedAt,
           ttl_ms: s.ttlMs,
@@ -100,7 +100,7 @@ export class TaskStore {
             at: s.lastUpdatedAt,
             kind: 'status',
             status: s.status,
-            status_message: s.statusMessage ?? null,
+            status_message: this.sealMessage(task.taskKey, s.statusMessage),
           })
           .execute();
       }
@@ -126,7 +126,7 @@ export class TaskStore {
         .updateTable('tasks')
         .set({
           status: s.status,
-          status_message: s.statusMessage ?? null,
+          status_message: this.sealMessage(taskKey, s.statusMessage),
           last_updated_at: s.lastUpdatedAt,
           ttl_ms: s.ttlMs,
           poll_interval_ms: s.pollIntervalMs ?? null,
@@ -134,7 +134,8 @@ export class TaskStore {
         })
         .where('task_key', '=', taskKey)
         .execute();
-      if (current.status !== s.status || current.status_message !== (s.statusMessage ?? null)) {
+      const previousMessage = this.openMessage(taskKey, current.status_message);
+      if (current.status !== s.status || previousMessage !== s.statusMessage) {
         await trx
           .insertInto('task_events')
           .values({
@@ -142,7 +143,7 @@ export class TaskStore {
             at: s.lastUpdatedAt,
             kind: 'status',
             status: s.status,
-            status_message: s.statusMessage ?? null,
+            status_message: this.sealMessage(taskKey, s.statusMessage),
           })
           .execute();
       }
@@ -163,7 +164,7 @@ export class TaskStore {
       createdAt: row.created_at,
       lastUpdatedAt: row.last_updated_at,
       ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
-      ...(row.status_message !== null && { statusMessage: row.status_message }),
+      ...(row.status_message !== null && { statusMessage: this.openMessage(taskKey, row.status_message) }),
       ...(row.poll_interval_ms !== null && { pollIntervalMs: row.poll_interval_ms }),
       ...detail,
     };
@@ -281,8 +282,23 @@ export class TaskStore {
       at: r.at,
       kind: r.kind,
       status: r.status as TaskStatus,
-      ...(r.status_message !== null && { statusMessage: r.status_message }),
+      ...(r.status_message !== null && { statusMessage: this.openMessage(taskKey, r.status_message) }),
     }));
+  }
+
+  /**
+   * Status messages are the upstream's free text and may echo arguments or results, so they are payload,
+   * not metadata: stored encrypted (as text, so both databases keep one column type).
+   */
+  private sealMessage(taskKey: string, message: string | undefined): string | null {
+    if (message === undefined) return null;
+    return `enc:${this.cipher.seal(Buffer.from(message, 'utf8'), messageAad(taskKey)).toString('base64')}`;
+  }
+
+  private openMessage(taskKey: string, stored: string | null): string | undefined {
+    if (stored === null) return undefined;
+    if (!stored.startsWith('enc:')) return stored;
+    return this.cipher.open(Buffer.from(stored.slice(4), 'base64'), messageAad(taskKey)).toString('utf8');
   }
 
   private sealDetail(taskKey: string, s: TaskSnapshot): Buffer | null {
@@ -295,6 +311,10 @@ export class TaskStore {
     };
     return Object.keys(detail).length === 0 ? null : this.cipher.sealJson(detail, detailAad(taskKey));
   }
+}
+
+function messageAad(taskKey: string): string {
+  return `task:${taskKey}:status-message`;
 }
 
 function detailAad(taskKey: string): string {

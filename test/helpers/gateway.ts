@@ -44,6 +44,8 @@ export async function startTestGateway(
     projects?: (upstreamUrl: string) => Array<Record<string, unknown>>;
     /** Writes a bootstrap file for the upstream's URL and returns its path. */
     bootstrap?: (upstreamUrl: string) => string;
+    /** Receives every log line (JSON) at debug level, e.g. to prove what logs never contain. */
+    logSink?: (line: string) => void;
   } = {},
 ): Promise<TestGateway> {
   const temporal = testTemporal();
@@ -64,7 +66,9 @@ export async function startTestGateway(
     ...(opts.bootstrap && { bootstrapFile: opts.bootstrap(upstream.url) }),
     ...opts.config,
   });
-  const logger = pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
+  const logger = opts.logSink
+    ? pino({ level: 'debug' }, { write: opts.logSink })
+    : pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   let runtimes: Runtime[] = [];
   const connections: Connection[] = [];
   let port = 0;
