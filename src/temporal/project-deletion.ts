@@ -1,7 +1,7 @@
 /** Starts (or joins) a project's deletion workflow: the admin API and the CLI use this. */
 import type { Client } from '@temporalio/client';
 import type { projectDeletionWorkflow } from '../workflows/project-deletion';
-import { PROJECT_DELETION_WORKFLOW_TYPE, projectDeletionWorkflowId } from '../workflows/project-deletion';
+import { PROJECT_DELETION_WORKFLOW_TYPE, projectDeletionWorkflowId } from '../workflows/messages';
 
 export async function startProjectDeletion(
   client: Client,

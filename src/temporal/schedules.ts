@@ -9,8 +9,9 @@ import { ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import type { RetentionKind } from '../activities/retention';
 import type { Config } from '../config/config';
-import type { retentionWorkflow, RetentionWorkflowInput } from '../workflows/retention';
-import { RETENTION_WORKFLOW_TYPE } from '../workflows/retention';
+import type { RetentionWorkflowInput } from '../workflows/messages';
+import { RETENTION_WORKFLOW_TYPE } from '../workflows/messages';
+import type { retentionWorkflow } from '../workflows/retention';
 
 export const RETENTION_KINDS: readonly RetentionKind[] = ['payloads', 'metadata'];
 

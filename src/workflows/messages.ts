@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { InputResponses, JsonRpcErrorObject, Meta, TaskSnapshot } from '../protocol';
+import type { RetentionKind } from '../activities/retention';
 import type { Principal } from '../store/control-plane-types';
 
 export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
@@ -90,4 +91,40 @@ export const snapshotQuery = defineQuery<TaskSnapshot | null>('snapshot');
 /** Workflow id of a task: derived from the task key, so it reveals nothing usable as a task id. */
 export function taskWorkflowId(taskKey: string): string {
   return `task-${taskKey.slice(0, 32)}`;
+}
+
+// ── Retention and project deletion (src/workflows/retention.ts, project-deletion.ts) ──────────────
+
+export const RETENTION_WORKFLOW_TYPE = 'retentionWorkflow';
+
+export interface RetentionWorkflowInput {
+  kind: RetentionKind;
+  ttlMs: number;
+  batchSize: number;
+  /** Pause between batches (spreads database load). */
+  batchPauseMs?: number;
+  /** Carried across continue-as-new. */
+  cutoff?: string;
+  purged?: number;
+}
+
+export interface RetentionWorkflowResult {
+  kind: RetentionKind;
+  cutoff: string;
+  /** Tasks handled by this run (across continue-as-new). */
+  purged: number;
+}
+
+export const PROJECT_DELETION_WORKFLOW_TYPE = 'projectDeletionWorkflow';
+
+export function projectDeletionWorkflowId(projectId: string): string {
+  return `project-deletion-${projectId}`;
+}
+
+export interface ProjectDeletionInput {
+  projectId: string;
+  batchSize: number;
+  /** Carried across continue-as-new. */
+  phase?: 'stop' | 'delete';
+  afterKey?: string;
 }

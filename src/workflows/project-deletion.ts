@@ -7,6 +7,7 @@
  */
 import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
+import type { ProjectDeletionInput } from './messages';
 
 const { stopProjectTasks, deleteProjectTaskData, deleteProjectRecords } =
   proxyActivities<RetentionActivities>({
@@ -14,20 +15,6 @@ const { stopProjectTasks, deleteProjectTaskData, deleteProjectRecords } =
     heartbeatTimeout: '2 minutes',
     retry: { initialInterval: '1s', maximumInterval: '1 minute' },
   });
-
-export const PROJECT_DELETION_WORKFLOW_TYPE = 'projectDeletionWorkflow';
-
-export function projectDeletionWorkflowId(projectId: string): string {
-  return `project-deletion-${projectId}`;
-}
-
-export interface ProjectDeletionInput {
-  projectId: string;
-  batchSize: number;
-  /** Carried across continue-as-new. */
-  phase?: 'stop' | 'delete';
-  afterKey?: string;
-}
 
 export interface ProjectDeletionResult {
   projectId: string;

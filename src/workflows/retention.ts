@@ -12,33 +12,14 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RetentionActivities, RetentionKind } from '../activities/retention';
+import type { RetentionActivities } from '../activities/retention';
+import type { RetentionWorkflowInput, RetentionWorkflowResult } from './messages';
 
 const { purgeRetentionBatch } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
 });
-
-export const RETENTION_WORKFLOW_TYPE = 'retentionWorkflow';
-
-export interface RetentionWorkflowInput {
-  kind: RetentionKind;
-  ttlMs: number;
-  batchSize: number;
-  /** Pause between batches (spreads database load). */
-  batchPauseMs?: number;
-  /** Carried across continue-as-new. */
-  cutoff?: string;
-  purged?: number;
-}
-
-export interface RetentionWorkflowResult {
-  kind: RetentionKind;
-  cutoff: string;
-  /** Tasks handled by this run (across continue-as-new). */
-  purged: number;
-}
 
 export async function retentionWorkflow(input: RetentionWorkflowInput): Promise<RetentionWorkflowResult> {
   const cutoff = input.cutoff ?? new Date(Date.now() - input.ttlMs).toISOString();

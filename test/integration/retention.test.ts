@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { taskKeyOf } from '../../src/store/task-store';
-import type { RetentionWorkflowResult } from '../../src/workflows/retention';
+import type { RetentionWorkflowResult } from '../../src/workflows/messages';
 
 const ADMIN_TOKEN = 'retention-admin-token-0123456789';
 const PAYLOAD_TTL_MS = 2_000;
