@@ -5,7 +5,7 @@
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { TASKS_AND_FORM_CAPS, TASKS_CAPS } from '../helpers/mcp-client';
+import { McpTestClient, TASKS_AND_FORM_CAPS, TASKS_CAPS } from '../helpers/mcp-client';
 
 let gw: TestGateway;
 const DISCOVER_TTL_MS = 150;
@@ -118,6 +118,27 @@ describe('input requests', () => {
     },
   );
 
+  test('tasks/update is refused when the upstream no longer offers Tasks', async () => {
+    const taskId = await taskOf('confirm_delete', { filename: 'g' }, TASKS_AND_FORM_CAPS);
+    await gw.client.waitForTask(taskId, (s) => s === 'input_required');
+    const updates = gw.upstream.stats.tasksUpdate;
+    gw.upstream.setAdvertiseTasks(false);
+    await discoveryExpires();
+    try {
+      const reply = await gw.client.request(
+        'tasks/update',
+        { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+        { capabilities: TASKS_AND_FORM_CAPS },
+      );
+      expect(reply.body.error).toMatchObject({ code: -31008 });
+      expect(gw.upstream.stats.tasksUpdate).toBe(updates);
+    } finally {
+      gw.upstream.setAdvertiseTasks(true);
+      await discoveryExpires();
+    }
+    await gw.client.request('tasks/cancel', { taskId });
+  });
+
   test('form elicitation the original call did not declare is not relayed either', async () => {
     // confirm_delete refuses calls without form elicitation, so use multi_input with form declared and
     // check the opposite case through the declared path: answers flow only when both sides declared form.
@@ -150,6 +171,20 @@ describe('TTL and forgotten tasks', () => {
       status: 'failed',
       error: { message: expect.stringContaining('no longer knows') },
     });
+  });
+
+  test("a terminal snapshot stays readable after the upstream's TTL elapsed and it forgot the task", async () => {
+    const taskId = await taskOf('short_lived', { ttlMs: 800 });
+    await gw.client.waitForTask(taskId);
+    await new Promise((r) => setTimeout(r, 1000));
+    // The upstream itself no longer knows the task…
+    const upstreamId = gw.upstream.stats.taskIds.at(-1) as string;
+    const direct = await new McpTestClient(gw.upstream.url).getTask(upstreamId);
+    expect(direct.body.error?.code).toBe(-32602);
+    // …but the gateway still answers with the retained terminal snapshot.
+    const again = await gw.client.getTask(taskId);
+    expect(again.body.result).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify(again.body.result?.result)).toContain('Short but complete');
   });
 
   test('a terminal snapshot stays readable after the upstream has forgotten the task', async () => {
