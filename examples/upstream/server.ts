@@ -74,6 +74,8 @@ export interface ExampleUpstream {
   stats: ExampleUpstreamStats;
   setAdvertiseTasks(advertise: boolean): void;
   setResponseMode(mode: ResponseMode): void;
+  /** While offline, every connection is dropped unanswered (an outage that keeps the tasks). */
+  setOffline(offline: boolean): void;
   resetStats(): void;
   close(): Promise<void>;
 }
@@ -186,7 +188,12 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     headers,
   });
 
+  let offline = false;
   const server = createServer((req, res) => {
+    if (offline) {
+      req.socket.destroy();
+      return;
+    }
     serve(req, res).catch((err: unknown) => {
       // Only reachable if writing the response itself failed; the socket is the best we can close.
       if (!res.headersSent) writeJson(res, 500, errorBody(null, -32603, String(err)));
@@ -328,6 +335,9 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     },
     setResponseMode(mode) {
       responseMode = mode;
+    },
+    setOffline(value) {
+      offline = value;
     },
     resetStats() {
       Object.assign(stats, emptyStats());
