@@ -4,9 +4,11 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import type { Implementation, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { Implementation, InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD } from '../protocol';
+import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
+import type { UpstreamCallPayload } from '../workflows/messages';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
@@ -35,6 +37,7 @@ export interface TaskActivitySettings {
 export interface ActivityDeps {
   upstream: UpstreamClient;
   store: TaskStore;
+  payloads: PayloadStore;
   /**
    * The endpoint, with the credential `access.principal` is entitled to, of one of a project's upstreams.
    * Rejects (non-retryably) when that credential is gone or is not the one the task is bound to.
@@ -89,13 +92,21 @@ export function createActivities(deps: ActivityDeps) {
     async callUpstreamTool(input: CallUpstreamToolInput): Promise<CallUpstreamToolResult> {
       const endpoint = await deps.resolveUpstream(input);
       const { call } = input;
+      const request = await deps.payloads.get<UpstreamCallPayload>(call.requestRef, input.taskKey, 'request');
+      if (!request) {
+        throw ApplicationFailure.create({
+          message: 'The request of this task is no longer stored',
+          type: FAILURE.upstreamProtocol,
+          nonRetryable: true,
+        });
+      }
       const params = {
         name: call.tool,
-        ...(call.arguments !== undefined && { arguments: call.arguments }),
-        ...(call.inputResponses !== undefined && { inputResponses: call.inputResponses }),
-        ...(call.requestState !== undefined && { requestState: call.requestState }),
+        ...(request.arguments !== undefined && { arguments: request.arguments }),
+        ...(request.inputResponses !== undefined && { inputResponses: request.inputResponses }),
+        ...(request.requestState !== undefined && { requestState: request.requestState }),
         _meta: upstreamMeta({
-          relayedMeta: call.relayedMeta,
+          relayedMeta: request.relayedMeta,
           protocolVersion: call.protocolVersion,
           capabilities: taskPathCapabilities(call.elicitationForm),
           gatewayInfo: deps.gatewayInfo,
@@ -106,7 +117,7 @@ export function createActivities(deps: ActivityDeps) {
         try {
           reply = await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
             signal: Context.current().cancellationSignal,
-            ...(call.headers && { headers: call.headers }),
+            ...(request.headers && { headers: request.headers }),
           });
         } catch (err) {
           if (!(err instanceof UpstreamTransportError)) throw err;
@@ -124,8 +135,14 @@ export function createActivities(deps: ActivityDeps) {
           await Context.current().sleep(delay);
         }
       }
-      if (reply.kind === 'error') return reply;
-      if (reply.result.resultType !== 'task') return { kind: 'result', result: reply.result };
+      // Synchronous outcomes are payloads: stored here, handed back to the API by id.
+      if (reply.kind === 'error') {
+        const errorRef = await deps.payloads.put(input.taskKey, 'error', reply.error);
+        return { kind: 'error', errorRef, httpStatus: reply.httpStatus };
+      }
+      if (reply.result.resultType !== 'task') {
+        return { kind: 'result', resultRef: await deps.payloads.put(input.taskKey, 'result', reply.result) };
+      }
       const invalid = () =>
         ApplicationFailure.create({
           message: `Upstream "${input.upstream}" answered with an invalid task`,
@@ -195,7 +212,14 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Forwards input responses; tasks/update is idempotent upstream (answered keys are ignored). */
     async sendTaskInput(input: SendTaskInputInput): Promise<ControlResult> {
-      return control(await taskRequest(input, METHOD.tasksUpdate, { inputResponses: input.inputResponses }));
+      const answers = await deps.payloads.get<InputResponses>(input.ref, input.taskKey, 'input_responses');
+      // Answers past payload retention cannot be forwarded; the upstream keeps asking, the client sees it.
+      if (!answers)
+        return { ok: false, error: { code: -32602, message: 'The answers are no longer stored' } };
+      const inputResponses = Object.fromEntries(
+        Object.entries(answers).filter(([k]) => input.keys.includes(k)),
+      );
+      return control(await taskRequest(input, METHOD.tasksUpdate, { inputResponses }));
     },
 
     /** Asks the upstream to cancel; cancellation is cooperative and idempotent upstream. */

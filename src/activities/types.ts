@@ -1,5 +1,5 @@
 /** Inputs and outputs of the task activities (shared with the workflow as types only). */
-import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import type { Principal } from '../store/control-plane-types';
 import type { CallerRef, UpstreamCallRequest } from '../workflows/messages';
 
@@ -20,12 +20,13 @@ export interface UpstreamTaskRef extends UpstreamAccess {
 }
 
 export interface CallUpstreamToolInput extends UpstreamAccess {
+  taskKey: string;
   call: UpstreamCallRequest;
 }
 
 export type CallUpstreamToolResult =
-  | { kind: 'result'; result: Record<string, unknown> }
-  | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number }
+  | { kind: 'result'; resultRef: string }
+  | { kind: 'error'; errorRef: string; httpStatus: number }
   | { kind: 'task'; upstreamTaskId: string; snapshot: TaskSnapshot };
 
 export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
@@ -44,7 +45,10 @@ export type WatchUpstreamTaskResult =
   | { kind: 'expired' };
 
 export interface SendTaskInputInput extends UpstreamTaskRef {
-  inputResponses: InputResponses;
+  taskKey: string;
+  /** Payload id of the client's answers, and the keys of them to forward. */
+  ref: string;
+  keys: string[];
 }
 
 export type ControlResult = { ok: true } | { ok: false; error: JsonRpcErrorObject };

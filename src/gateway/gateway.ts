@@ -10,6 +10,7 @@ import type {
   ClientCapabilities,
   DiscoverResult,
   Implementation,
+  JsonRpcErrorObject,
   RequestMeta,
   ServerCapabilities,
   TaskSnapshot,
@@ -34,6 +35,7 @@ import {
 } from '../protocol';
 import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane-types';
 import { principalId } from '../store/control-plane-types';
+import type { PayloadKind, PayloadStore } from '../store/payload-store';
 import type { TaskRecord, TaskStore } from '../store/task-store';
 import { taskKeyOf } from '../store/task-store';
 import type { TaskEngine } from '../temporal/task-engine';
@@ -41,6 +43,7 @@ import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
 import { UpstreamTransportError } from '../upstream/errors';
 import { relayableMeta, upstreamMeta } from '../upstream/meta';
+import type { UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
 import type { UpstreamCatalog } from './catalog';
 import { resolveEndpoint } from './credentials';
@@ -63,6 +66,7 @@ export interface GatewayDeps {
   cache: ResultCache;
   engine: TaskEngine;
   store: TaskStore;
+  payloads: PayloadStore;
   serverInfo: Implementation;
   logger: Logger;
   startTimeoutMs: number;
@@ -462,6 +466,15 @@ export class McpGateway {
     const taskId = mintTaskId();
     const taskKey = taskKeyOf(taskId);
     const capabilities = call.params._meta[META.clientCapabilities];
+    // The payload goes to the payload store; Temporal gets its id only.
+    const request: UpstreamCallPayload = {
+      ...(params.arguments !== undefined && { arguments: params.arguments }),
+      ...(params.inputResponses !== undefined && { inputResponses: params.inputResponses }),
+      ...(params.requestState !== undefined && { requestState: params.requestState }),
+      relayedMeta: relayableMeta(call.params._meta),
+      ...(Object.keys(headers).length > 0 && { headers }),
+    };
+    const requestRef = await this.deps.payloads.put(taskKey, 'request', request);
     let outcome;
     try {
       outcome = await this.deps.engine.start(
@@ -476,14 +489,10 @@ export class McpGateway {
           createdAt: new Date().toISOString(),
           call: {
             tool: routed.name,
-            ...(params.arguments !== undefined && { arguments: params.arguments }),
-            ...(params.inputResponses !== undefined && { inputResponses: params.inputResponses }),
-            ...(params.requestState !== undefined && { requestState: params.requestState }),
-            relayedMeta: relayableMeta(call.params._meta),
+            requestRef,
             protocolVersion: call.params._meta[META.protocolVersion],
             elicitationForm: declaresFormElicitation(capabilities),
             idempotent: isIdempotent(routed.tool),
-            ...(Object.keys(headers).length > 0 && { headers }),
           },
         },
         this.deps.startTimeoutMs,
@@ -498,16 +507,18 @@ export class McpGateway {
     switch (outcome.kind) {
       case 'task':
         return createTaskResult(taskId, outcome.snapshot, this.deps.serverInfo);
-      case 'result':
+      case 'result': {
         // A synchronous answer on the task path is processed like any result, but never cached.
-        return this.finish(call.project, outcome.result);
-      case 'error':
-        throw new RelayedError(
-          outcome.error.code,
-          outcome.error.message,
-          outcome.error.data,
-          outcome.httpStatus,
-        );
+        const result = await this.payload<Result>(outcome.resultRef, taskKey, 'result');
+        return this.finish(call.project, result);
+      }
+      case 'error': {
+        const error =
+          'errorRef' in outcome
+            ? await this.payload<JsonRpcErrorObject>(outcome.errorRef, taskKey, 'error')
+            : outcome.error;
+        throw new RelayedError(error.code, error.message, error.data, outcome.httpStatus);
+      }
     }
   }
 
@@ -539,7 +550,9 @@ export class McpGateway {
       }
       await this.requireUpstreamTasks(call, task, 'tasks/update');
     }
-    await this.recordRequest(() => this.deps.engine.provideInput(task.workflowId, params.inputResponses));
+    const keys = Object.keys(params.inputResponses);
+    const ref = await this.deps.payloads.put(task.taskKey, 'input_responses', params.inputResponses);
+    await this.recordRequest(() => this.deps.engine.provideInput(task.workflowId, { ref, keys }));
     return this.ack();
   }
 
@@ -663,6 +676,13 @@ export class McpGateway {
       this.deps.logger.warn({ err: errorName(err) }, 'snapshot query failed; answering from the store');
       return task.snapshot;
     }
+  }
+
+  /** A payload the workflow just stored; missing only if it was purged in between. */
+  private async payload<T>(ref: string, taskKey: string, kind: PayloadKind): Promise<T> {
+    const value = await this.deps.payloads.get<T>(ref, taskKey, kind);
+    if (value === undefined) throw new ProtocolError('InternalError', 'The result is no longer stored');
+    return value;
   }
 
   /** Hands a follow-up to the task workflow; failing to record it is an error, never a silent drop. */

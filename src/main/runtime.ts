@@ -28,6 +28,7 @@ import { ProtocolError } from '../protocol';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
+import { PayloadStore } from '../store/payload-store';
 import { TaskStore } from '../store/task-store';
 import { createDataConverter } from '../temporal/codec';
 import { TemporalTaskEngine } from '../temporal/task-engine';
@@ -62,6 +63,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const catalog = new UpstreamCatalog(upstream, serverInfo);
   const db: Kysely<Database> = await openDatabase(config.store);
   const store = new TaskStore(db, cipher);
+  const payloads = new PayloadStore(db, cipher);
   // A change that turns namespacing off over colliding upstreams is refused when it is made.
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
     validateProject: (project) =>
@@ -101,6 +103,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       ...createActivities({
         upstream,
         store,
+        payloads,
         resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
         gatewayInfo: serverInfo,
         settings: config.tasks,
@@ -141,6 +144,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       cache: new ResultCache(),
       engine: new TemporalTaskEngine(client, config.temporal.taskQueue),
       store,
+      payloads,
       serverInfo,
       logger: logger.child({ role: 'api' }),
       startTimeoutMs: config.tasks.startTimeoutMs,

@@ -148,7 +148,16 @@ export interface AuditEventsTable {
   detail: string | null;
 }
 
+export interface PayloadsTable {
+  id: string;
+  task_key: string;
+  kind: string;
+  created_at: string;
+  ciphertext: Buffer;
+}
+
 export interface Database {
+  payloads: PayloadsTable;
   tasks: TasksTable;
   task_events: TaskEventsTable;
   teams: TeamsTable;

@@ -202,18 +202,46 @@ export class TaskStore {
         .where('status', 'in', [...TERMINAL_TASK_STATUSES])
         .limit(batchSize)
         .execute();
-      if (keys.length === 0) return 0;
-      await trx
-        .updateTable('tasks')
-        .set({ detail: null, payload_expired_at: expiredAt })
-        .where(
-          'task_key',
-          'in',
-          keys.map((k) => k.task_key),
+      if (keys.length > 0) {
+        const taskKeys = keys.map((k) => k.task_key);
+        await trx
+          .updateTable('tasks')
+          .set({ detail: null, payload_expired_at: expiredAt })
+          .where('task_key', 'in', taskKeys)
+          .where('payload_expired_at', 'is', null)
+          .execute();
+        await trx.deleteFrom('payloads').where('task_key', 'in', taskKeys).execute();
+      }
+      // Payloads stored before the cutoff that no running task needs: synchronous calls' requests and
+      // results, and what is left of finished tasks.
+      const stale = await trx
+        .selectFrom('payloads')
+        .select('id')
+        .where('created_at', '<', cutoffIso)
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('tasks')
+                .select('tasks.task_key')
+                .whereRef('tasks.task_key', '=', 'payloads.task_key')
+                .where('tasks.status', 'not in', [...TERMINAL_TASK_STATUSES]),
+            ),
+          ),
         )
-        .where('payload_expired_at', 'is', null)
+        .limit(Math.max(0, batchSize - keys.length))
         .execute();
-      return keys.length;
+      if (stale.length > 0) {
+        await trx
+          .deleteFrom('payloads')
+          .where(
+            'id',
+            'in',
+            stale.map((r) => r.id),
+          )
+          .execute();
+      }
+      return keys.length + stale.length;
     });
   }
 
@@ -266,6 +294,7 @@ export class TaskStore {
 
   private async deleteTasks(trx: Kysely<Database>, keys: string[]): Promise<number> {
     if (keys.length === 0) return 0;
+    await trx.deleteFrom('payloads').where('task_key', 'in', keys).execute();
     await trx.deleteFrom('task_events').where('task_key', 'in', keys).execute();
     const deleted = await trx.deleteFrom('tasks').where('task_key', 'in', keys).executeTakeFirst();
     return Number(deleted.numDeletedRows);

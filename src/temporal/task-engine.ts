@@ -4,8 +4,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import type { InputResponses, TaskSnapshot } from '../protocol';
-import type { CancelOutcome, FirstOutcome, TaskWorkflowInput } from '../workflows/messages';
+import type { TaskSnapshot } from '../protocol';
+import type { CancelOutcome, FirstOutcome, InputSignal, TaskWorkflowInput } from '../workflows/messages';
 import {
   cancelTaskUpdate,
   provideInputSignal,
@@ -19,7 +19,7 @@ import { SA_CALLER_KIND, SA_PROJECT, SA_STATUS, SA_TOOL, SA_UPSTREAM } from '../
 export interface TaskEngine {
   start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome>;
   snapshot(workflowId: string, timeoutMs: number): Promise<TaskSnapshot | null>;
-  provideInput(workflowId: string, responses: InputResponses): Promise<void>;
+  provideInput(workflowId: string, input: InputSignal): Promise<void>;
   /** Resolves once the upstream answered the cancel request (or refused it). */
   cancel(workflowId: string, timeoutMs: number): Promise<CancelOutcome>;
 }
@@ -57,8 +57,8 @@ export class TemporalTaskEngine implements TaskEngine {
     );
   }
 
-  async provideInput(workflowId: string, responses: InputResponses): Promise<void> {
-    await this.client.workflow.getHandle(workflowId).signal(provideInputSignal, responses);
+  async provideInput(workflowId: string, input: InputSignal): Promise<void> {
+    await this.client.workflow.getHandle(workflowId).signal(provideInputSignal, input);
   }
 
   async cancel(workflowId: string, timeoutMs: number): Promise<CancelOutcome> {

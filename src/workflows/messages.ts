@@ -15,23 +15,38 @@ export interface CallerRef {
   id: string;
 }
 
-/** What the gateway asks the upstream for on the client's behalf (encrypted in history by the codec). */
-export interface UpstreamCallRequest {
-  /** The upstream's own tool name. */
-  tool: string;
+/**
+ * The payload part of a task-aware call, stored by the API in the payload store (kind `request`) before
+ * the workflow starts; Temporal only ever sees its id.
+ */
+export interface UpstreamCallPayload {
   arguments?: Record<string, unknown>;
   /** The client's `_meta` keys the gateway relays unchanged (reserved envelope keys removed). */
   relayedMeta: Meta;
+  /** MRTR retry: the answers to the upstream's previous `input_required` round, relayed unchanged. */
+  inputResponses?: InputResponses;
+  requestState?: string;
+  /** `Mcp-Param-*` headers derived from the upstream tool's input schema (they carry argument values). */
+  headers?: Record<string, string>;
+}
+
+/** What the gateway asks the upstream for on the client's behalf: metadata plus the payload's id. */
+export interface UpstreamCallRequest {
+  /** The upstream's own tool name. */
+  tool: string;
+  /** Payload id of the `UpstreamCallPayload`. */
+  requestRef: string;
   protocolVersion: string;
   /** Whether the client declared form elicitation on this request; the gateway declares it only then. */
   elicitationForm: boolean;
   /** Tool annotated `idempotentHint`: only then may the first call be re-sent after it may have arrived. */
   idempotent: boolean;
-  /** MRTR retry: the answers to the upstream's previous `input_required` round, relayed unchanged. */
-  inputResponses?: InputResponses;
-  requestState?: string;
-  /** `Mcp-Param-*` headers derived from the upstream tool's input schema. */
-  headers?: Record<string, string>;
+}
+
+/** A client's `tasks/update`: the answers are a payload (kind `input_responses`); the keys are metadata. */
+export interface InputSignal {
+  ref: string;
+  keys: string[];
 }
 
 /** State carried across continue-as-new. */
@@ -39,7 +54,8 @@ export interface CarriedTaskState {
   upstreamTaskId: string;
   observed: TaskSnapshot;
   answeredKeys: string[];
-  pendingInputs: InputResponses[];
+  /** Answers waiting to be forwarded: payload id and the keys accepted from it. */
+  pendingInputs: InputSignal[];
   /** The upstream acknowledged a `tasks/cancel` for this task. */
   cancelSent: boolean;
 }
@@ -68,16 +84,20 @@ export interface TaskWorkflowResult {
   status?: TaskSnapshot['status'];
 }
 
-/** The first upstream outcome of a task-aware call, returned by the start update. */
+/**
+ * The first upstream outcome of a task-aware call, returned by the start update. A synchronous result or
+ * error is a payload (kinds `result`, `error`): the update carries its id.
+ */
 export type FirstOutcome =
-  | { kind: 'result'; result: Record<string, unknown> }
-  | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number }
+  | { kind: 'result'; resultRef: string }
+  /** An upstream's JSON-RPC error (a payload, by id), or one the gateway decided itself (inline). */
+  | ({ kind: 'error'; httpStatus: number } & ({ errorRef: string } | { error: JsonRpcErrorObject }))
   | { kind: 'task'; snapshot: TaskSnapshot };
 
 /** Resolves with the first upstream outcome; used with update-with-start. */
 export const startTaskUpdate = defineUpdate<FirstOutcome>('startTask');
-/** A client's `tasks/update` input responses. */
-export const provideInputSignal = defineSignal<[InputResponses]>('provideInput');
+/** A client's `tasks/update` input responses (by payload id). */
+export const provideInputSignal = defineSignal<[InputSignal]>('provideInput');
 /**
  * A client's `tasks/cancel`: an update, so the client's acknowledgement comes after the upstream took
  * the cancel request (or with the upstream's refusal), never from a local pretend-cancel.

@@ -5,8 +5,8 @@
  * in `pendingInputs` until the loop forwards them.
  */
 import { TERMINAL_TASK_STATUSES } from '../protocol/constants';
-import type { InputResponses, TaskSnapshot } from '../protocol';
-import type { CarriedTaskState } from './messages';
+import type { TaskSnapshot } from '../protocol';
+import type { CarriedTaskState, InputSignal } from './messages';
 
 export class TaskState {
   constructor(readonly s: CarriedTaskState) {}
@@ -31,18 +31,19 @@ export class TaskState {
       .map(([key, r]) => `${key}: ${r.method}${r.params?.mode ? ` (${String(r.params.mode)})` : ''}`);
   }
 
-  /** Keeps only responses to outstanding, unanswered keys; others are ignored as the spec says. */
-  acceptInput(responses: InputResponses): void {
+  /** Keeps only answers to outstanding, unanswered keys; others are ignored as the spec says. */
+  acceptInput(input: InputSignal): void {
     if (this.terminal) return;
     const outstanding = this.s.observed.inputRequests ?? {};
-    const accepted: InputResponses = {};
-    for (const [key, value] of Object.entries(responses)) {
-      if (Object.hasOwn(outstanding, key) && !this.s.answeredKeys.includes(key)) {
-        accepted[key] = value;
-        this.s.answeredKeys.push(key);
-      }
-    }
-    if (Object.keys(accepted).length > 0) this.s.pendingInputs.push(accepted);
+    const keys = input.keys.filter(
+      (key, i) =>
+        Object.hasOwn(outstanding, key) &&
+        !this.s.answeredKeys.includes(key) &&
+        input.keys.indexOf(key) === i,
+    );
+    if (keys.length === 0) return;
+    this.s.answeredKeys.push(...keys);
+    this.s.pendingInputs.push({ ref: input.ref, keys });
   }
 
   observe(snapshot: TaskSnapshot): void {

@@ -111,7 +111,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   }
   while (!state.terminal) {
     for (let inputs = state.s.pendingInputs.shift(); inputs; inputs = state.s.pendingInputs.shift()) {
-      await sendTaskInput({ ...ref, inputResponses: inputs });
+      await sendTaskInput({ ...ref, taskKey: input.taskKey, ref: inputs.ref, keys: inputs.keys });
     }
     const watched = await watchUntilChangeOrWork(state, ref);
     if (watched) await apply(state, input, watched);
@@ -127,7 +127,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
 async function firstCall(input: TaskWorkflowInput) {
   const call = input.call.idempotent ? idempotentCall.callUpstreamTool : callUpstreamTool;
   try {
-    return await call({ ...accessOf(input), call: input.call });
+    return await call({ ...accessOf(input), taskKey: input.taskKey, call: input.call });
   } catch (err) {
     const cause = (err as ActivityFailure).cause;
     const message = cause instanceof Error ? cause.message : `Upstream "${input.upstream}" call failed`;

@@ -29,32 +29,37 @@ function state(observed: TaskSnapshot = snapshot(), carried: Partial<CarriedTask
 }
 
 describe('TaskState.acceptInput', () => {
-  it('keeps responses to outstanding keys only and queues them as one batch', () => {
+  const answer = (keys: string[], ref = 'pl_1') => ({ ref, keys });
+
+  it('keeps outstanding keys only and queues them with their payload id', () => {
     const t = state();
-    t.acceptInput({ name: { action: 'accept', content: { name: 'Luca' } }, unknown: { action: 'accept' } });
-    expect(t.s.pendingInputs).toEqual([{ name: { action: 'accept', content: { name: 'Luca' } } }]);
+    t.acceptInput(answer(['name', 'unknown']));
+    expect(t.s.pendingInputs).toEqual([{ ref: 'pl_1', keys: ['name'] }]);
     expect(t.s.answeredKeys).toEqual(['name']);
     expect(t.hasWork).toBe(true);
   });
 
-  it('ignores a key that was already answered', () => {
+  it('ignores a key that was already answered, and duplicates within one answer', () => {
     const t = state();
-    t.acceptInput({ name: { action: 'accept' } });
-    t.acceptInput({ name: { action: 'decline' }, city: { action: 'accept' } });
-    expect(t.s.pendingInputs).toEqual([{ name: { action: 'accept' } }, { city: { action: 'accept' } }]);
+    t.acceptInput(answer(['name', 'name'], 'pl_1'));
+    t.acceptInput(answer(['name', 'city'], 'pl_2'));
+    expect(t.s.pendingInputs).toEqual([
+      { ref: 'pl_1', keys: ['name'] },
+      { ref: 'pl_2', keys: ['city'] },
+    ]);
     expect(t.s.answeredKeys).toEqual(['name', 'city']);
   });
 
   it('ignores a key answered before a continue-as-new (carried answeredKeys)', () => {
     const t = state(snapshot(), { answeredKeys: ['name'] });
-    t.acceptInput({ name: { action: 'accept' } });
+    t.acceptInput(answer(['name']));
     expect(t.s.pendingInputs).toEqual([]);
     expect(t.hasWork).toBe(false);
   });
 
   it('queues nothing when no key is outstanding', () => {
     const t = state(snapshot({ status: 'working', inputRequests: undefined }));
-    t.acceptInput({ name: { action: 'accept' } });
+    t.acceptInput(answer(['name']));
     expect(t.s.pendingInputs).toEqual([]);
     expect(t.s.answeredKeys).toEqual([]);
   });
@@ -70,21 +75,21 @@ describe('TaskState.acceptInput', () => {
       },
     });
     const t = state();
-    t.acceptInput(inputResponses);
-    expect(t.s.pendingInputs).toEqual([{ name: { action: 'accept' } }]);
+    t.acceptInput(answer(Object.keys(inputResponses)));
+    expect(t.s.pendingInputs).toEqual([{ ref: 'pl_1', keys: ['name'] }]);
     expect(t.s.answeredKeys).toEqual(['name']);
   });
 
   it.each(['constructor', 'hasOwnProperty'])('queues nothing for %j on a working task', (key) => {
     const t = state(snapshot({ status: 'working', inputRequests: undefined }));
-    t.acceptInput({ [key]: { action: 'accept' } });
+    t.acceptInput(answer([key]));
     expect(t.s.pendingInputs).toEqual([]);
     expect(t.hasWork).toBe(false);
   });
 
   it.each(['completed', 'failed', 'cancelled'] as const)('ignores input once the task is %s', (status) => {
     const t = state(snapshot({ status }));
-    t.acceptInput({ name: { action: 'accept' } });
+    t.acceptInput(answer(['name']));
     expect(t.s.pendingInputs).toEqual([]);
     expect(t.s.answeredKeys).toEqual([]);
     expect(t.hasWork).toBe(false);
@@ -94,7 +99,7 @@ describe('TaskState.acceptInput', () => {
 describe('TaskState.present', () => {
   it('hides answered keys at once', () => {
     const t = state();
-    t.acceptInput({ name: { action: 'accept' } });
+    t.acceptInput({ ref: 'pl_1', keys: ['name'] });
     const p = t.present();
     expect(p.status).toBe('input_required');
     expect(p.inputRequests).toEqual({ city: elicit('City?') });
@@ -102,7 +107,7 @@ describe('TaskState.present', () => {
 
   it('shows working without inputRequests when every key is answered', () => {
     const t = state();
-    t.acceptInput({ name: { action: 'accept' }, city: { action: 'accept' } });
+    t.acceptInput({ ref: 'pl_1', keys: ['name', 'city'] });
     const p = t.present();
     expect(p.status).toBe('working');
     expect(p).not.toHaveProperty('inputRequests');
@@ -112,7 +117,7 @@ describe('TaskState.present', () => {
 
   it('keeps hiding an answered key when the upstream still lists it in a later observation', () => {
     const t = state();
-    t.acceptInput({ name: { action: 'accept' } });
+    t.acceptInput({ ref: 'pl_1', keys: ['name'] });
     t.observe(
       snapshot({ inputRequests: { name: elicit('Name?'), city: elicit('City?'), zip: elicit('Zip?') } }),
     );
@@ -126,7 +131,7 @@ describe('TaskState.present', () => {
 
   it('does not modify the observation', () => {
     const t = state();
-    t.acceptInput({ name: { action: 'accept' }, city: { action: 'accept' } });
+    t.acceptInput({ ref: 'pl_1', keys: ['name', 'city'] });
     t.present();
     expect(t.s.observed.status).toBe('input_required');
     expect(Object.keys(t.s.observed.inputRequests ?? {})).toEqual(['name', 'city']);

@@ -4,12 +4,14 @@ import { m0001Tasks } from './0001-tasks';
 import { m0002ControlPlane } from './0002-control-plane';
 import { m0003TaskBinding } from './0003-task-binding';
 import { m0004Retention } from './0004-retention';
+import { m0005Payloads } from './0005-payloads';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
   '0002_control_plane': m0002ControlPlane,
   '0003_task_binding': m0003TaskBinding,
   '0004_retention': m0004Retention,
+  '0005_payloads': m0005Payloads,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,50 @@
+/**
+ * Task payloads by id: stored encrypted (AES-256-GCM, the active key id inside every ciphertext) with
+ * associated data binding each one to its id, task and kind, so a ciphertext copied elsewhere does not
+ * open. Temporal histories and task rows hold only these ids.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Cipher } from './cipher';
+import type { Database } from './schema';
+
+export type PayloadKind = 'request' | 'result' | 'error' | 'input_responses';
+
+export class PayloadStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly cipher: Cipher,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async put(taskKey: string, kind: PayloadKind, value: unknown): Promise<string> {
+    const id = `pl_${randomBytes(16).toString('base64url')}`;
+    await this.db
+      .insertInto('payloads')
+      .values({
+        id,
+        task_key: taskKey,
+        kind,
+        created_at: this.now().toISOString(),
+        ciphertext: this.cipher.sealJson(value, aad(id, taskKey, kind)),
+      })
+      .execute();
+    return id;
+  }
+
+  /** The payload, or undefined once retention removed it (or the id belongs to another task or kind). */
+  async get<T>(id: string, taskKey: string, kind: PayloadKind): Promise<T | undefined> {
+    const row = await this.db
+      .selectFrom('payloads')
+      .select('ciphertext')
+      .where('id', '=', id)
+      .where('task_key', '=', taskKey)
+      .where('kind', '=', kind)
+      .executeTakeFirst();
+    return row ? this.cipher.openJson<T>(row.ciphertext, aad(id, taskKey, kind)) : undefined;
+  }
+}
+
+function aad(id: string, taskKey: string, kind: PayloadKind): string {
+  return `payload:${id}:${taskKey}:${kind}`;
+}

@@ -1,0 +1,69 @@
+/**
+ * The payload store on the database under test: payloads round-trip by id, are bound to their task and
+ * kind, never sit in plaintext, and payload retention removes them unless a running task needs them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { Cipher, generateKey } from '../../src/store/cipher';
+import { openDatabase } from '../../src/store/database';
+import { PayloadStore } from '../../src/store/payload-store';
+import type { Database } from '../../src/store/schema';
+import { TaskStore, taskKeyOf } from '../../src/store/task-store';
+import { testStoreConfig } from '../helpers/store';
+
+let db: Kysely<Database>;
+let payloads: PayloadStore;
+let tasks: TaskStore;
+let clock = new Date('2026-12-01T00:00:00Z');
+const MARKER = `payload-marker-${randomUUID()}`;
+
+beforeAll(async () => {
+  db = await openDatabase(await testStoreConfig());
+  const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
+  payloads = new PayloadStore(db, cipher, () => clock);
+  tasks = new TaskStore(db, cipher);
+});
+afterAll(async () => {
+  await db?.destroy();
+});
+
+test('a payload round-trips by id and opens only for its own task and kind', async () => {
+  const key = taskKeyOf(randomUUID());
+  const id = await payloads.put(key, 'request', { arguments: { secret: MARKER } });
+  expect(await payloads.get(id, key, 'request')).toEqual({ arguments: { secret: MARKER } });
+  expect(await payloads.get(id, key, 'result')).toBeUndefined();
+  expect(await payloads.get(id, taskKeyOf('other'), 'request')).toBeUndefined();
+  const raw = await db.selectFrom('payloads').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  expect(Buffer.from(raw.ciphertext).includes(MARKER)).toBe(false);
+});
+
+test('payload retention deletes old payloads but keeps those of running tasks', async () => {
+  await db.deleteFrom('payloads').execute();
+  const running = taskKeyOf(randomUUID());
+  await tasks.insertTask({
+    taskKey: running,
+    workflowId: `task-${running.slice(0, 32)}`,
+    project: 'p',
+    caller: { kind: 'anonymous', id: 'anonymous' },
+    upstream: 'u',
+    tool: 't',
+    authorizationId: null,
+    snapshot: {
+      status: 'working',
+      createdAt: clock.toISOString(),
+      lastUpdatedAt: clock.toISOString(),
+      ttlMs: null,
+    },
+  });
+  const keep = await payloads.put(running, 'request', { n: 1 });
+  const syncCall = taskKeyOf(randomUUID());
+  const old = await payloads.put(syncCall, 'result', { n: 2 });
+  clock = new Date('2026-12-03T00:00:00Z');
+  const fresh = await payloads.put(syncCall, 'request', { n: 3 });
+
+  const purged = await tasks.purgePayloadsBefore('2026-12-02T00:00:00Z', 100);
+  expect(purged).toBe(1);
+  expect(await payloads.get(old, syncCall, 'result')).toBeUndefined();
+  expect(await payloads.get(keep, running, 'request')).toEqual({ n: 1 });
+  expect(await payloads.get(fresh, syncCall, 'request')).toEqual({ n: 3 });
+});
