@@ -8,10 +8,11 @@ import type { Implementation, InputResponses, JsonRpcErrorObject, TaskSnapshot }
 import { CreateTaskResultSchema, METHOD } from '../protocol';
 import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
-import type { UpstreamCallPayload } from '../workflows/messages';
+import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
+import { createHash } from 'node:crypto';
 import { observationKey } from '../workflows/task-state';
 import { toSnapshot } from './snapshot';
 import type {
@@ -165,7 +166,11 @@ export function createActivities(deps: ActivityDeps) {
         toSnapshot(created.data, settings, ref.upstreamTaskId) ??
         detailOf(await taskRequest(ref, METHOD.tasksGet), ref.upstreamTaskId);
       if (!snapshot) throw invalid();
-      return { kind: 'task', upstreamTaskId: created.data.taskId, snapshot };
+      return {
+        kind: 'task',
+        upstreamTaskId: created.data.taskId,
+        observation: await observe(input.taskKey, snapshot),
+      };
     },
 
     /**
@@ -195,9 +200,11 @@ export function createActivities(deps: ActivityDeps) {
         const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
         if (snapshot) {
           failures = 0;
-          if (observationKey(snapshot) !== input.knownKey) return { kind: 'changed', snapshot };
+          if (keyOf(snapshot) !== input.knownKey) {
+            return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
+          }
           if (expired(snapshot)) return { kind: 'expired' };
-          if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged', snapshot };
+          if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged' };
           await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs);
           continue;
         }
@@ -227,17 +234,62 @@ export function createActivities(deps: ActivityDeps) {
       return control(await taskRequest(input, METHOD.tasksCancel));
     },
 
+    /** Records a new task (before its id is returned to the client), with its detail from the payload. */
     async recordTaskCreated(input: RecordTaskCreatedInput): Promise<void> {
-      await deps.store.insertTask(input);
+      const { observation, ...task } = input;
+      await deps.store.insertTask({ ...task, snapshot: await snapshotOf(input.taskKey, observation) });
     },
 
     async recordTaskSnapshot(input: RecordTaskSnapshotInput): Promise<void> {
-      await deps.store.recordSnapshot(input.taskKey, input.snapshot);
+      await deps.store.recordSnapshot(input.taskKey, await snapshotOf(input.taskKey, input.observation));
     },
   };
+
+  /**
+   * Stores what the workflow must not carry (the detail: status message, input requests, result, error,
+   * re-published metadata) as a payload and returns the workflow's payload-free observation of it.
+   */
+  async function observe(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
+    const { statusMessage, inputRequests, result, error, meta, extensions, ...fields } = snapshot;
+    const detail: TaskDetail = { statusMessage, inputRequests, result, error, meta, extensions };
+    const detailRef = await deps.payloads.put(taskKey, 'detail', detail);
+    const inputs =
+      snapshot.status === 'input_required'
+        ? Object.fromEntries(
+            Object.entries(inputRequests ?? {}).map(([k, r]) => {
+              const mode = r.params?.mode;
+              return [k, { method: r.method, ...(typeof mode === 'string' && { mode }) }];
+            }),
+          )
+        : undefined;
+    return { ...fields, key: keyOf(snapshot), detailRef, ...(inputs && { inputs }) };
+  }
+
+  /** The full snapshot behind an observation, for the store (the gateway's own failures carry no payload). */
+  async function snapshotOf(taskKey: string, o: TaskObservation): Promise<TaskSnapshot> {
+    const { key: _key, detailRef, inputs: _inputs, gatewayError, ...fields } = o;
+    if (gatewayError) return { ...fields, statusMessage: gatewayError.message, error: gatewayError };
+    const detail = detailRef ? await deps.payloads.get<TaskDetail>(detailRef, taskKey, 'detail') : undefined;
+    if (!detail) throw new Error('The observed task detail is missing'); // retried; never expected
+    return { ...fields, ...stripUndefined(detail) };
+  }
 }
 
 export type TaskActivities = ReturnType<typeof createActivities>;
+
+type TaskDetail = Pick<
+  TaskSnapshot,
+  'statusMessage' | 'inputRequests' | 'result' | 'error' | 'meta' | 'extensions'
+>;
+
+/** The change-deciding key, hashed: the workflow compares it without ever holding a status message. */
+function keyOf(s: TaskSnapshot): string {
+  return createHash('sha256').update(observationKey(s)).digest('hex');
+}
+
+function stripUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
 
 /** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */
 function expired(s: TaskSnapshot): boolean {

@@ -1,7 +1,7 @@
 /** Inputs and outputs of the task activities (shared with the workflow as types only). */
-import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { JsonRpcErrorObject } from '../protocol';
 import type { Principal } from '../store/control-plane-types';
-import type { CallerRef, UpstreamCallRequest } from '../workflows/messages';
+import type { CallerRef, TaskObservation, UpstreamCallRequest } from '../workflows/messages';
 
 /** Whose credential reaches which upstream: resolved afresh for every upstream request. */
 export interface UpstreamAccess {
@@ -27,16 +27,19 @@ export interface CallUpstreamToolInput extends UpstreamAccess {
 export type CallUpstreamToolResult =
   | { kind: 'result'; resultRef: string }
   | { kind: 'error'; errorRef: string; httpStatus: number }
-  | { kind: 'task'; upstreamTaskId: string; snapshot: TaskSnapshot };
+  | { kind: 'task'; upstreamTaskId: string; observation: TaskObservation };
 
 export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
-  /** `observationKey` of the last observation the workflow holds. */
+  taskKey: string;
+  /** `key` of the last observation the workflow holds. */
   knownKey: string;
   pollIntervalMs: number;
 }
 
 export type WatchUpstreamTaskResult =
-  | { kind: 'changed' | 'unchanged'; snapshot: TaskSnapshot }
+  | { kind: 'changed'; observation: TaskObservation }
+  /** Nothing the workflow must act on changed within the watch time. */
+  | { kind: 'unchanged' }
   /** The upstream no longer knows the task (expired or purged). */
   | { kind: 'lost'; error: JsonRpcErrorObject }
   /** Polls failed more often in a row than the configured budget. */
@@ -61,10 +64,10 @@ export interface RecordTaskCreatedInput {
   upstream: string;
   tool: string;
   authorizationId: string | null;
-  snapshot: TaskSnapshot;
+  observation: TaskObservation;
 }
 
 export interface RecordTaskSnapshotInput {
   taskKey: string;
-  snapshot: TaskSnapshot;
+  observation: TaskObservation;
 }

@@ -505,8 +505,12 @@ export class McpGateway {
       );
     }
     switch (outcome.kind) {
-      case 'task':
-        return createTaskResult(taskId, outcome.snapshot, this.deps.serverInfo);
+      case 'task': {
+        // Durable before return: the workflow recorded the task (with its detail) before answering.
+        const record = await this.deps.store.getTask(taskKey);
+        if (!record) throw new ProtocolError('InternalError', 'The task was not recorded');
+        return createTaskResult(taskId, record.snapshot, this.deps.serverInfo);
+      }
       case 'result': {
         // A synchronous answer on the task path is processed like any result, but never cached.
         const result = await this.payload<Result>(outcome.resultRef, taskKey, 'result');
@@ -663,19 +667,33 @@ export class McpGateway {
     };
   }
 
-  /** The live workflow's view when it is running; the stored snapshot once terminal or if it is slow. */
+  /**
+   * The stored snapshot, refined by the live workflow while the task runs: the live view already hides
+   * answered input keys, so it decides the status and which input requests are still open. It is used
+   * only when it describes the same observation as the store (the store lags it by one write at most);
+   * if no worker answers within 5 s, the stored snapshot is the answer.
+   */
   private async currentSnapshot(task: TaskRecord): Promise<TaskSnapshot> {
-    if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return task.snapshot;
+    const stored = task.snapshot;
+    if (TERMINAL_TASK_STATUSES.has(stored.status)) return stored;
+    let live;
     try {
-      const live = await this.deps.engine.snapshot(
-        task.workflowId,
-        this.deps.snapshotQueryTimeoutMs ?? 5_000,
-      );
-      return live ?? task.snapshot;
+      live = await this.deps.engine.snapshot(task.workflowId, this.deps.snapshotQueryTimeoutMs ?? 5_000);
     } catch (err) {
       this.deps.logger.warn({ err: errorName(err) }, 'snapshot query failed; answering from the store');
-      return task.snapshot;
+      return stored;
     }
+    if (!live || live.lastUpdatedAt !== stored.lastUpdatedAt) return stored;
+    const open = live.inputs ?? {};
+    const inputRequests = Object.fromEntries(
+      Object.entries(stored.inputRequests ?? {}).filter(([k]) => Object.hasOwn(open, k)),
+    );
+    const { inputRequests: _all, ...rest } = stored;
+    return {
+      ...rest,
+      status: live.status,
+      ...(live.status === 'input_required' && { inputRequests }),
+    };
   }
 
   /** A payload the workflow just stored; missing only if it was purged in between. */

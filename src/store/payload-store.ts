@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Cipher } from './cipher';
 import type { Database } from './schema';
 
-export type PayloadKind = 'request' | 'result' | 'error' | 'input_responses';
+export type PayloadKind = 'request' | 'result' | 'error' | 'input_responses' | 'detail';
 
 export class PayloadStore {
   constructor(

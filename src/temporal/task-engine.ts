@@ -4,8 +4,13 @@
  */
 import type { Client } from '@temporalio/client';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import type { TaskSnapshot } from '../protocol';
-import type { CancelOutcome, FirstOutcome, InputSignal, TaskWorkflowInput } from '../workflows/messages';
+import type {
+  CancelOutcome,
+  FirstOutcome,
+  InputSignal,
+  TaskObservation,
+  TaskWorkflowInput,
+} from '../workflows/messages';
 import {
   cancelTaskUpdate,
   provideInputSignal,
@@ -18,7 +23,7 @@ import { SA_CALLER_KIND, SA_PROJECT, SA_STATUS, SA_TOOL, SA_UPSTREAM } from '../
 
 export interface TaskEngine {
   start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome>;
-  snapshot(workflowId: string, timeoutMs: number): Promise<TaskSnapshot | null>;
+  snapshot(workflowId: string, timeoutMs: number): Promise<TaskObservation | null>;
   provideInput(workflowId: string, input: InputSignal): Promise<void>;
   /** Resolves once the upstream answered the cancel request (or refused it). */
   cancel(workflowId: string, timeoutMs: number): Promise<CancelOutcome>;
@@ -51,7 +56,7 @@ export class TemporalTaskEngine implements TaskEngine {
     );
   }
 
-  async snapshot(workflowId: string, timeoutMs: number): Promise<TaskSnapshot | null> {
+  async snapshot(workflowId: string, timeoutMs: number): Promise<TaskObservation | null> {
     return this.client.withDeadline(Date.now() + timeoutMs, () =>
       this.client.workflow.getHandle(workflowId).query(snapshotQuery),
     );

@@ -3,7 +3,7 @@
  * and their payload types. Imported by the API process, so it holds definitions only.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { InputResponses, JsonRpcErrorObject, Meta, TaskSnapshot } from '../protocol';
+import type { InputResponses, JsonRpcErrorObject, Meta, TaskStatus } from '../protocol';
 import type { RetentionKind } from '../activities/retention';
 import type { Principal } from '../store/control-plane-types';
 
@@ -49,10 +49,32 @@ export interface InputSignal {
   keys: string[];
 }
 
+/**
+ * What the workflow knows of the upstream task: metadata only. The detail (status message, input
+ * requests, result, error, re-published metadata) is a payload (kind `detail`) the watch stored; the
+ * workflow holds its id, the outstanding input keys with their method/mode, and a hash of what decides
+ * a change.
+ */
+export interface TaskObservation {
+  status: TaskStatus;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  /** Hash of `observationKey` (status, status message, input keys). */
+  key: string;
+  /** Payload id of the observed detail; absent for a failure the gateway decided. */
+  detailRef?: string;
+  /** Outstanding input requests (while `input_required`): method and mode only. */
+  inputs?: Record<string, { method: string; mode?: string }>;
+  /** A failure the gateway decided itself (its message is the gateway's, not upstream content). */
+  gatewayError?: JsonRpcErrorObject;
+}
+
 /** State carried across continue-as-new. */
 export interface CarriedTaskState {
   upstreamTaskId: string;
-  observed: TaskSnapshot;
+  observed: TaskObservation;
   answeredKeys: string[];
   /** Answers waiting to be forwarded: payload id and the keys accepted from it. */
   pendingInputs: InputSignal[];
@@ -81,7 +103,7 @@ export interface TaskWorkflowInput {
 
 export interface TaskWorkflowResult {
   outcome: 'result' | 'error' | 'task';
-  status?: TaskSnapshot['status'];
+  status?: TaskStatus;
 }
 
 /**
@@ -92,7 +114,7 @@ export type FirstOutcome =
   | { kind: 'result'; resultRef: string }
   /** An upstream's JSON-RPC error (a payload, by id), or one the gateway decided itself (inline). */
   | ({ kind: 'error'; httpStatus: number } & ({ errorRef: string } | { error: JsonRpcErrorObject }))
-  | { kind: 'task'; snapshot: TaskSnapshot };
+  | { kind: 'task'; observation: TaskObservation };
 
 /** Resolves with the first upstream outcome; used with update-with-start. */
 export const startTaskUpdate = defineUpdate<FirstOutcome>('startTask');
@@ -105,8 +127,8 @@ export const provideInputSignal = defineSignal<[InputSignal]>('provideInput');
 export const cancelTaskUpdate = defineUpdate<CancelOutcome>('cancelTask');
 
 export type CancelOutcome = { ok: true } | { ok: false; error: JsonRpcErrorObject };
-/** The task as the client should see it now (answered input keys already removed). */
-export const snapshotQuery = defineQuery<TaskSnapshot | null>('snapshot');
+/** The task as the client should see it now (answered input keys already removed), without payload. */
+export const snapshotQuery = defineQuery<TaskObservation | null>('snapshot');
 
 /** Workflow id of a task: derived from the task key, so it reveals nothing usable as a task id. */
 export function taskWorkflowId(taskKey: string): string {

@@ -6,7 +6,7 @@
  */
 import { TERMINAL_TASK_STATUSES } from '../protocol/constants';
 import type { TaskSnapshot } from '../protocol';
-import type { CarriedTaskState, InputSignal } from './messages';
+import type { CarriedTaskState, InputSignal, TaskObservation } from './messages';
 
 export class TaskState {
   constructor(readonly s: CarriedTaskState) {}
@@ -22,19 +22,18 @@ export class TaskState {
 
   /** Input requests the gateway cannot relay through a task: anything but form elicitation it declared. */
   unsupportedInputs(formDeclared: boolean): string[] {
-    const requests = this.s.observed.status === 'input_required' ? (this.s.observed.inputRequests ?? {}) : {};
+    const requests = this.s.observed.status === 'input_required' ? (this.s.observed.inputs ?? {}) : {};
     return Object.entries(requests)
       .filter(
-        ([, r]) =>
-          !(formDeclared && r.method === 'elicitation/create' && (r.params?.mode ?? 'form') === 'form'),
+        ([, r]) => !(formDeclared && r.method === 'elicitation/create' && (r.mode ?? 'form') === 'form'),
       )
-      .map(([key, r]) => `${key}: ${r.method}${r.params?.mode ? ` (${String(r.params.mode)})` : ''}`);
+      .map(([key, r]) => `${key}: ${r.method}${r.mode ? ` (${r.mode})` : ''}`);
   }
 
   /** Keeps only answers to outstanding, unanswered keys; others are ignored as the spec says. */
   acceptInput(input: InputSignal): void {
     if (this.terminal) return;
-    const outstanding = this.s.observed.inputRequests ?? {};
+    const outstanding = this.s.observed.inputs ?? {};
     const keys = input.keys.filter(
       (key, i) =>
         Object.hasOwn(outstanding, key) &&
@@ -46,20 +45,20 @@ export class TaskState {
     this.s.pendingInputs.push({ ref: input.ref, keys });
   }
 
-  observe(snapshot: TaskSnapshot): void {
-    this.s.observed = { ...snapshot, createdAt: this.s.observed.createdAt };
+  observe(observation: TaskObservation): void {
+    this.s.observed = { ...observation, createdAt: this.s.observed.createdAt };
   }
 
   /** The task as the client sees it: answered input requests removed at once, not after the next poll. */
-  present(): TaskSnapshot {
+  present(): TaskObservation {
     const o = this.s.observed;
     if (o.status !== 'input_required') return o;
     const open = Object.fromEntries(
-      Object.entries(o.inputRequests ?? {}).filter(([k]) => !this.s.answeredKeys.includes(k)),
+      Object.entries(o.inputs ?? {}).filter(([k]) => !this.s.answeredKeys.includes(k)),
     );
-    if (Object.keys(open).length > 0) return { ...o, inputRequests: open };
+    if (Object.keys(open).length > 0) return { ...o, inputs: open };
     // Everything asked for has been answered: the upstream is working again as far as the client knows.
-    const { inputRequests: _answered, ...rest } = o;
+    const { inputs: _answered, ...rest } = o;
     return { ...rest, status: 'working' };
   }
 }

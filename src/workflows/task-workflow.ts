@@ -20,11 +20,17 @@ import {
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../activities';
 import type { UpstreamTaskRef, WatchUpstreamTaskResult } from '../activities/types';
-import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
-import type { CancelOutcome, FirstOutcome, TaskWorkflowInput, TaskWorkflowResult } from './messages';
+import type { JsonRpcErrorObject } from '../protocol';
+import type {
+  CancelOutcome,
+  FirstOutcome,
+  TaskObservation,
+  TaskWorkflowInput,
+  TaskWorkflowResult,
+} from './messages';
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
 import { SA_STATUS } from './search-attributes';
-import { observationKey, TaskState } from './task-state';
+import { TaskState } from './task-state';
 
 /** Non-idempotent tools: one attempt; the activity itself retries only undelivered requests. */
 const { callUpstreamTool } = proxyActivities<TaskActivities>({
@@ -53,7 +59,7 @@ const { recordTaskCreated, recordTaskSnapshot } = proxyLocalActivities<TaskActiv
 
 export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkflowResult> {
   let state: TaskState | undefined = input.carried ? new TaskState(input.carried) : undefined;
-  let first: FirstOutcome | undefined = state ? { kind: 'task', snapshot: state.present() } : undefined;
+  let first: FirstOutcome | undefined = state ? { kind: 'task', observation: state.present() } : undefined;
 
   setHandler(startTaskUpdate, async () => {
     await condition(() => first !== undefined);
@@ -84,7 +90,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     }
     state = new TaskState({
       upstreamTaskId: outcome.upstreamTaskId,
-      observed: { ...outcome.snapshot, createdAt: input.createdAt },
+      observed: { ...outcome.observation, createdAt: input.createdAt },
       answeredKeys: [],
       pendingInputs: [],
       cancelSent: false,
@@ -98,22 +104,22 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       upstream: input.upstream,
       tool: input.call.tool,
       authorizationId: input.authorizationId,
-      snapshot: state.present(),
+      observation: state.present(),
     });
     upsertSearchAttributes([{ key: SA_STATUS, value: state.present().status }]);
-    first = { kind: 'task', snapshot: state.present() };
+    first = { kind: 'task', observation: state.present() };
   }
 
   const ref = refOf(input, state);
   // The create result may already ask for input the client cannot give.
   if (state.unsupportedInputs(input.call.elicitationForm).length > 0) {
-    await apply(state, input, { kind: 'changed', snapshot: state.s.observed });
+    await apply(state, input, { kind: 'changed', observation: state.s.observed });
   }
   while (!state.terminal) {
     for (let inputs = state.s.pendingInputs.shift(); inputs; inputs = state.s.pendingInputs.shift()) {
       await sendTaskInput({ ...ref, taskKey: input.taskKey, ref: inputs.ref, keys: inputs.keys });
     }
-    const watched = await watchUntilChangeOrWork(state, ref);
+    const watched = await watchUntilChangeOrWork(state, ref, input.taskKey);
     if (watched) await apply(state, input, watched);
     if (!state.terminal && workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
@@ -139,6 +145,7 @@ async function firstCall(input: TaskWorkflowInput) {
 async function watchUntilChangeOrWork(
   state: TaskState,
   ref: UpstreamTaskRef,
+  taskKey: string,
 ): Promise<WatchUpstreamTaskResult | undefined> {
   const o = state.s.observed;
   const scope = new CancellationScope();
@@ -147,7 +154,8 @@ async function watchUntilChangeOrWork(
     .run(() =>
       watchUpstreamTask({
         ...ref,
-        knownKey: observationKey(o),
+        taskKey,
+        knownKey: o.key,
         pollIntervalMs: o.pollIntervalMs ?? 1000,
       }),
     )
@@ -174,14 +182,15 @@ async function apply(
 ): Promise<void> {
   const before = state.present();
   const ref = refOf(input, state);
-  if ('snapshot' in watched) {
-    state.observe(watched.snapshot);
+  if (watched.kind === 'unchanged') return;
+  if (watched.kind === 'changed') {
+    state.observe(watched.observation);
     const unsupported = state.unsupportedInputs(input.call.elicitationForm);
     if (unsupported.length > 0) {
       // The client could never answer these through tasks/update: end the task now rather than let it hang.
       await cancelUpstreamTask(ref);
       state.observe(
-        failedSnapshot(state.s.observed, {
+        failedObservation(state.s.observed, {
           code: -32603,
           message: `The upstream asked for input the gateway cannot relay through a task (${unsupported.join(', ')}); the upstream task was cancelled`,
           data: { unsupportedInputRequests: unsupported },
@@ -191,7 +200,7 @@ async function apply(
   } else if (watched.kind === 'expired') {
     await cancelUpstreamTask(ref);
     state.observe(
-      failedSnapshot(state.s.observed, {
+      failedObservation(state.s.observed, {
         code: -32603,
         message:
           'The task reached the end of its time to live before it finished; the upstream task was cancelled',
@@ -199,7 +208,7 @@ async function apply(
     );
   } else {
     state.observe(
-      failedSnapshot(state.s.observed, {
+      failedObservation(state.s.observed, {
         code: -32603,
         message:
           watched.kind === 'lost'
@@ -209,8 +218,7 @@ async function apply(
     );
   }
   const after = state.present();
-  if (watched.kind === 'unchanged' && after.status === before.status) return;
-  await recordTaskSnapshot({ taskKey: input.taskKey, snapshot: after });
+  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after });
   if (after.status !== before.status) upsertSearchAttributes([{ key: SA_STATUS, value: after.status }]);
 }
 
@@ -232,14 +240,14 @@ function refOf(input: TaskWorkflowInput, state: TaskState) {
 }
 
 /** A terminal failure decided by the gateway (the upstream forgot the task, expired, or asked the impossible). */
-function failedSnapshot(o: TaskSnapshot, error: JsonRpcErrorObject): TaskSnapshot {
+function failedObservation(o: TaskObservation, error: JsonRpcErrorObject): TaskObservation {
   return {
     status: 'failed',
-    statusMessage: error.message,
     createdAt: o.createdAt,
     lastUpdatedAt: new Date(Date.now()).toISOString(),
     ttlMs: o.ttlMs,
     ...(o.pollIntervalMs !== undefined && { pollIntervalMs: o.pollIntervalMs }),
-    error,
+    key: 'gateway-failed',
+    gatewayError: error,
   };
 }

@@ -10,7 +10,10 @@ import pg from 'pg';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import type { Payload } from '@temporalio/common';
+import { Cipher } from '../../src/store/cipher';
 import { taskKeyOf } from '../../src/store/task-store';
+import { EncryptionCodec } from '../../src/temporal/codec';
 import { taskWorkflowId } from '../../src/workflows/messages';
 
 const MARKER = `secret-marker-${randomUUID()}`;
@@ -31,7 +34,7 @@ afterAll(async () => {
   await gw?.close();
 });
 
-test('arguments and results never reach the database or Temporal histories in plaintext', async () => {
+test('arguments and results never reach the database in plaintext, nor Temporal histories at all', async () => {
   // slow_compute echoes its label in the result and in structuredContent.
   const created = await gw.client.callTool('slow_compute', { seconds: 0.2, label: MARKER });
   const taskId = String(created.body.result?.taskId);
@@ -46,6 +49,23 @@ test('arguments and results never reach the database or Temporal histories in pl
   );
   expect(raw.length).toBeGreaterThan(1000);
   expect(raw).not.toContain(MARKER);
+  // Stronger: decrypted, the history holds references and metadata only (payloads live in the store).
+  const codec = new EncryptionCodec(new Cipher(gw.config.encryption));
+  const encoded: Payload[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null || v instanceof Uint8Array) return;
+    const p = v as Payload;
+    if (p.metadata && p.data instanceof Uint8Array) {
+      encoded.push(p);
+      return;
+    }
+    for (const x of Array.isArray(v) ? v : Object.values(v)) walk(x);
+  };
+  walk(history);
+  expect(encoded.length).toBeGreaterThan(5);
+  const decoded = (await codec.decode(encoded)).map((p) => Buffer.from(p.data ?? []).toString('utf8'));
+  expect(decoded.join('\n')).not.toContain(MARKER);
+  expect(decoded.join('\n')).toContain(taskKeyOf(taskId)); // the workflow input, decrypted: it's real
 
   // Database: the raw SQLite files, or every text/bytea value of the task tables on PostgreSQL.
   const { store } = gw.config;

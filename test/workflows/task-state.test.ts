@@ -1,23 +1,27 @@
-import type { TaskSnapshot } from '../../src/protocol';
 import { META, PROTOCOL_VERSION, UpdateTaskParamsSchema } from '../../src/protocol';
-import type { CarriedTaskState } from '../../src/workflows/messages';
+import type { CarriedTaskState, TaskObservation } from '../../src/workflows/messages';
 import { observationKey, TaskState } from '../../src/workflows/task-state';
 
 const elicit = (message: string) => ({ method: 'elicitation/create', params: { mode: 'form', message } });
 
-function snapshot(overrides: Partial<TaskSnapshot> = {}): TaskSnapshot {
+const FORM = { method: 'elicitation/create', mode: 'form' };
+
+/** A workflow observation: metadata, a detail id and the outstanding input kinds (no payload). */
+function snapshot(overrides: Partial<TaskObservation> = {}): TaskObservation {
   return {
     status: 'input_required',
     createdAt: '2026-07-28T10:00:00Z',
     lastUpdatedAt: '2026-07-28T10:00:00Z',
     ttlMs: 60_000,
     pollIntervalMs: 1000,
-    inputRequests: { name: elicit('Name?'), city: elicit('City?') },
+    key: 'k1',
+    detailRef: 'pl_detail',
+    inputs: { name: FORM, city: FORM },
     ...overrides,
   };
 }
 
-function state(observed: TaskSnapshot = snapshot(), carried: Partial<CarriedTaskState> = {}): TaskState {
+function state(observed: TaskObservation = snapshot(), carried: Partial<CarriedTaskState> = {}): TaskState {
   return new TaskState({
     upstreamTaskId: 'up-1',
     observed,
@@ -58,7 +62,7 @@ describe('TaskState.acceptInput', () => {
   });
 
   it('queues nothing when no key is outstanding', () => {
-    const t = state(snapshot({ status: 'working', inputRequests: undefined }));
+    const t = state(snapshot({ status: 'working', inputs: undefined }));
     t.acceptInput(answer(['name']));
     expect(t.s.pendingInputs).toEqual([]);
     expect(t.s.answeredKeys).toEqual([]);
@@ -81,7 +85,7 @@ describe('TaskState.acceptInput', () => {
   });
 
   it.each(['constructor', 'hasOwnProperty'])('queues nothing for %j on a working task', (key) => {
-    const t = state(snapshot({ status: 'working', inputRequests: undefined }));
+    const t = state(snapshot({ status: 'working', inputs: undefined }));
     t.acceptInput(answer([key]));
     expect(t.s.pendingInputs).toEqual([]);
     expect(t.hasWork).toBe(false);
@@ -102,7 +106,7 @@ describe('TaskState.present', () => {
     t.acceptInput({ ref: 'pl_1', keys: ['name'] });
     const p = t.present();
     expect(p.status).toBe('input_required');
-    expect(p.inputRequests).toEqual({ city: elicit('City?') });
+    expect(p.inputs).toEqual({ city: FORM });
   });
 
   it('shows working without inputRequests when every key is answered', () => {
@@ -110,7 +114,7 @@ describe('TaskState.present', () => {
     t.acceptInput({ ref: 'pl_1', keys: ['name', 'city'] });
     const p = t.present();
     expect(p.status).toBe('working');
-    expect(p).not.toHaveProperty('inputRequests');
+    expect(p).not.toHaveProperty('inputs');
     expect(p.createdAt).toBe('2026-07-28T10:00:00Z');
     expect(p.ttlMs).toBe(60_000);
   });
@@ -118,14 +122,12 @@ describe('TaskState.present', () => {
   it('keeps hiding an answered key when the upstream still lists it in a later observation', () => {
     const t = state();
     t.acceptInput({ ref: 'pl_1', keys: ['name'] });
-    t.observe(
-      snapshot({ inputRequests: { name: elicit('Name?'), city: elicit('City?'), zip: elicit('Zip?') } }),
-    );
-    expect(Object.keys(t.present().inputRequests ?? {})).toEqual(['city', 'zip']);
+    t.observe(snapshot({ inputs: { name: FORM, city: FORM, zip: FORM } }));
+    expect(Object.keys(t.present().inputs ?? {})).toEqual(['city', 'zip']);
   });
 
   it('returns non-input_required observations unchanged', () => {
-    const done = snapshot({ status: 'completed', inputRequests: undefined, result: { content: [] } });
+    const done = snapshot({ status: 'completed', inputs: undefined, detailRef: 'pl_done' });
     expect(state(done).present()).toEqual(done);
   });
 
@@ -134,7 +136,7 @@ describe('TaskState.present', () => {
     t.acceptInput({ ref: 'pl_1', keys: ['name', 'city'] });
     t.present();
     expect(t.s.observed.status).toBe('input_required');
-    expect(Object.keys(t.s.observed.inputRequests ?? {})).toEqual(['name', 'city']);
+    expect(Object.keys(t.s.observed.inputs ?? {})).toEqual(['name', 'city']);
   });
 });
 
@@ -147,14 +149,14 @@ describe('TaskState.observe and terminal', () => {
         createdAt: '2030-01-01T00:00:00Z',
         lastUpdatedAt: '2026-07-28T10:05:00Z',
         ttlMs: null,
-        inputRequests: undefined,
-        result: { content: [] },
+        inputs: undefined,
+        detailRef: 'pl_done',
       }),
     );
     expect(t.s.observed.createdAt).toBe('2026-07-28T10:00:00Z');
     expect(t.s.observed.lastUpdatedAt).toBe('2026-07-28T10:05:00Z');
     expect(t.s.observed.ttlMs).toBeNull();
-    expect(t.s.observed.result).toEqual({ content: [] });
+    expect(t.s.observed.detailRef).toBe('pl_done');
     expect(t.terminal).toBe(true);
   });
 
