@@ -67,3 +67,17 @@ test('payload retention deletes old payloads but keeps those of running tasks', 
   expect(await payloads.get(keep, running, 'request')).toEqual({ n: 1 });
   expect(await payloads.get(fresh, syncCall, 'request')).toEqual({ n: 3 });
 });
+
+test('key rotation: payloads sealed with the old key still open after a new key becomes active', async () => {
+  const k1 = generateKey();
+  const before = new PayloadStore(db, new Cipher({ activeKeyId: 'r1', keys: { r1: k1 } }));
+  const key = taskKeyOf(randomUUID());
+  const id = await before.put(key, 'result', { v: 'old' });
+  const after = new PayloadStore(db, new Cipher({ activeKeyId: 'r2', keys: { r1: k1, r2: generateKey() } }));
+  expect(await after.get(id, key, 'result')).toEqual({ v: 'old' });
+  const fresh = await after.put(key, 'result', { v: 'new' });
+  expect(await after.get(fresh, key, 'result')).toEqual({ v: 'new' });
+  // A keyring that dropped r1 cannot open the old payload: a clear error, not garbage.
+  const r2only = new PayloadStore(db, new Cipher({ activeKeyId: 'r2', keys: { r2: generateKey() } }));
+  await expect(r2only.get(id, key, 'result')).rejects.toThrow(/No encryption key "r1"/);
+});
