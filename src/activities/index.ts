@@ -12,8 +12,7 @@ import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
-import { createHash } from 'node:crypto';
-import { observationKey } from '../workflows/task-state';
+import { snapshotKey } from '../store/snapshot-key';
 import { toSnapshot } from './snapshot';
 import type {
   CallUpstreamToolInput,
@@ -200,7 +199,7 @@ export function createActivities(deps: ActivityDeps) {
         const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
         if (snapshot) {
           failures = 0;
-          if (keyOf(snapshot) !== input.knownKey) {
+          if (snapshotKey(snapshot) !== input.knownKey) {
             return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
           }
           if (expired(snapshot)) return { kind: 'expired' };
@@ -262,7 +261,7 @@ export function createActivities(deps: ActivityDeps) {
             }),
           )
         : undefined;
-    return { ...fields, key: keyOf(snapshot), detailRef, ...(inputs && { inputs }) };
+    return { ...fields, key: snapshotKey(snapshot), detailRef, ...(inputs && { inputs }) };
   }
 
   /** The full snapshot behind an observation, for the store (the gateway's own failures carry no payload). */
@@ -281,11 +280,6 @@ type TaskDetail = Pick<
   TaskSnapshot,
   'statusMessage' | 'inputRequests' | 'result' | 'error' | 'meta' | 'extensions'
 >;
-
-/** The change-deciding key, hashed: the workflow compares it without ever holding a status message. */
-function keyOf(s: TaskSnapshot): string {
-  return createHash('sha256').update(observationKey(s)).digest('hex');
-}
 
 function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;

@@ -36,6 +36,7 @@ import {
 import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane-types';
 import { principalId } from '../store/control-plane-types';
 import type { PayloadKind, PayloadStore } from '../store/payload-store';
+import { snapshotKey } from '../store/snapshot-key';
 import type { TaskRecord, TaskStore } from '../store/task-store';
 import { taskKeyOf } from '../store/task-store';
 import type { TaskEngine } from '../temporal/task-engine';
@@ -670,7 +671,8 @@ export class McpGateway {
   /**
    * The stored snapshot, refined by the live workflow while the task runs: the live view already hides
    * answered input keys, so it decides the status and which input requests are still open. It is used
-   * only when it describes the same observation as the store (the store lags it by one write at most);
+   * only when it describes the same observation as the store (the store lags it by one write at most;
+   * while all input is answered the store says `working` and is served as it is);
    * if no worker answers within 5 s, the stored snapshot is the answer.
    */
   private async currentSnapshot(task: TaskRecord): Promise<TaskSnapshot> {
@@ -683,7 +685,8 @@ export class McpGateway {
       this.deps.logger.warn({ err: errorName(err) }, 'snapshot query failed; answering from the store');
       return stored;
     }
-    if (!live || live.lastUpdatedAt !== stored.lastUpdatedAt) return stored;
+    // Same observation only if the stored detail hashes to the live key (timestamps can tie).
+    if (!live || live.key !== snapshotKey(stored)) return stored;
     const open = live.inputs ?? {};
     const inputRequests = Object.fromEntries(
       Object.entries(stored.inputRequests ?? {}).filter(([k]) => Object.hasOwn(open, k)),

@@ -61,7 +61,7 @@ export interface TaskObservation {
   lastUpdatedAt: string;
   ttlMs: number | null;
   pollIntervalMs?: number;
-  /** Hash of `observationKey` (status, status message, input keys). */
+  /** `snapshotKey` of the observed detail (src/store/snapshot-key.ts): decides what counts as a change. */
   key: string;
   /** Payload id of the observed detail; absent for a failure the gateway decided. */
   detailRef?: string;

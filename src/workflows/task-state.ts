@@ -5,7 +5,6 @@
  * in `pendingInputs` until the loop forwards them.
  */
 import { TERMINAL_TASK_STATUSES } from '../protocol/constants';
-import type { TaskSnapshot } from '../protocol';
 import type { CarriedTaskState, InputSignal, TaskObservation } from './messages';
 
 export class TaskState {
@@ -61,10 +60,4 @@ export class TaskState {
     const { inputs: _answered, ...rest } = o;
     return { ...rest, status: 'working' };
   }
-}
-
-/** What decides that an observation changed in a way the workflow must act on (shared with the watch). */
-export function observationKey(s: Pick<TaskSnapshot, 'status' | 'statusMessage' | 'inputRequests'>): string {
-  const keys = Object.keys(s.inputRequests ?? {}).sort();
-  return JSON.stringify([s.status, s.statusMessage ?? null, keys]);
 }

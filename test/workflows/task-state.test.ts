@@ -1,8 +1,6 @@
 import { META, PROTOCOL_VERSION, UpdateTaskParamsSchema } from '../../src/protocol';
 import type { CarriedTaskState, TaskObservation } from '../../src/workflows/messages';
-import { observationKey, TaskState } from '../../src/workflows/task-state';
-
-const elicit = (message: string) => ({ method: 'elicitation/create', params: { mode: 'form', message } });
+import { TaskState } from '../../src/workflows/task-state';
 
 const FORM = { method: 'elicitation/create', mode: 'form' };
 
@@ -168,42 +166,5 @@ describe('TaskState.observe and terminal', () => {
     ['cancelled', true],
   ] as const)('%s is terminal: %s', (status, terminal) => {
     expect(state(snapshot({ status })).terminal).toBe(terminal);
-  });
-});
-
-describe('observationKey', () => {
-  it('does not depend on the order of input request keys', () => {
-    const a = observationKey({ status: 'input_required', inputRequests: { a: elicit('A'), b: elicit('B') } });
-    const b = observationKey({ status: 'input_required', inputRequests: { b: elicit('B'), a: elicit('A') } });
-    expect(a).toBe(b);
-  });
-
-  it('treats a missing statusMessage and missing inputRequests as absent', () => {
-    expect(observationKey({ status: 'working' })).toBe(
-      observationKey({ status: 'working', statusMessage: undefined, inputRequests: {} }),
-    );
-  });
-
-  it.each<[string, Parameters<typeof observationKey>[0]]>([
-    ['status', { status: 'completed', statusMessage: 'm', inputRequests: { a: elicit('A') } }],
-    [
-      'statusMessage',
-      { status: 'input_required', statusMessage: 'other', inputRequests: { a: elicit('A') } },
-    ],
-    ['no statusMessage', { status: 'input_required', inputRequests: { a: elicit('A') } }],
-    ['the set of keys', { status: 'input_required', statusMessage: 'm', inputRequests: { b: elicit('A') } }],
-  ])('changes with %s', (_label, other) => {
-    const key = observationKey({
-      status: 'input_required',
-      statusMessage: 'm',
-      inputRequests: { a: elicit('A') },
-    });
-    expect(observationKey(other)).not.toBe(key);
-  });
-
-  it('is not fooled by a status message that looks like JSON', () => {
-    expect(observationKey({ status: 'working', statusMessage: 'null' })).not.toBe(
-      observationKey({ status: 'working' }),
-    );
   });
 });
