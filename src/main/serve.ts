@@ -18,7 +18,12 @@ async function main(): Promise<void> {
   if (!file) throw new Error('TASKROUTER_CONFIG must name the configuration file');
   const input = loadConfigFile(file);
   const keyring = keyringFromEnv(process.env);
-  const config = parseConfig(keyring ? { ...input, encryption: keyring } : input);
+  const adminToken = process.env['TASKROUTER_ADMIN_TOKEN'];
+  const config = parseConfig({
+    ...input,
+    ...(keyring && { encryption: keyring }),
+    ...(adminToken && { admin: { token: adminToken } }),
+  });
   const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'info' });
 
   // Self-healing boot: a fresh cluster gets the namespace and search attributes the workflows need.

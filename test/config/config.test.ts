@@ -28,3 +28,11 @@ test('an invalid configuration is refused with a message naming the field', () =
   ).toThrow(/projects.*slug/s);
   expect(() => parseConfig({ encryption: { activeKeyId: 'k1', keys: {} }, surprise: 1 })).toThrow(/surprise/);
 });
+
+test('the docker-compose configuration parses once keys come from the environment', () => {
+  const input = loadConfigFile(path.join(__dirname, '../../config/compose.json'));
+  const config = parseConfig({ ...input, encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } } });
+  expect(config.store.postgresUrl).toMatch(/^postgres:\/\//);
+  expect(config.temporal.address).toBe('temporal:7233');
+  expect(config.bootstrapFile).toBe('/app/config/bootstrap.example.json');
+});
