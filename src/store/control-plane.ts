@@ -260,8 +260,12 @@ type Db = Kysely<Database> | Transaction<Database>;
 // Implementation
 // ---------------------------------------------------------------------------------------------------
 
+/** How long a project read for an MCP request may be reused (changes made elsewhere show within it). */
+const PROJECT_CACHE_MS = 1000;
+
 export class ControlPlaneStore implements ControlPlane {
   private readonly now: () => Date;
+  private readonly projectCache = new Map<string, { record: ProjectRecord | undefined; until: number }>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -304,7 +308,14 @@ export class ControlPlaneStore implements ControlPlane {
     return undefined;
   }
 
+  /**
+   * The project a request addresses. Read on every MCP request, so it is cached briefly: for
+   * PROJECT_CACHE_MS, and dropped at once by any change written through this process (every mutation
+   * writes an audit row). Who may call, tokens, keys and authorizations are never cached.
+   */
   async projectBySlug(slug: string): Promise<ProjectRecord | undefined> {
+    const hit = this.projectCache.get(slug);
+    if (hit && hit.until > Date.now()) return hit.record;
     // A project being deleted no longer serves (docs/retention.md).
     const row = await this.db
       .selectFrom('projects')
@@ -312,7 +323,9 @@ export class ControlPlaneStore implements ControlPlane {
       .where('slug', '=', slug)
       .where('deleting_at', 'is', null)
       .executeTakeFirst();
-    return row ? this.toProjectRecord(this.db, row) : undefined;
+    const record = row ? await this.toProjectRecord(this.db, row) : undefined;
+    this.projectCache.set(slug, { record, until: Date.now() + PROJECT_CACHE_MS });
+    return record;
   }
 
   async projectById(id: string): Promise<ProjectRecord | undefined> {
@@ -351,6 +364,13 @@ export class ControlPlaneStore implements ControlPlane {
     upstream: UpstreamRecord,
   ): Promise<UpstreamCredential> {
     const name = `Upstream "${upstream.alias}"`;
+    // No credential to look up: the (briefly cached) project record already says all that is needed.
+    if (upstream.auth.mode === 'none' && upstream.enabled) {
+      if (principal.kind !== 'admin' && !(await this.canCallProject(principal, project))) {
+        return { ok: false, reason: `${name}: the caller may not call project "${project.slug}"` };
+      }
+      return { ok: true, headers: {}, authorizationId: null };
+    }
     const row = await this.db
       .selectFrom('upstreams')
       .selectAll()
@@ -1623,6 +1643,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   private async writeAudit(db: Db, events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
+    this.projectCache.clear();
     const at = this.nowIso();
     await db
       .insertInto('audit_events')
