@@ -138,7 +138,7 @@ export function createActivities(deps: ActivityDeps) {
       // Synchronous outcomes are payloads: stored here, handed back to the API by id.
       if (reply.kind === 'error') {
         const errorRef = await deps.payloads.put(input.taskKey, 'error', reply.error);
-        return { kind: 'error', errorRef, httpStatus: reply.httpStatus };
+        return { kind: 'error', errorRef };
       }
       if (reply.result.resultType !== 'task') {
         return { kind: 'result', resultRef: await deps.payloads.put(input.taskKey, 'result', reply.result) };

@@ -26,7 +26,7 @@ export interface CallUpstreamToolInput extends UpstreamAccess {
 
 export type CallUpstreamToolResult =
   | { kind: 'result'; resultRef: string }
-  | { kind: 'error'; errorRef: string; httpStatus: number }
+  | { kind: 'error'; errorRef: string }
   | { kind: 'task'; upstreamTaskId: string; observation: TaskObservation };
 
 export interface WatchUpstreamTaskInput extends UpstreamTaskRef {

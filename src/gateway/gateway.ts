@@ -522,7 +522,7 @@ export class McpGateway {
           'errorRef' in outcome
             ? await this.payload<JsonRpcErrorObject>(outcome.errorRef, taskKey, 'error')
             : outcome.error;
-        throw new RelayedError(error.code, error.message, error.data, outcome.httpStatus);
+        throw new RelayedError(error.code, error.message, error.data);
       }
     }
   }

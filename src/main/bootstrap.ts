@@ -11,13 +11,12 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { ControlPlaneStore, NewProject, ProjectPatch, UpstreamPatch } from '../store/control-plane';
 import {
+  ProjectPatchSchema,
   AliasSchema,
-  AuthModeSchema,
   ControlPlaneError,
   HandleSchema,
   NameSchema,
   SlugSchema,
-  ToolProfileSchema,
   UpstreamAuthInputSchema,
 } from '../store/control-plane';
 import type { Principal } from '../store/control-plane-types';
@@ -46,16 +45,11 @@ export const BootstrapDocumentSchema = z.strictObject({
     .default([]),
   projects: z
     .array(
-      z.strictObject({
+      // The settings are a project patch (only the keys given are set; validated in full after merging
+      // with the current values), plus what the document declares around the project.
+      ProjectPatchSchema.extend({
         slug: SlugSchema,
         team: SlugSchema,
-        authMode: AuthModeSchema.optional(),
-        toolProfile: ToolProfileSchema.optional(),
-        features: z.strictObject({ tasks: z.boolean().optional() }).optional(),
-        namespacing: z.boolean().optional(),
-        // Partial: only the keys given are set; validated in full after merging with the current values.
-        cache: z.record(z.string(), z.unknown()).optional(),
-        limits: z.record(z.string(), z.unknown()).optional(),
         members: z.array(HandleSchema).default([]),
         apiKeys: z.array(KeySchema).default([]),
         upstreams: z

@@ -56,14 +56,16 @@ export class ProtocolError extends Error {
   }
 }
 
-/** A JSON-RPC error relayed unchanged from an upstream server (code, message and data kept). */
+/**
+ * A JSON-RPC error relayed unchanged from an upstream server (code, message and data kept); its HTTP
+ * status follows from the code, in src/api/errors.ts.
+ */
 export class RelayedError extends Error {
   override readonly name = 'RelayedError';
   constructor(
     readonly code: number,
     message: string,
     readonly data?: unknown,
-    readonly httpStatus = 200,
   ) {
     super(message);
   }

@@ -113,7 +113,7 @@ export interface TaskWorkflowResult {
 export type FirstOutcome =
   | { kind: 'result'; resultRef: string }
   /** An upstream's JSON-RPC error (a payload, by id), or one the gateway decided itself (inline). */
-  | ({ kind: 'error'; httpStatus: number } & ({ errorRef: string } | { error: JsonRpcErrorObject }))
+  | ({ kind: 'error' } & ({ errorRef: string } | { error: JsonRpcErrorObject }))
   | { kind: 'task'; observation: TaskObservation };
 
 /** Resolves with the first upstream outcome; used with update-with-start. */

@@ -137,7 +137,7 @@ async function firstCall(input: TaskWorkflowInput) {
   } catch (err) {
     const cause = (err as ActivityFailure).cause;
     const message = cause instanceof Error ? cause.message : `Upstream "${input.upstream}" call failed`;
-    return { kind: 'error', error: { code: -32603, message }, httpStatus: 200 } as const;
+    return { kind: 'error', error: { code: -32603, message } } as const;
   }
 }
 

@@ -105,3 +105,15 @@ export class McpTestClient {
     }
   }
 }
+
+/** Records every body and header set `client` receives from now on (to prove what never leaks). */
+export function recordReplies(client: McpTestClient): string[] {
+  const seen: string[] = [];
+  const post = client.post.bind(client);
+  client.post = async (body, headers) => {
+    const reply = await post(body, headers);
+    seen.push(JSON.stringify(reply.body), JSON.stringify([...reply.headers.entries()]));
+    return reply;
+  };
+  return seen;
+}

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { recordReplies, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import type { Payload } from '@temporalio/common';
 import { Cipher } from '../../src/store/cipher';
 import { taskKeyOf } from '../../src/store/task-store';
@@ -18,17 +18,12 @@ import { taskWorkflowId } from '../../src/workflows/messages';
 
 const MARKER = `secret-marker-${randomUUID()}`;
 const logs: string[] = [];
-const seen: string[] = [];
+let seen: string[] = [];
 let gw: TestGateway;
 
 beforeAll(async () => {
   gw = await startTestGateway({ logSink: (line) => logs.push(line) });
-  const post = gw.client.post.bind(gw.client);
-  gw.client.post = async (body, headers) => {
-    const reply = await post(body, headers);
-    seen.push(JSON.stringify(reply.body), JSON.stringify([...reply.headers.entries()]));
-    return reply;
-  };
+  seen = recordReplies(gw.client);
 });
 afterAll(async () => {
   await gw?.close();

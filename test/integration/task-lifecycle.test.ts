@@ -4,20 +4,15 @@
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { recordReplies, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 
 let gw: TestGateway;
 /** Every body and header the client received, to prove upstream task ids never leak. */
-const seen: string[] = [];
+let seen: string[] = [];
 
 beforeAll(async () => {
   gw = await startTestGateway();
-  const post = gw.client.post.bind(gw.client);
-  gw.client.post = async (body, headers) => {
-    const reply = await post(body, headers);
-    seen.push(JSON.stringify(reply.body), JSON.stringify([...reply.headers.entries()]));
-    return reply;
-  };
+  seen = recordReplies(gw.client);
 });
 afterAll(async () => {
   await gw?.close();
