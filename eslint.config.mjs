@@ -77,5 +77,10 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },
   },
+  {
+    // The dashboard's browser module (served as is, no build step).
+    files: ['src/api/dashboard/ui/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: globals.browser },
+  },
   prettier,
 );

@@ -95,6 +95,11 @@ export const ConfigSchema = z.strictObject({
       allowedOrigins: z.array(z.string()).default([]),
       /** Host header values accepted (DNS-rebinding protection); on loopback, loopback names only. */
       allowedHosts: z.array(z.string()).default([]),
+      /**
+       * Trust `X-Forwarded-Proto`/`-For` from a reverse proxy in front of the gateway (TLS terminated
+       * there): the dashboard's session cookie is marked `Secure` when the request came over HTTPS.
+       */
+      trustProxy: z.boolean().default(false),
     })
     .prefault({}),
   temporal: z
@@ -102,6 +107,11 @@ export const ConfigSchema = z.strictObject({
       address: z.string().default('127.0.0.1:7233'),
       namespace: z.string().default('taskrouter'),
       taskQueue: z.string().default('taskrouter-tasks'),
+      /**
+       * Base URL of the Temporal Web UI (e.g. `http://localhost:8233`): the dashboard links each task to
+       * its workflow there, for team members. Without it the dashboard shows the workflow id only.
+       */
+      uiUrl: z.url().optional(),
     })
     .prefault({}),
   /**

@@ -10,6 +10,7 @@ import type {
   ClientCapabilities,
   DiscoverResult,
   Implementation,
+  InputResponses,
   JsonRpcErrorObject,
   RequestMeta,
   ServerCapabilities,
@@ -531,7 +532,7 @@ export class McpGateway {
 
   private async getTask(call: McpCall): Promise<Result> {
     const params = parseParams(GetTaskParamsSchema, call.params);
-    const task = await this.ownedTask(call, params.taskId);
+    const task = await this.ownedTask(call, taskKeyOf(params.taskId));
     // Payload retention removed the result (docs/retention.md); the metadata stays until its own purge.
     if (task.payloadExpired)
       throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task has expired');
@@ -540,9 +541,24 @@ export class McpGateway {
 
   private async updateTask(call: McpCall): Promise<Result> {
     const params = parseParams(UpdateTaskParamsSchema, call.params);
-    const task = await this.ownedTask(call, params.taskId);
-    if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return this.ack();
-    if (Object.keys(params.inputResponses).length > 0) {
+    await this.answerTaskInput(call, taskKeyOf(params.taskId), params.inputResponses);
+    return this.ack();
+  }
+
+  private async cancelTask(call: McpCall): Promise<Result> {
+    const params = parseParams(CancelTaskParamsSchema, call.params);
+    await this.cancelTaskByKey(call, taskKeyOf(params.taskId));
+    return this.ack();
+  }
+
+  // The two protocol controls, by task key: `tasks/update` and `tasks/cancel` above and the dashboard's
+  // answer and cancel buttons (src/api/dashboard) go through these, so both apply the same checks.
+
+  /** Relays form answers to a task of this caller (tasks/update); a terminal task ignores them. */
+  async answerTaskInput(call: McpCall, taskKey: string, inputResponses: InputResponses): Promise<void> {
+    const task = await this.ownedTask(call, taskKey);
+    if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return;
+    if (Object.keys(inputResponses).length > 0) {
       // Answers relay form elicitation only, so the request answering must itself declare form support.
       if (!declaresFormElicitation(call.params._meta[META.clientCapabilities])) {
         throw new ProtocolError(
@@ -555,23 +571,21 @@ export class McpGateway {
       }
       await this.requireUpstreamTasks(call, task, 'tasks/update');
     }
-    const keys = Object.keys(params.inputResponses);
-    const ref = await this.deps.payloads.put(task.taskKey, 'input_responses', params.inputResponses);
+    const keys = Object.keys(inputResponses);
+    const ref = await this.deps.payloads.put(task.taskKey, 'input_responses', inputResponses);
     await this.recordRequest(() => this.deps.engine.provideInput(task.workflowId, { ref, keys }));
-    return this.ack();
   }
 
-  private async cancelTask(call: McpCall): Promise<Result> {
-    const params = parseParams(CancelTaskParamsSchema, call.params);
-    const task = await this.ownedTask(call, params.taskId);
-    if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return this.ack();
+  /** Cancels a task of this caller (tasks/cancel); the upstream's refusal is the caller's error. */
+  async cancelTaskByKey(call: McpCall, taskKey: string): Promise<void> {
+    const task = await this.ownedTask(call, taskKey);
+    if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return;
     await this.requireUpstreamTasks(call, task, 'tasks/cancel');
     const outcome = await this.recordRequest(() =>
       this.deps.engine.cancel(task.workflowId, this.deps.startTimeoutMs),
     );
     // The upstream refused: the client hears it, and nothing pretends the task was cancelled.
     if (!outcome.ok) throw new RelayedError(outcome.error.code, outcome.error.message, outcome.error.data);
-    return this.ack();
   }
 
   private ack(): Result {
@@ -601,7 +615,7 @@ export class McpGateway {
    * same single lookup), so a foreign task is indistinguishable from a missing one. Every refusal is
    * audited; none has any other effect.
    */
-  private async ownedTask(call: McpCall, taskId: string): Promise<TaskRecord> {
+  private async ownedTask(call: McpCall, taskKey: string): Promise<TaskRecord> {
     if (!declaresTasks(call.params._meta[META.clientCapabilities])) {
       throw new ProtocolError(
         'MissingRequiredClientCapability',
@@ -611,7 +625,7 @@ export class McpGateway {
         },
       );
     }
-    const task = await this.deps.store.getTask(taskKeyOf(taskId));
+    const task = await this.deps.store.getTask(taskKey);
     const caller = principalId(call.principal);
     const owned =
       task !== undefined &&
@@ -675,7 +689,7 @@ export class McpGateway {
    * while all input is answered the store says `working` and is served as it is);
    * if no worker answers within 5 s, the stored snapshot is the answer.
    */
-  private async currentSnapshot(task: TaskRecord): Promise<TaskSnapshot> {
+  async currentSnapshot(task: TaskRecord): Promise<TaskSnapshot> {
     const stored = task.snapshot;
     if (TERMINAL_TASK_STATUSES.has(stored.status)) return stored;
     let live;

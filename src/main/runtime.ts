@@ -28,6 +28,7 @@ import { ProtocolError } from '../protocol';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
+import { DashboardStore } from '../store/dashboard-store';
 import { PayloadStore } from '../store/payload-store';
 import { TaskStore } from '../store/task-store';
 import { createDataConverter } from '../temporal/codec';
@@ -177,6 +178,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         runRetention: (kind) => triggerRetention(client, taskQueue, kind),
         startProjectDeletion: startDeletion,
       },
+      dashboard: {
+        dashboard: new DashboardStore(db),
+        store,
+        payloads,
+        ...(config.temporal.uiUrl !== undefined && {
+          temporalUi: { url: config.temporal.uiUrl, namespace: config.temporal.namespace },
+        }),
+      },
+      trustProxy: config.http.trustProxy,
     });
     const s = createServer(app);
     await new Promise<void>((resolve, reject) => {

@@ -42,7 +42,12 @@ async function main(): Promise<void> {
   const demo = demoBootstrap(dataDir, upstream.url);
   const input: ConfigInput = {
     http: { host: env['HOST'] ?? '127.0.0.1', port: httpPort },
-    temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: 'taskrouter-tasks' },
+    temporal: {
+      address: temporal.address,
+      namespace: temporal.namespace,
+      taskQueue: 'taskrouter-tasks',
+      ...(temporal.uiUrl !== undefined && { uiUrl: temporal.uiUrl }),
+    },
     store: { sqliteFile: path.join(dataDir, 'taskrouter.db') },
     encryption: keyringFromEnv(env) ?? keyringFromFile(path.join(dataDir, 'keys.json')),
     admin: { token: demo.adminToken },

@@ -32,6 +32,20 @@ export class PayloadStore {
     return id;
   }
 
+  /** The first payload of this kind stored for a task (e.g. its request), if still kept. */
+  async firstOf<T>(taskKey: string, kind: PayloadKind): Promise<T | undefined> {
+    const row = await this.db
+      .selectFrom('payloads')
+      .select(['id', 'ciphertext'])
+      .where('task_key', '=', taskKey)
+      .where('kind', '=', kind)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? this.cipher.openJson<T>(row.ciphertext, aad(row.id, taskKey, kind)) : undefined;
+  }
+
   /** The payload, or undefined once retention removed it (or the id belongs to another task or kind). */
   async get<T>(id: string, taskKey: string, kind: PayloadKind): Promise<T | undefined> {
     const row = await this.db

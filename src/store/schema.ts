@@ -22,6 +22,8 @@ export interface TasksTable {
   detail: Buffer | null;
   /** When payload retention removed `detail` (migration 0004); null while the payload is kept. */
   payload_expired_at: string | null;
+  /** The human the task is assigned to on the dashboard (migration 0006); never grants access. */
+  assignee_user_id?: string | null;
 }
 
 export interface TaskEventsTable {
@@ -31,6 +33,21 @@ export interface TaskEventsTable {
   kind: string;
   status: string;
   status_message: string | null;
+  /** Assignment rows (migration 0006): who assigned (`user:<id>`) and to whom (null = unassigned). */
+  actor?: string | null;
+  assignee_user_id?: string | null;
+}
+
+/** Dashboard sign-in sessions (migration 0006). */
+export interface DashboardSessionsTable {
+  /** SHA-256 of the session cookie's secret. */
+  id_hash: string;
+  user_id: string;
+  /** The personal access token used to sign in: the session ends when it is revoked or expires. */
+  token_id: string;
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
 }
 
 /*
@@ -170,4 +187,5 @@ export interface Database {
   upstreams: UpstreamsTable;
   upstream_authorizations: UpstreamAuthorizationsTable;
   audit_events: AuditEventsTable;
+  dashboard_sessions: DashboardSessionsTable;
 }

@@ -34,6 +34,44 @@ export interface TaskRecord extends Omit<NewTask, 'snapshot'> {
   snapshot: TaskSnapshot;
   /** Set when payload retention removed the task's payload (result, error, input requests, metadata). */
   payloadExpired?: true;
+  /** The dashboard's human assignee (a user id); assignment grants nothing (docs/dashboard.md). */
+  assigneeUserId?: string;
+}
+
+/** The dashboard's task groups: `pending` is `working` + `input_required`. */
+export const TASK_GROUPS = ['all', 'pending', 'completed', 'failed', 'cancelled'] as const;
+export type TaskGroup = (typeof TASK_GROUPS)[number];
+
+const GROUP_STATUSES: Record<Exclude<TaskGroup, 'all'>, TaskStatus[]> = {
+  pending: ['working', 'input_required'],
+  completed: ['completed'],
+  failed: ['failed'],
+  cancelled: ['cancelled'],
+};
+
+export interface TaskListQuery {
+  /** Project id. */
+  project: string;
+  group: TaskGroup;
+  /** Only tasks with a human assignee (`any`), or assigned to this user id. */
+  assigned?: { kind: 'any' } | { kind: 'user'; userId: string };
+  /** Position after which the page starts (newest first): the last row of the previous page. */
+  after?: { createdAt: string; taskKey: string };
+  limit: number;
+}
+
+/** A row of the dashboard's task list: metadata only (the status message is shown as metadata). */
+export interface TaskSummary {
+  taskKey: string;
+  workflowId: string;
+  caller: Caller;
+  upstream: string;
+  tool: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  assigneeUserId?: string;
 }
 
 /** A non-terminal task of a project, as project deletion stops it. */
@@ -44,9 +82,13 @@ export interface ActiveTaskRef {
 
 export interface TaskEvent {
   at: string;
+  /** `status` (a status change) or `assignment` (assigned, reassigned or unassigned). */
   kind: string;
   status: TaskStatus;
   statusMessage?: string;
+  /** Assignment rows: who changed the assignment (`user:<id>`) and the new assignee (absent = none). */
+  actor?: string;
+  assigneeUserId?: string;
 }
 
 /** The encrypted part of a snapshot: status detail and the upstream's re-published metadata. */
@@ -178,7 +220,118 @@ export class TaskStore {
       authorizationId: row.authorization_id,
       snapshot,
       ...(row.payload_expired_at !== null && { payloadExpired: true as const }),
+      ...(row.assignee_user_id != null && { assigneeUserId: row.assignee_user_id }),
     };
+  }
+
+  // ── the dashboard (docs/dashboard.md) ────────────────────────────────────────────────────────────
+
+  /** A page of a project's tasks, newest first (ties broken by task key). */
+  async listProjectTasks(q: TaskListQuery): Promise<TaskSummary[]> {
+    let query = this.db
+      .selectFrom('tasks')
+      .select([
+        'task_key',
+        'workflow_id',
+        'caller_kind',
+        'caller_id',
+        'upstream',
+        'tool',
+        'status',
+        'status_message',
+        'created_at',
+        'last_updated_at',
+        'assignee_user_id',
+      ])
+      .where('project', '=', q.project);
+    if (q.group !== 'all') query = query.where('status', 'in', GROUP_STATUSES[q.group]);
+    if (q.assigned?.kind === 'any') query = query.where('assignee_user_id', 'is not', null);
+    if (q.assigned?.kind === 'user') query = query.where('assignee_user_id', '=', q.assigned.userId);
+    const after = q.after;
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('task_key', '<', after.taskKey)]),
+        ]),
+      );
+    }
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('task_key', 'desc')
+      .limit(q.limit)
+      .execute();
+    return rows.map((r) => ({
+      taskKey: r.task_key,
+      workflowId: r.workflow_id,
+      caller: { kind: r.caller_kind, id: r.caller_id },
+      upstream: r.upstream,
+      tool: r.tool,
+      status: r.status as TaskStatus,
+      ...(r.status_message !== null && { statusMessage: this.openMessage(r.task_key, r.status_message) }),
+      createdAt: r.created_at,
+      lastUpdatedAt: r.last_updated_at,
+      ...(r.assignee_user_id != null && { assigneeUserId: r.assignee_user_id }),
+    }));
+  }
+
+  /** How many of a project's tasks fall in each group (under the same assignment filter as the list). */
+  async countProjectTasks(
+    project: string,
+    assigned?: TaskListQuery['assigned'],
+  ): Promise<Record<TaskGroup, number>> {
+    let query = this.db
+      .selectFrom('tasks')
+      .select((eb) => ['status', eb.fn.countAll<string | number>().as('n')])
+      .where('project', '=', project);
+    if (assigned?.kind === 'any') query = query.where('assignee_user_id', 'is not', null);
+    if (assigned?.kind === 'user') query = query.where('assignee_user_id', '=', assigned.userId);
+    const rows = await query.groupBy('status').execute();
+    const counts: Record<TaskGroup, number> = { all: 0, pending: 0, completed: 0, failed: 0, cancelled: 0 };
+    for (const row of rows) {
+      const n = Number(row.n);
+      counts.all += n;
+      for (const [group, statuses] of Object.entries(GROUP_STATUSES)) {
+        if (statuses.includes(row.status as TaskStatus)) counts[group as TaskGroup] += n;
+      }
+    }
+    return counts;
+  }
+
+  /**
+   * Sets (or clears, with null) a task's assignee and records it in the task's history. The protocol
+   * status is untouched: the history row repeats the current status. Returns false for an unknown task.
+   */
+  async assign(taskKey: string, assigneeUserId: string | null, actor: string, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('tasks')
+        .select(['status', 'assignee_user_id'])
+        .where('task_key', '=', taskKey)
+        .$if(this.lockRows, (qb) => qb.forUpdate())
+        .executeTakeFirst();
+      if (!current) return false;
+      // Re-assigning to the same person changes nothing and writes no history.
+      if ((current.assignee_user_id ?? null) === assigneeUserId) return true;
+      await trx
+        .updateTable('tasks')
+        .set({ assignee_user_id: assigneeUserId })
+        .where('task_key', '=', taskKey)
+        .execute();
+      await trx
+        .insertInto('task_events')
+        .values({
+          task_key: taskKey,
+          at,
+          kind: 'assignment',
+          status: current.status,
+          status_message: null,
+          actor,
+          assignee_user_id: assigneeUserId,
+        })
+        .execute();
+      return true;
+    });
   }
 
   // ── retention and project deletion (docs/retention.md) ───────────────────────────────────────────
@@ -312,6 +465,8 @@ export class TaskStore {
       kind: r.kind,
       status: r.status as TaskStatus,
       ...(r.status_message !== null && { statusMessage: this.openMessage(taskKey, r.status_message) }),
+      ...(r.actor != null && { actor: r.actor }),
+      ...(r.assignee_user_id != null && { assigneeUserId: r.assignee_user_id }),
     }));
   }
 

@@ -46,6 +46,8 @@ export async function startTestGateway(
     bootstrap?: (upstreamUrl: string) => string;
     /** Receives every log line (JSON) at debug level, e.g. to prove what logs never contain. */
     logSink?: (line: string) => void;
+    /** `temporal.uiUrl`: the dashboard links task workflows there. */
+    temporalUiUrl?: string;
   } = {},
 ): Promise<TestGateway> {
   const temporal = testTemporal();
@@ -53,7 +55,12 @@ export async function startTestGateway(
   const upstream = await startExampleUpstream({ pollIntervalMs: 100, ...opts.upstream });
   const config = parseConfig({
     http: { host: '127.0.0.1', port: 0 },
-    temporal: { address: temporal.address, namespace: temporal.namespace, taskQueue: `tq-${randomUUID()}` },
+    temporal: {
+      address: temporal.address,
+      namespace: temporal.namespace,
+      taskQueue: `tq-${randomUUID()}`,
+      ...(opts.temporalUiUrl !== undefined && { uiUrl: opts.temporalUiUrl }),
+    },
     store: await testStoreConfig(dir),
     encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
     tasks: { minPollIntervalMs: 50, maxPollIntervalMs: 2000, maxWatchMs: 60_000, pollFailureBudget: 5 },

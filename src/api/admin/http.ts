@@ -24,9 +24,9 @@ export class AdminHttpError extends ControlPlaneError {
   }
 }
 
-export function sendError(ctx: Context, err: ControlPlaneError): void {
+export function sendError(ctx: Context, err: ControlPlaneError, realm = 'taskrouter-admin'): void {
   ctx.status = err instanceof AdminHttpError ? err.status : STATUS[err.code];
-  if (err.code === 'unauthorized') ctx.set('WWW-Authenticate', 'Bearer realm="taskrouter-admin"');
+  if (err.code === 'unauthorized') ctx.set('WWW-Authenticate', `Bearer realm="${realm}"`);
   ctx.body = { error: { code: err.code, message: err.message } };
 }
 

@@ -5,6 +5,7 @@ import { m0002ControlPlane } from './0002-control-plane';
 import { m0003TaskBinding } from './0003-task-binding';
 import { m0004Retention } from './0004-retention';
 import { m0005Payloads } from './0005-payloads';
+import { m0006Dashboard } from './0006-dashboard';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003_task_binding': m0003TaskBinding,
   '0004_retention': m0004Retention,
   '0005_payloads': m0005Payloads,
+  '0006_dashboard': m0006Dashboard,
 };
 
 export const migrationProvider: MigrationProvider = {

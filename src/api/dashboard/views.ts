@@ -1,0 +1,113 @@
+/**
+ * The dashboard's JSON shapes: task metadata (never payloads) for lists and details, timelines, and the
+ * list cursor. Everything here is safe to show to anyone with a role on the project.
+ */
+import { z } from 'zod';
+import type { DashboardUser } from '../../store/dashboard-store';
+import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/task-store';
+import { AdminHttpError } from '../admin/http';
+
+export interface PersonView {
+  handle: string;
+  name: string;
+}
+
+export type People = Map<string, DashboardUser>;
+
+function person(people: People, userId: string | undefined): PersonView | null {
+  if (userId === undefined) return null;
+  const user = people.get(userId);
+  // A user removed since keeps their place in history under their id.
+  return user ? { handle: user.handle, name: user.name } : { handle: userId, name: userId };
+}
+
+/** Who started the task: a user (by handle) or just the kind of caller for API keys and anonymous calls. */
+function callerView(caller: TaskSummary['caller'], people: People) {
+  if (caller.kind === 'user') return { kind: 'user' as const, user: person(people, caller.id) };
+  return { kind: caller.kind };
+}
+
+/** The ids of users a list or a timeline mentions, to look their names up in one query. */
+export function mentionedUsers(
+  items: Array<{ caller?: TaskSummary['caller']; assigneeUserId?: string; actor?: string }>,
+) {
+  const ids: string[] = [];
+  for (const item of items) {
+    if (item.caller?.kind === 'user') ids.push(item.caller.id);
+    if (item.assigneeUserId !== undefined) ids.push(item.assigneeUserId);
+    if (item.actor?.startsWith('user:')) ids.push(item.actor.slice('user:'.length));
+  }
+  return ids;
+}
+
+export function taskSummaryView(task: TaskSummary, people: People) {
+  return {
+    ref: task.taskKey,
+    tool: task.tool,
+    upstream: task.upstream,
+    caller: callerView(task.caller, people),
+    status: task.status,
+    ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    assignee: person(people, task.assigneeUserId),
+  };
+}
+
+export function taskMetadataView(task: TaskRecord, people: People) {
+  const s = task.snapshot;
+  return {
+    ...taskSummaryView(
+      {
+        taskKey: task.taskKey,
+        workflowId: task.workflowId,
+        caller: task.caller,
+        upstream: task.upstream,
+        tool: task.tool,
+        status: s.status,
+        ...(s.statusMessage !== undefined && { statusMessage: s.statusMessage }),
+        createdAt: s.createdAt,
+        lastUpdatedAt: s.lastUpdatedAt,
+        ...(task.assigneeUserId !== undefined && { assigneeUserId: task.assigneeUserId }),
+      },
+      people,
+    ),
+    ttlMs: s.ttlMs,
+    payloadExpired: task.payloadExpired === true,
+  };
+}
+
+export function timelineView(events: TaskEvent[], people: People) {
+  return events.map((e) =>
+    e.kind === 'assignment'
+      ? {
+          at: e.at,
+          kind: 'assignment' as const,
+          by: e.actor?.startsWith('user:') ? person(people, e.actor.slice('user:'.length)) : null,
+          assignee: person(people, e.assigneeUserId),
+        }
+      : {
+          at: e.at,
+          kind: 'status' as const,
+          status: e.status,
+          ...(e.statusMessage !== undefined && { statusMessage: e.statusMessage }),
+        },
+  );
+}
+
+// ── list cursor ────────────────────────────────────────────────────────────────────────────────────
+
+const CursorSchema = z.strictObject({ c: z.string().max(40), k: z.string().regex(/^[0-9a-f]{64}$/) });
+
+export function encodeListCursor(last: { createdAt: string; taskKey: string }): string {
+  return Buffer.from(JSON.stringify({ c: last.createdAt, k: last.taskKey }), 'utf8').toString('base64url');
+}
+
+export function decodeListCursor(cursor: string): { createdAt: string; taskKey: string } {
+  try {
+    const parsed = CursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+    return { createdAt: parsed.c, taskKey: parsed.k };
+  } catch {
+    throw new AdminHttpError('invalid', 'Invalid "cursor"');
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * What the project dashboard reads and writes besides tasks: sign-in sessions, which projects a user sees
+ * and in which role, and the people a task can be assigned to. Roles follow the table in
+ * docs/dashboard.md: a member of the project's team (`team`) or a direct project member (`member`).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { ProjectRecord } from './control-plane-types';
+import type { Database } from './schema';
+import { digestsEqual, hashToken, USER_TOKEN_PREFIX } from './tokens';
+
+export type ProjectRole = 'team' | 'member';
+
+export interface DashboardUser {
+  id: string;
+  handle: string;
+  name: string;
+}
+
+export interface DashboardProject {
+  slug: string;
+  team: string;
+  role: ProjectRole;
+}
+
+export interface Session {
+  user: DashboardUser;
+  csrfToken: string;
+  expiresAt: string;
+}
+
+export interface DashboardStoreOptions {
+  /** Session lifetime (default 12 h); a session also ends with the token it was opened with. */
+  sessionTtlMs?: number;
+  now?: () => Date;
+}
+
+const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+
+export class DashboardStore {
+  private readonly now: () => Date;
+  private readonly sessionTtlMs: number;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: DashboardStoreOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.sessionTtlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+  }
+
+  // ── sessions ─────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Opens a session for a valid personal access token. Returns the cookie secret (never stored: only its
+   * SHA-256 is) and the session, or undefined for an unknown, revoked or expired token.
+   */
+  async signIn(token: string): Promise<{ secret: string; session: Session } | undefined> {
+    if (!token.startsWith(USER_TOKEN_PREFIX) || token.length > 512) return undefined;
+    const hash = hashToken(token);
+    const now = this.now();
+    const row = await this.db
+      .selectFrom('user_tokens')
+      .innerJoin('users', 'users.id', 'user_tokens.user_id')
+      .select([
+        'user_tokens.id as token_id',
+        'user_tokens.token_hash',
+        'user_tokens.expires_at',
+        'users.id',
+        'users.handle',
+        'users.name',
+      ])
+      .where('user_tokens.token_hash', '=', hash)
+      .where('user_tokens.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row || !digestsEqual(row.token_hash, hash)) return undefined;
+    if (row.expires_at !== null && row.expires_at <= now.toISOString()) return undefined;
+    const secret = randomBytes(32).toString('base64url');
+    const csrfToken = randomBytes(24).toString('base64url');
+    let expiresAt = new Date(now.getTime() + this.sessionTtlMs).toISOString();
+    if (row.expires_at !== null && row.expires_at < expiresAt) expiresAt = row.expires_at;
+    await this.db
+      .insertInto('dashboard_sessions')
+      .values({
+        id_hash: hashToken(secret),
+        user_id: row.id,
+        token_id: row.token_id,
+        csrf_token: csrfToken,
+        created_at: now.toISOString(),
+        expires_at: expiresAt,
+      })
+      .execute();
+    // Opportunistic clean-up: sessions are short-lived and few.
+    await this.db.deleteFrom('dashboard_sessions').where('expires_at', '<=', now.toISOString()).execute();
+    return {
+      secret,
+      session: { user: { id: row.id, handle: row.handle, name: row.name }, csrfToken, expiresAt },
+    };
+  }
+
+  /** The live session for a cookie secret: unexpired, and its token neither revoked nor expired. */
+  async session(secret: string): Promise<Session | undefined> {
+    if (secret.length > 128) return undefined;
+    const now = this.now().toISOString();
+    const row = await this.db
+      .selectFrom('dashboard_sessions')
+      .innerJoin('user_tokens', 'user_tokens.id', 'dashboard_sessions.token_id')
+      .innerJoin('users', 'users.id', 'dashboard_sessions.user_id')
+      .select([
+        'dashboard_sessions.csrf_token',
+        'dashboard_sessions.expires_at',
+        'user_tokens.revoked_at',
+        'user_tokens.expires_at as token_expires_at',
+        'users.id',
+        'users.handle',
+        'users.name',
+      ])
+      .where('dashboard_sessions.id_hash', '=', hashToken(secret))
+      .executeTakeFirst();
+    if (!row || row.expires_at <= now || row.revoked_at !== null) return undefined;
+    if (row.token_expires_at !== null && row.token_expires_at <= now) return undefined;
+    return {
+      user: { id: row.id, handle: row.handle, name: row.name },
+      csrfToken: row.csrf_token,
+      expiresAt: row.expires_at,
+    };
+  }
+
+  async signOut(secret: string): Promise<void> {
+    await this.db.deleteFrom('dashboard_sessions').where('id_hash', '=', hashToken(secret)).execute();
+  }
+
+  // ── people and roles ─────────────────────────────────────────────────────────────────────────────
+
+  async user(userId: string): Promise<DashboardUser | undefined> {
+    return this.db
+      .selectFrom('users')
+      .select(['id', 'handle', 'name'])
+      .where('id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  /** `team` for a member of the project's team, `member` for a direct member, otherwise none. */
+  async roleOf(
+    userId: string,
+    project: Pick<ProjectRecord, 'id' | 'teamId'>,
+  ): Promise<ProjectRole | undefined> {
+    const team = await this.db
+      .selectFrom('team_members')
+      .select('user_id')
+      .where('team_id', '=', project.teamId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (team) return 'team';
+    const direct = await this.db
+      .selectFrom('project_members')
+      .select('user_id')
+      .where('project_id', '=', project.id)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return direct ? 'member' : undefined;
+  }
+
+  /** The projects a user sees on the dashboard (not those being deleted), by slug. */
+  async projectsOf(userId: string): Promise<DashboardProject[]> {
+    const viaTeam = await this.db
+      .selectFrom('projects')
+      .innerJoin('teams', 'teams.id', 'projects.team_id')
+      .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
+      .select(['projects.slug', 'teams.slug as team'])
+      .where('team_members.user_id', '=', userId)
+      .where('projects.deleting_at', 'is', null)
+      .execute();
+    const direct = await this.db
+      .selectFrom('projects')
+      .innerJoin('teams', 'teams.id', 'projects.team_id')
+      .innerJoin('project_members', 'project_members.project_id', 'projects.id')
+      .select(['projects.slug', 'teams.slug as team'])
+      .where('project_members.user_id', '=', userId)
+      .where('projects.deleting_at', 'is', null)
+      .execute();
+    const bySlug = new Map<string, DashboardProject>();
+    for (const p of direct) bySlug.set(p.slug, { slug: p.slug, team: p.team, role: 'member' });
+    for (const p of viaTeam) bySlug.set(p.slug, { slug: p.slug, team: p.team, role: 'team' });
+    return [...bySlug.values()].sort((a, b) => a.slug.localeCompare(b.slug));
+  }
+
+  /** Everyone who can access the project (team members and direct members): who a task may go to. */
+  async peopleOf(project: Pick<ProjectRecord, 'id' | 'teamId'>): Promise<DashboardUser[]> {
+    const rows = await this.db
+      .selectFrom('users')
+      .select(['users.id', 'users.handle', 'users.name'])
+      .where((eb) =>
+        eb.or([
+          eb(
+            'users.id',
+            'in',
+            eb.selectFrom('team_members').select('user_id').where('team_id', '=', project.teamId),
+          ),
+          eb(
+            'users.id',
+            'in',
+            eb.selectFrom('project_members').select('user_id').where('project_id', '=', project.id),
+          ),
+        ]),
+      )
+      .orderBy('users.handle')
+      .execute();
+    return rows;
+  }
+
+  /** Handles and names of the given users (unknown ids are left out). */
+  async usersByIds(ids: string[]): Promise<Map<string, DashboardUser>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('users')
+      .select(['id', 'handle', 'name'])
+      .where('id', 'in', unique)
+      .execute();
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+}
