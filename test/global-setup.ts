@@ -11,6 +11,7 @@ import { findPostgresBinDir, startPostgresDev, type PostgresDevServer } from '..
 import { findRepoRoot, resolveTemporalCli } from '../src/temporal/cli';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
 import { SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
+import { findChromium } from './helpers/browser';
 import { defaultTestInfoFile } from './helpers/temporal';
 
 export const TEST_NAMESPACE = 'taskrouter-test';
@@ -55,11 +56,27 @@ function ensurePostgresInstalled(log: (msg: string) => void): void {
   if (findPostgresBinDir() === undefined) throw new Error(`${script} did not install the PostgreSQL server`);
 }
 
+/** Chromium for the dashboard's browser tests, installed like PostgreSQL when missing. */
+function ensureChromiumInstalled(log: (msg: string) => void): void {
+  if (findChromium() !== undefined) return;
+  const script = path.join(findRepoRoot(__dirname), 'scripts', 'install-chromium.sh');
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      `Chromium not found; the dashboard's browser tests need it. Install it with: sudo ${script}\n` +
+        '(or sudo apt-get install chromium), or point TASKROUTER_CHROMIUM_PATH at a Chromium executable',
+    );
+  }
+  log(`Chromium not found; running ${script}`);
+  execFileSync('bash', [script], { stdio: ['ignore', 2, 2] });
+  if (findChromium() === undefined) throw new Error(`${script} did not install Chromium`);
+}
+
 export default async function globalSetup(): Promise<void> {
   const log = (msg: string): void => void process.stderr.write(`[temporal] ${msg}\n`);
   const pgLog = (msg: string): void => void process.stderr.write(`[postgres] ${msg}\n`);
   const cliPath = await resolveTemporalCli({ install: true, log });
   if (postgresUnderTest()) ensurePostgresInstalled(pgLog);
+  ensureChromiumInstalled((msg) => void process.stderr.write(`[chromium] ${msg}\n`));
 
   const startTemporal = async (): Promise<DevServer> => {
     const started = Date.now();

@@ -33,15 +33,15 @@ function h(tag, attrs = {}, ...children) {
     else if (value === true) el.setAttribute(key, '');
     else el.setAttribute(key, String(value));
   }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false || child === '') continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return el;
 }
 
 function replace(el, ...children) {
-  el.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false));
 }
 
 function announce(message) {
@@ -436,6 +436,7 @@ async function renderTasks(main, route, renderId) {
     );
   };
   let nextCursor = data.nextCursor;
+  let pagesLoaded = 1;
   const drawMore = () =>
     replace(
       more,
@@ -448,6 +449,7 @@ async function renderTasks(main, route, renderId) {
               const page = await api('GET', `${params()}&cursor=${encodeURIComponent(nextCursor)}`);
               rows = rows.concat(page.tasks);
               nextCursor = page.nextCursor;
+              pagesLoaded += 1;
               drawRows();
               drawMore();
             },
@@ -481,9 +483,9 @@ async function renderTasks(main, route, renderId) {
     if (text === seen) return;
     seen = text;
     data = fresh;
-    const loadedMore = rows.length > fresh.tasks.length;
     drawTabs();
-    if (!loadedMore) {
+    // Once further pages are loaded, only the counts refresh (replacing the rows would drop them).
+    if (pagesLoaded === 1) {
       rows = fresh.tasks;
       nextCursor = fresh.nextCursor;
       drawRows();
@@ -689,7 +691,7 @@ async function renderTask(main, route, renderId) {
   replace(
     main,
     header,
-    h('div', { class: 'grid' }, h('div', {}, controls, input, payload), h('div', {}, meta, timeline)),
+    h('div', { class: 'grid' }, h('div', {}, input, controls, payload), h('div', {}, meta, timeline)),
   );
   // Live refresh: every tick while the task can still change; a finished task changes only by
   // assignment, so every fifth tick is enough then.
