@@ -34,6 +34,7 @@ export function demoInstructions(e: DemoEndpoints): string {
   return `
 TaskRouter is running.
   MCP endpoint (project "${e.project}"): ${url}
+  Dashboard:                             ${e.gatewayUrl}/dashboard/  (sign in with the token below)
   Example upstream:                      ${e.upstreamUrl}
   Temporal Web UI:                       ${e.temporalUiUrl ?? '(headless)'}
 
@@ -45,6 +46,9 @@ TASK=$(${create} | sed -E 's/.*"taskId":"([^"]+)".*/\\1/'); echo "$TASK"
 Poll it (status goes from "working" to "completed" after about 10 s, with the result inlined):
 
 ${get}
+
+Watch it in the dashboard (${e.gatewayUrl}/dashboard/): sign in with the token above; the demo user is a
+member of the demo project's team, so it sees every task, its timeline, and the payloads of its own tasks.
 
 The demo user's token is kept in .data/demo-secrets.json (with the admin token for /v1/admin).
 Manage teams, projects, keys and upstreams with: npm run admin -- --help

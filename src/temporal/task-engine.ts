@@ -50,6 +50,14 @@ export class TemporalTaskEngine implements TaskEngine {
         { key: SA_STATUS, value: 'starting' },
       ],
       staticSummary: `${input.projectSlug}: ${input.upstream} / ${input.call.tool}`,
+      // Markdown in the Web UI. Metadata only: names, never arguments, ids or credentials.
+      staticDetails: [
+        `**MCP task** of project \`${input.projectSlug}\``,
+        `- upstream: \`${input.upstream}\``,
+        `- tool: \`${input.call.tool}\``,
+        `- caller: ${input.caller.kind === 'api_key' ? 'API key' : input.caller.kind}`,
+        `- created: ${input.createdAt}`,
+      ].join('\n'),
     });
     return this.client.withDeadline(Date.now() + timeoutMs, () =>
       this.client.workflow.executeUpdateWithStart(startTaskUpdate, { startWorkflowOperation: op }),

@@ -15,6 +15,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  setCurrentDetails,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -60,6 +61,8 @@ const { recordTaskCreated, recordTaskSnapshot } = proxyLocalActivities<TaskActiv
 export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkflowResult> {
   let state: TaskState | undefined = input.carried ? new TaskState(input.carried) : undefined;
   let first: FirstOutcome | undefined = state ? { kind: 'task', observation: state.present() } : undefined;
+  // Current details belong to a run: a continued run states the status again.
+  if (state) setCurrentDetails(statusDetails(state.present().status));
 
   setHandler(startTaskUpdate, async () => {
     await condition(() => first !== undefined);
@@ -106,7 +109,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       authorizationId: input.authorizationId,
       observation: state.present(),
     });
-    upsertSearchAttributes([{ key: SA_STATUS, value: state.present().status }]);
+    publishStatus(state.present().status);
     first = { kind: 'task', observation: state.present() };
   }
 
@@ -219,7 +222,20 @@ async function apply(
   }
   const after = state.present();
   await recordTaskSnapshot({ taskKey: input.taskKey, observation: after });
-  if (after.status !== before.status) upsertSearchAttributes([{ key: SA_STATUS, value: after.status }]);
+  if (after.status !== before.status) publishStatus(after.status);
+}
+
+/**
+ * The operator's view of the task's progress in the Temporal Web UI: the status search attribute (for
+ * filtering) and the workflow's current details. Status only: status messages can echo arguments.
+ */
+function publishStatus(status: string): void {
+  upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
+  setCurrentDetails(statusDetails(status));
+}
+
+function statusDetails(status: string): string {
+  return `MCP task status: **${status}**. Inputs and results are encrypted; the project dashboard shows them to the user who started the task.`;
 }
 
 function accessOf(input: TaskWorkflowInput) {

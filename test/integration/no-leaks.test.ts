@@ -102,8 +102,13 @@ test('the upstream task id appears in no response, header, search attribute, sum
   const operatorView = JSON.stringify({
     attributes: description.typedSearchAttributes,
     summary: await description.staticSummary(),
+    details: await description.staticDetails(),
+    // The current details, as the Web UI reads them (the SDK's built-in metadata query).
+    current: await client.workflow.getHandle(description.workflowId).query('__temporal_workflow_metadata'),
   });
   expect(operatorView).toContain('confirm_delete');
+  expect(await description.staticDetails()).toMatch(/tool: `confirm_delete`/);
+  expect(operatorView).toContain('MCP task status: **cancelled**');
   expect(logs.length).toBeGreaterThan(0);
   for (const upstreamId of gw.upstream.stats.taskIds) {
     expect(seen.join('\n')).not.toContain(upstreamId);

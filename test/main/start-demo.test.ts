@@ -55,4 +55,22 @@ test('the printed curl sequence creates a task and reads its completed result', 
   const result = execFileSync('bash', ['-c', script], { encoding: 'utf8', timeout: 60_000 });
   expect(result).toContain('"status":"completed"');
   expect(result).toContain('Computed demo in 10s');
+
+  // The printed dashboard address and token open a session that shows the task.
+  const dashboard = /Dashboard: +(\S+)/.exec(out)?.[1] ?? '';
+  const token = /TR_TOKEN=(\S+)/.exec(out)?.[1] ?? '';
+  const page = await fetch(dashboard);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('TaskRouter dashboard');
+  const origin = new URL(dashboard).origin;
+  const session = await fetch(`${origin}/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token }),
+  });
+  expect(session.status).toBe(200);
+  const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const tasks = await fetch(`${origin}/v1/projects/demo/tasks?group=completed`, { headers: { cookie } });
+  const body = (await tasks.json()) as { tasks: Array<{ tool: string; status: string }> };
+  expect(body.tasks).toEqual([expect.objectContaining({ tool: 'slow_compute', status: 'completed' })]);
 }, 180_000);
