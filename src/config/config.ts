@@ -111,7 +111,7 @@ export const ConfigSchema = z.strictObject({
        * Base URL of the Temporal Web UI (e.g. `http://localhost:8233`): the dashboard links each task to
        * its workflow there, for team members. Without it the dashboard shows the workflow id only.
        */
-      uiUrl: z.url().optional(),
+      uiUrl: z.url({ protocol: /^https?$/ }).optional(),
     })
     .prefault({}),
   /**

@@ -300,9 +300,14 @@ export class TaskStore {
 
   /**
    * Sets (or clears, with null) a task's assignee and records it in the task's history. The protocol
-   * status is untouched: the history row repeats the current status. Returns false for an unknown task.
+   * status is untouched: the history row repeats the current status.
    */
-  async assign(taskKey: string, assigneeUserId: string | null, actor: string, at: string): Promise<boolean> {
+  async assign(
+    taskKey: string,
+    assigneeUserId: string | null,
+    actor: string,
+    at: string,
+  ): Promise<'changed' | 'unchanged' | 'missing'> {
     return this.db.transaction().execute(async (trx) => {
       const current = await trx
         .selectFrom('tasks')
@@ -310,9 +315,9 @@ export class TaskStore {
         .where('task_key', '=', taskKey)
         .$if(this.lockRows, (qb) => qb.forUpdate())
         .executeTakeFirst();
-      if (!current) return false;
+      if (!current) return 'missing';
       // Re-assigning to the same person changes nothing and writes no history.
-      if ((current.assignee_user_id ?? null) === assigneeUserId) return true;
+      if ((current.assignee_user_id ?? null) === assigneeUserId) return 'unchanged';
       await trx
         .updateTable('tasks')
         .set({ assignee_user_id: assigneeUserId })
@@ -330,7 +335,7 @@ export class TaskStore {
           assignee_user_id: assigneeUserId,
         })
         .execute();
-      return true;
+      return 'changed';
     });
   }
 

@@ -49,14 +49,14 @@ export class TemporalTaskEngine implements TaskEngine {
         { key: SA_CALLER_KIND, value: input.caller.kind },
         { key: SA_STATUS, value: 'starting' },
       ],
-      staticSummary: `${input.projectSlug}: ${input.upstream} / ${input.call.tool}`,
+      staticSummary: `${plain(input.projectSlug)}: ${plain(input.upstream)} / ${plain(input.call.tool)}`,
       // Markdown in the Web UI. Metadata only: names, never arguments, ids or credentials.
       staticDetails: [
-        `**MCP task** of project \`${input.projectSlug}\``,
-        `- upstream: \`${input.upstream}\``,
-        `- tool: \`${input.call.tool}\``,
-        `- caller: ${input.caller.kind === 'api_key' ? 'API key' : input.caller.kind}`,
-        `- created: ${input.createdAt}`,
+        `**MCP task** of project \`${plain(input.projectSlug)}\``,
+        `- upstream: \`${plain(input.upstream)}\``,
+        `- tool: \`${plain(input.call.tool)}\``,
+        `- caller: ${input.caller.kind === 'api_key' ? 'API key' : plain(input.caller.kind)}`,
+        `- created: ${plain(input.createdAt)}`,
       ].join('\n'),
     });
     return this.client.withDeadline(Date.now() + timeoutMs, () =>
@@ -79,4 +79,12 @@ export class TemporalTaskEngine implements TaskEngine {
       this.client.workflow.getHandle(workflowId).executeUpdate(cancelTaskUpdate),
     );
   }
+}
+
+/**
+ * A name as inert text for the Web UI's summary and Markdown details: tool names come from clients, so
+ * anything that could end a code span or start a link or image is replaced.
+ */
+function plain(name: string): string {
+  return name.replace(/[^\w.:/@+-]/g, '_').slice(0, 200);
 }

@@ -97,6 +97,33 @@ describe('sessions', () => {
     await f.api('alice').send('PUT', task(t.aliceDone, '/assignee'), { assignee: null });
   });
 
+  test('cross-origin state changes and sign-ins are refused; strangers get 401 before any body is read', async () => {
+    const evil = { origin: 'https://evil.example' };
+    expect((await request(`${f.baseUrl}/v1/session`, 'POST', evil, { token: TOKENS.alice })).status).toBe(
+      403,
+    );
+    const signIn = await request(
+      `${f.baseUrl}/v1/session`,
+      'POST',
+      { origin: f.baseUrl },
+      { token: TOKENS.alice },
+    );
+    expect(signIn.status).toBe(200);
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const headers = { cookie, 'x-csrf-token': String(signIn.body.csrfToken), ...evil };
+    const assign = await request(`${f.baseUrl}${task(t.aliceDone, '/assignee')}`, 'PUT', headers, {
+      assignee: 'tess',
+    });
+    expect(assign.status).toBe(403);
+    expect(assign.body.error.message).toBe('Cross-origin requests are not accepted');
+    const stranger = await fetch(`${f.baseUrl}${task(t.aliceDone, '/assignee')}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{not json',
+    });
+    expect(stranger.status).toBe(401);
+  });
+
   test('revoking the token a session was opened with ends the session', async () => {
     const created = await f.admin('POST', '/users/tess/tokens', { name: 'short-lived' });
     expect(created.status).toBe(201);

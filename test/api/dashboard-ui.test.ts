@@ -139,6 +139,19 @@ test('tabs show the right tasks and counts; the list refreshes live', async () =
   await page.getByRole('tab', { name: /Pending/ }).focus();
   await page.keyboard.press('ArrowRight');
   await until(async () => page.url().includes('group=completed'), 'the Completed tab');
+  await until(
+    async () => (await page.evaluate('document.activeElement?.dataset.group')) === 'completed',
+    'focus on the Completed tab',
+  );
+  // A second arrow key moves on from there (focus followed the navigation).
+  await page.keyboard.press('ArrowRight');
+  await until(async () => page.url().includes('group=failed'), 'the Failed tab');
+  await until(
+    async () => (await page.evaluate('document.activeElement?.dataset.group')) === 'failed',
+    'focus on the Failed tab',
+  );
+  await page.keyboard.press('ArrowLeft');
+  await until(async () => page.url().includes('group=completed'), 'back to the Completed tab');
   await rowsCount(page, 1);
   expect(await rowRefs(page)).toEqual([refs.keyDone]);
   await page.getByRole('tab', { name: /Failed/ }).click();
@@ -173,13 +186,20 @@ test('assign a task, see it in the timeline, then find it with the Assigned filt
   await shot(page, 'task-assigned');
 
   await page.getByRole('link', { name: 'board' }).click();
-  await page.getByLabel('Show').selectOption('any');
+  await page.getByRole('button', { name: 'Assigned', exact: true }).click();
   await rowsCount(page, 1);
   expect(await rowRefs(page)).toEqual([refs.keySlow]);
   expect(await tabCount(page, 'all')).toBe(1);
   expect(await page.locator('tbody tr .assignee').textContent()).toBe('bob');
-  await page.getByLabel('Show').selectOption('me');
+  expect(await page.getByRole('button', { name: 'Assigned', exact: true }).getAttribute('aria-pressed')).toBe(
+    'true',
+  );
+  // Keyboard: focus stays on the filter across the navigation it causes.
+  await page.getByRole('button', { name: 'Assigned to me' }).focus();
+  await page.keyboard.press('Enter');
+  await until(async () => page.url().includes('assigned=me'), 'the "Assigned to me" filter');
   await page.getByText('No tasks here.').waitFor();
+  expect(await page.evaluate('document.activeElement?.dataset.assigned')).toBe('me');
   expect(await tabCount(page, 'all')).toBe(0);
 });
 
@@ -240,5 +260,11 @@ test('on a phone screen the task list stacks into cards', async () => {
   const width = await page.evaluate('document.documentElement.scrollWidth');
   expect(width).toBeLessThanOrEqual(390);
   expect(await page.locator('thead').isVisible()).toBe(false);
+  // The skip link moves focus to the content without leaving the view.
+  const url = page.url();
+  await page.locator('.skip-link').focus();
+  await page.keyboard.press('Enter');
+  expect(await page.evaluate('document.activeElement?.id')).toBe('main');
+  expect(page.url()).toBe(url);
   await shot(page, 'tasks-phone');
 });

@@ -36,3 +36,13 @@ test('the docker-compose configuration parses once keys come from the environmen
   expect(config.temporal.address).toBe('temporal:7233');
   expect(config.bootstrapFile).toBe('/app/config/bootstrap.example.json');
 });
+
+test('the Temporal Web UI address must be http(s): it becomes a link on the dashboard', () => {
+  const keys = { activeKeyId: 'k1', keys: { k1: generateKey() } };
+  expect(parseConfig({ encryption: keys, temporal: { uiUrl: 'http://localhost:8233' } }).temporal.uiUrl).toBe(
+    'http://localhost:8233',
+  );
+  expect(() => parseConfig({ encryption: keys, temporal: { uiUrl: 'javascript:alert(1)' } })).toThrow(
+    /uiUrl/,
+  );
+});

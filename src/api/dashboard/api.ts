@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { McpCall, McpGateway } from '../../gateway/gateway';
 import type { TaskAccess } from '../../gateway/task-access';
 import { taskAccess } from '../../gateway/task-access';
-import type { InputRequests, JsonRpcErrorObject } from '../../protocol';
+import type { InputRequests, JsonRpcErrorObject, TaskSnapshot } from '../../protocol';
 import { META, PROTOCOL_VERSION, ProtocolError, RelayedError, TASKS_EXTENSION } from '../../protocol';
 import type { ControlPlaneStore } from '../../store/control-plane';
 import { ControlPlaneError } from '../../store/control-plane';
@@ -21,7 +21,7 @@ import { TASK_GROUPS } from '../../store/task-store';
 import { taskWorkflowId } from '../../workflows/messages';
 import { AdminHttpError, readJson, sendError } from '../admin/http';
 import type { Viewer } from './session';
-import { clearSessionCookie, setSessionCookie, viewerOf } from './session';
+import { clearSessionCookie, requireSameOrigin, SESSION_COOKIE, setSessionCookie, viewerOf } from './session';
 import {
   decodeListCursor,
   encodeListCursor,
@@ -49,7 +49,7 @@ interface Request {
   query: URLSearchParams;
 }
 type Reply = { status?: number; body: unknown } | undefined;
-type Handler = (deps: DashboardApiDeps, req: Request) => Promise<Reply>;
+type Handler = (deps: DashboardApiDeps, req: Request, viewer: Viewer | undefined) => Promise<Reply>;
 type ViewerHandler = (deps: DashboardApiDeps, req: Request, viewer: Viewer) => Promise<Reply>;
 
 const DEFAULT_PAGE = 50;
@@ -84,22 +84,33 @@ const SignInBody = z.strictObject({ token: z.string().min(1).max(512) });
 
 const ok = (body: unknown): Reply => ({ body });
 
-function route(method: string, pattern: string, handler: Handler) {
-  return { method, pattern: new RegExp(`^${pattern.replace(/:[a-zA-Z]+/g, '([^/]+)')}/?$`), handler };
+function route(method: string, pattern: string, handler: Handler, signedIn = false) {
+  const regex = new RegExp(`^${pattern.replace(/:[a-zA-Z]+/g, '([^/]+)')}/?$`);
+  return { method, pattern: regex, handler, signedIn };
 }
 
-/** A route for a signed-in viewer (bearer token or session). */
+/** A route for a signed-in viewer (bearer token or session), authenticated before the body is read. */
 function viewerRoute(method: string, pattern: string, handler: ViewerHandler) {
-  return route(method, pattern, async (deps, req) =>
-    handler(deps, req, await viewerOf(req.ctx, deps.controlPlane, deps.dashboard)),
+  return route(
+    method,
+    pattern,
+    (deps, req, viewer) => {
+      if (!viewer) throw new Error('viewerRoute reached without a viewer');
+      return handler(deps, req, viewer);
+    },
+    true,
   );
 }
 
 const ROUTES = [
   route('POST', '/v1/session', async (deps, req) => {
+    requireSameOrigin(req.ctx);
     const { token } = parse(SignInBody, req.body);
     const opened = await deps.dashboard.signIn(token);
     if (!opened) throw new AdminHttpError('unauthorized', 'Unknown, revoked or expired user token');
+    // A sign-in replaces the browser's previous session rather than leaving it behind.
+    const previous = req.ctx.cookies.get(SESSION_COOKIE);
+    if (previous !== undefined) await deps.dashboard.signOut(previous);
     setSessionCookie(req.ctx, opened.secret, opened.session.expiresAt);
     return ok({ user: opened.session.user, csrfToken: opened.session.csrfToken });
   }),
@@ -107,7 +118,7 @@ const ROUTES = [
     ok({ user: viewer.user, ...(viewer.csrfToken !== undefined && { csrfToken: viewer.csrfToken }) }),
   ),
   viewerRoute('DELETE', '/v1/session', async (deps, req) => {
-    const secret = req.ctx.cookies.get('taskrouter_session');
+    const secret = req.ctx.cookies.get(SESSION_COOKIE);
     if (secret !== undefined) await deps.dashboard.signOut(secret);
     clearSessionCookie(req.ctx);
     return undefined;
@@ -148,8 +159,9 @@ const ROUTES = [
     const t = await taskFor(deps, req, viewer);
     const events = await deps.store.listEvents(t.task.taskKey);
     const people = await deps.dashboard.usersByIds([...mentionedUsers([t.task]), ...mentionedUsers(events)]);
+    // One live query, so the status and the open input requests shown agree with each other.
     const snapshot = t.access.payload.visible ? await deps.gateway.currentSnapshot(t.task) : t.task.snapshot;
-    const payload = await payloadView(deps, t.task, t.access);
+    const payload = await payloadView(deps, t.task, t.access, snapshot);
     return ok({
       task: { ...taskMetadataView(t.task, people), status: snapshot.status },
       timeline: timelineView(events, people),
@@ -169,7 +181,8 @@ const ROUTES = [
   }),
   viewerRoute('GET', '/v1/projects/:project/tasks/:task/payload', async (deps, req, viewer) => {
     const t = await taskFor(deps, req, viewer);
-    const payload = await payloadView(deps, t.task, t.access);
+    const snapshot = t.access.payload.visible ? await deps.gateway.currentSnapshot(t.task) : t.task.snapshot;
+    const payload = await payloadView(deps, t.task, t.access, snapshot);
     if (!payload.visible) {
       refuse(deps, t, viewer, `payload hidden: ${payload.reason}`);
       const status = payload.reason === 'expired' ? 410 : 403;
@@ -222,13 +235,19 @@ const ROUTES = [
       assigneeId = target.id;
     }
     const actor = `user:${viewer.user.id}`;
-    await deps.store.assign(t.task.taskKey, assigneeId, actor, new Date().toISOString());
-    await deps.controlPlane.audit({
-      projectId: t.project.id,
-      actor,
-      action: assigneeId === null ? 'task.unassigned' : 'task.assigned',
-      detail: { workflowId: t.task.workflowId, ...(assigneeId !== null && { assignee: assigneeId }) },
-    });
+    const outcome = await deps.store.assign(t.task.taskKey, assigneeId, actor, new Date().toISOString());
+    if (outcome === 'missing') throw new AdminHttpError('not_found', 'No such task in this project');
+    if (outcome === 'changed') {
+      // The assignment is saved; a failed audit write is logged, not turned into a failed request.
+      await deps.controlPlane
+        .audit({
+          projectId: t.project.id,
+          actor,
+          action: assigneeId === null ? 'task.unassigned' : 'task.assigned',
+          detail: { workflowId: t.task.workflowId, ...(assigneeId !== null && { assignee: assigneeId }) },
+        })
+        .catch((err: unknown) => deps.logger?.error({ err: (err as Error).name }, 'audit write failed'));
+    }
     const people = await deps.dashboard.usersByIds(assigneeId === null ? [] : [assigneeId]);
     const user = assigneeId === null ? undefined : people.get(assigneeId);
     return ok({ assignee: user ? { handle: user.handle, name: user.name } : null });
@@ -324,9 +343,9 @@ async function payloadView(
   deps: DashboardApiDeps,
   task: TaskRecord,
   access: TaskAccess,
+  snapshot: TaskSnapshot,
 ): Promise<PayloadView> {
   if (!access.payload.visible) return access.payload;
-  const snapshot = await deps.gateway.currentSnapshot(task);
   const request = await deps.payloads.firstOf<{ arguments?: unknown }>(task.taskKey, 'request');
   return {
     visible: true,
@@ -445,13 +464,11 @@ export function dashboardApi(deps: DashboardApiDeps): Middleware {
       } catch {
         throw new AdminHttpError('invalid', 'Malformed path');
       }
+      // Who asks is settled before a body is read: strangers get 401, not a parse error.
+      const viewer = found.r.signedIn ? await viewerOf(ctx, deps.controlPlane, deps.dashboard) : undefined;
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, MAX_BODY_BYTES) : {};
-      const reply = await found.r.handler(deps, {
-        ctx,
-        params,
-        body,
-        query: new URLSearchParams(ctx.querystring),
-      });
+      const query = new URLSearchParams(ctx.querystring);
+      const reply = await found.r.handler(deps, { ctx, params, body, query }, viewer);
       if (reply === undefined) {
         ctx.status = 204;
         return;

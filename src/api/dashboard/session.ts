@@ -38,12 +38,29 @@ export async function viewerOf(
   const session = secret === undefined ? undefined : await dashboard.session(secret);
   if (!session) throw new AdminHttpError('unauthorized', 'Sign in with a user token');
   if (!SAFE_METHODS.has(ctx.method)) {
+    requireSameOrigin(ctx);
     const sent = ctx.get(CSRF_HEADER);
     if (sent === '' || !secretsEqual(sent, session.csrfToken)) {
       throw new AdminHttpError('forbidden', 'Missing or wrong CSRF token (X-CSRF-Token)');
     }
   }
   return { user: session.user, csrfToken: session.csrfToken };
+}
+
+/**
+ * Defence in depth next to SameSite cookies and the CSRF token: a browser's state-changing request that
+ * names its Origin must come from the gateway's own origin (clients without an Origin header pass).
+ */
+export function requireSameOrigin(ctx: Context): void {
+  const origin = ctx.get('origin');
+  if (origin === '') return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw new AdminHttpError('forbidden', 'Malformed Origin header');
+  }
+  if (host !== ctx.host) throw new AdminHttpError('forbidden', 'Cross-origin requests are not accepted');
 }
 
 export function setSessionCookie(ctx: Context, secret: string, expiresAt: string): void {

@@ -19,7 +19,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const LIST_REFRESH_MS = 2000;
 const DETAIL_REFRESH_MS = 1000;
 
-const state = { user: null, csrf: null, timer: null, renderId: 0 };
+const state = { user: null, csrf: null, timer: null, renderId: 0, focusAfterRender: null };
 
 // ── DOM helpers ────────────────────────────────────────────────────────────────────────────────────
 
@@ -42,6 +42,28 @@ function h(tag, attrs = {}, ...children) {
 
 function replace(el, ...children) {
   el.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false));
+}
+
+/** A selector that finds the "same" element again after a redraw (tabs, filter buttons, task links). */
+function focusKey(el) {
+  if (!el || el === document.body) return null;
+  if (el.id) return `#${CSS.escape(el.id)}`;
+  if (el.dataset.group) return `[data-group="${CSS.escape(el.dataset.group)}"]`;
+  if (el.dataset.assigned) return `[data-assigned="${CSS.escape(el.dataset.assigned)}"]`;
+  if (el.tagName === 'A' && el.getAttribute('href'))
+    return `a[href="${CSS.escape(el.getAttribute('href'))}"]`;
+  return null;
+}
+
+/** Runs a redraw and puts keyboard focus back on the equivalent element, if it had focus before. */
+function keepFocus(redraw) {
+  const before = document.activeElement;
+  const key = focusKey(before);
+  redraw();
+  if (!before || before === document.body || before.isConnected) return;
+  // The focused element was redrawn away: focus its successor, or the page's main region.
+  const again = key ? document.querySelector(key) : null;
+  (again ?? document.getElementById('main')).focus();
 }
 
 function announce(message) {
@@ -123,7 +145,12 @@ function go(hash) {
 function parseRoute() {
   const raw = location.hash.replace(/^#/, '') || '/';
   const [path, search = ''] = raw.split('?');
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  let parts;
+  try {
+    parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return { name: 'projects' }; // a mangled address lands on the project list
+  }
   const query = new URLSearchParams(search);
   if (parts[0] === 'signin') return { name: 'signin' };
   if (parts[0] === 'p' && parts[1] && parts[2] === 't' && parts[3]) {
@@ -186,14 +213,24 @@ async function render() {
   }
   renderWho();
   try {
-    if (route.name === 'signin') return renderSignIn(main);
-    if (route.name === 'projects') return await renderProjects(main, renderId);
-    if (route.name === 'tasks') return await renderTasks(main, route, renderId);
-    if (route.name === 'task') return await renderTask(main, route, renderId);
+    if (route.name === 'signin') renderSignIn(main);
+    else if (route.name === 'projects') await renderProjects(main, renderId);
+    else if (route.name === 'tasks') await renderTasks(main, route, renderId);
+    else if (route.name === 'task') await renderTask(main, route, renderId);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return;
     replace(main, h('div', { class: 'notice error', role: 'alert' }, err.message));
   }
+  // Navigation started from a control (a tab, a filter button) keeps the keyboard there.
+  const focus = state.focusAfterRender;
+  state.focusAfterRender = null;
+  if (focus && renderId === state.renderId) document.querySelector(focus)?.focus();
+}
+
+/** Navigates, then focuses `selector` in the new view. */
+function goAndFocus(hash, selector) {
+  state.focusAfterRender = selector;
+  go(hash);
 }
 
 function renderWho() {
@@ -343,13 +380,22 @@ async function renderTasks(main, route, renderId) {
   if (renderId !== state.renderId) return;
 
   const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Task groups' });
+  // Buttons, not a select: a select fires "change" on every arrow key, which would navigate.
   const filter = h(
-    'select',
-    {
-      id: 'assigned-filter',
-      onchange: (event) => go(tasksHash(slug, group, event.target.value)),
-    },
-    ASSIGNED.map(([value, label]) => h('option', { value, selected: value === assigned }, label)),
+    'div',
+    { class: 'segmented', role: 'group', 'aria-label': 'Assigned filter' },
+    ASSIGNED.map(([value, label]) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          'data-assigned': value,
+          'aria-pressed': value === assigned ? 'true' : 'false',
+          onclick: () => goAndFocus(tasksHash(slug, group, value), `[data-assigned="${value}"]`),
+        },
+        label,
+      ),
+    ),
   );
   const panel = h('div', { id: 'task-panel', role: 'tabpanel', 'aria-labelledby': `tab-${group}` });
   const more = h('div', { class: 'more' });
@@ -368,14 +414,14 @@ async function renderTasks(main, route, renderId) {
             'aria-selected': value === group ? 'true' : 'false',
             'aria-controls': 'task-panel',
             tabindex: value === group ? '0' : '-1',
-            onclick: () => go(tasksHash(slug, value, assigned)),
+            onclick: () => goAndFocus(tasksHash(slug, value, assigned), `[data-group="${value}"]`),
             onkeydown: (event) => {
               const i = GROUPS.findIndex(([g]) => g === value);
               const next = event.key === 'ArrowRight' ? i + 1 : event.key === 'ArrowLeft' ? i - 1 : null;
               if (next === null) return;
               event.preventDefault();
               const target = GROUPS[(next + GROUPS.length) % GROUPS.length][0];
-              go(tasksHash(slug, target, assigned));
+              goAndFocus(tasksHash(slug, target, assigned), `[data-group="${target}"]`);
             },
           },
           label,
@@ -447,11 +493,14 @@ async function renderTasks(main, route, renderId) {
             type: 'button',
             onclick: async () => {
               const page = await api('GET', `${params()}&cursor=${encodeURIComponent(nextCursor)}`);
+              const firstNew = page.tasks[0]?.ref;
               rows = rows.concat(page.tasks);
               nextCursor = page.nextCursor;
               pagesLoaded += 1;
               drawRows();
               drawMore();
+              // Keyboard users continue at the first task of the new page.
+              if (firstNew) panel.querySelector(`tr[data-ref="${firstNew}"] a`)?.focus();
             },
           },
           'Load more',
@@ -463,12 +512,7 @@ async function renderTasks(main, route, renderId) {
   drawMore();
   replace(
     main,
-    h(
-      'div',
-      { class: 'heading-row' },
-      h('h1', {}, 'Tasks'),
-      h('div', { class: 'filter' }, h('label', { for: 'assigned-filter' }, 'Show'), filter),
-    ),
+    h('div', { class: 'heading-row' }, h('h1', {}, 'Tasks'), h('div', { class: 'filter' }, filter)),
     tabs,
     panel,
     more,
@@ -483,14 +527,16 @@ async function renderTasks(main, route, renderId) {
     if (text === seen) return;
     seen = text;
     data = fresh;
-    drawTabs();
-    // Once further pages are loaded, only the counts refresh (replacing the rows would drop them).
-    if (pagesLoaded === 1) {
-      rows = fresh.tasks;
-      nextCursor = fresh.nextCursor;
-      drawRows();
-      drawMore();
-    }
+    keepFocus(() => {
+      drawTabs();
+      // Once further pages are loaded, only the counts refresh (replacing the rows would drop them).
+      if (pagesLoaded === 1) {
+        rows = fresh.tasks;
+        nextCursor = fresh.nextCursor;
+        drawRows();
+        drawMore();
+      }
+    });
   });
 }
 
@@ -576,6 +622,7 @@ async function renderTask(main, route, renderId) {
           {
             type: 'button',
             class: 'danger',
+            id: 'cancel-task',
             'data-testid': 'cancel-task',
             onclick: async (event) => {
               if (!confirm('Cancel this task? The upstream will be asked to stop it.')) return;
@@ -667,13 +714,22 @@ async function renderTask(main, route, renderId) {
       ),
     );
 
+  // Each section is redrawn only when its own data changed, so a refresh never resets a control the
+  // user is working with (a half-chosen assignee, a focused button).
+  const drawn = {};
+  const section = (name, key, drawSection) => {
+    const k = JSON.stringify(key);
+    if (drawn[name] === k) return;
+    drawn[name] = k;
+    keepFocus(drawSection);
+  };
   const draw = () => {
-    drawHeader();
-    drawMeta();
-    drawControls();
+    section('header', [data.task.tool, data.task.status], drawHeader);
+    section('meta', [data.task, data.workflow], drawMeta);
+    section('controls', [data.controls.assign, data.controls.cancel, data.task.assignee], drawControls);
     drawInput();
-    drawPayload();
-    drawTimeline();
+    section('payload', data.payload, drawPayload);
+    section('timeline', data.timeline, drawTimeline);
   };
   let seen = JSON.stringify(data);
   async function refresh() {
@@ -737,7 +793,7 @@ function assignmentControl(base, people, current, refresh) {
     },
     h('label', { for: 'assignee-select' }, 'Assignee'),
     select,
-    h('button', { type: 'submit' }, 'Save assignee'),
+    h('button', { type: 'submit', id: 'save-assignee' }, 'Save assignee'),
   );
   return form;
 }
@@ -755,9 +811,9 @@ function resultView(result) {
 
 function elicitationForm(base, key, request, refresh) {
   const params = request.params ?? {};
-  const schema = params.requestedSchema ?? { type: 'object', properties: {} };
-  const required = new Set(schema.required ?? []);
-  const fields = Object.entries(schema.properties ?? {}).map(([name, prop]) =>
+  const schema = isObject(params.requestedSchema) ? params.requestedSchema : { type: 'object' };
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  const fields = schemaProperties(schema).map(([name, prop]) =>
     fieldFor(key, name, prop, required.has(name)),
   );
   const error = h('p', { class: 'field-error', role: 'alert' });
@@ -796,6 +852,15 @@ function elicitationForm(base, key, request, refresh) {
     ),
   );
   return form;
+}
+
+function isObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The schema's properties that are objects (anything else cannot be rendered and is skipped). */
+function schemaProperties(schema) {
+  return isObject(schema.properties) ? Object.entries(schema.properties).filter(([, p]) => isObject(p)) : [];
 }
 
 function fieldId(key, name) {
@@ -891,7 +956,7 @@ function enumOptions(prop) {
 
 function readFields(form, schema) {
   const content = {};
-  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+  for (const [name, prop] of schemaProperties(schema)) {
     const multi = form.querySelector(`fieldset[data-name="${CSS.escape(name)}"]`);
     if (multi) {
       content[name] = [...multi.querySelectorAll('input:checked')].map((i) => i.value);
@@ -905,10 +970,17 @@ function readFields(form, schema) {
     else if (type === 'number' || type === 'integer') content[name] = Number(el.value);
     else if (type === 'enum' && (prop.type === 'number' || prop.type === 'integer'))
       content[name] = Number(el.value);
+    // datetime-local gives local time without a zone; JSON Schema's date-time wants RFC 3339.
+    else if (prop.format === 'date-time') content[name] = new Date(el.value).toISOString();
     else content[name] = el.value;
   }
   return content;
 }
 
+// The skip link must not go through the fragment router.
+document.querySelector('.skip-link')?.addEventListener('click', (event) => {
+  event.preventDefault();
+  document.getElementById('main').focus();
+});
 window.addEventListener('hashchange', () => void render());
 void render();
