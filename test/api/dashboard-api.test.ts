@@ -18,6 +18,15 @@ const t: Record<'aliceInput' | 'aliceSlow' | 'aliceDone' | 'bobSlow' | 'keySlow'
   bobSlow: '',
   keySlow: '',
 };
+/** The safe metadata of alice's confirm_delete task while it waits, as every role sees it. */
+const ALICE_INPUT_METADATA = {
+  tool: 'confirm_delete',
+  upstream: 'example',
+  caller: { kind: 'user', user: { handle: 'alice' } },
+  status: 'input_required',
+  statusMessage: 'Waiting for delete confirmation',
+  assignee: null,
+};
 const task = (ref: string, rest = '') => `/v1/projects/board/tasks/${ref}${rest}`;
 
 beforeAll(async () => {
@@ -150,14 +159,7 @@ describe('the Tasks view', () => {
       expect(reply.body.counts).toEqual({ all: 5, pending: 4, completed: 1, failed: 0, cancelled: 0 });
     }
     const row = (await f.api('bob').get('/v1/projects/board/tasks')).body.tasks[0];
-    expect(row).toMatchObject({
-      tool: 'confirm_delete',
-      upstream: 'example',
-      caller: { kind: 'user', user: { handle: 'alice' } },
-      status: 'input_required',
-      statusMessage: 'Waiting for delete confirmation',
-      assignee: null,
-    });
+    expect(row).toMatchObject(ALICE_INPUT_METADATA);
     // Metadata only: the arguments and the input request (which names the file) are not in the list.
     expect(JSON.stringify(row)).not.toContain(MARKER);
   });
@@ -201,15 +203,7 @@ describe('detail and timeline: safe metadata for every role', () => {
   test.each(['alice', 'tess', 'bob'] as Who[])('%s sees metadata and the status timeline', async (who) => {
     const detail = await f.api(who).get(task(t.aliceInput));
     expect(detail.status).toBe(200);
-    expect(detail.body.task).toMatchObject({
-      ref: t.aliceInput,
-      tool: 'confirm_delete',
-      upstream: 'example',
-      caller: { kind: 'user', user: { handle: 'alice' } },
-      status: 'input_required',
-      statusMessage: 'Waiting for delete confirmation',
-      assignee: null,
-    });
+    expect(detail.body.task).toMatchObject({ ref: t.aliceInput, ...ALICE_INPUT_METADATA });
     expect(typeof detail.body.task.createdAt).toBe('string');
     expect(typeof detail.body.task.lastUpdatedAt).toBe('string');
     const timeline = await f.api(who).get(task(t.aliceInput, '/timeline'));

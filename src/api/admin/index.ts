@@ -8,6 +8,8 @@ import type { Context, Middleware } from 'koa';
 import type { ControlPlaneStore } from '../../store/control-plane';
 import { ControlPlaneError } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane-types';
+import type { Reply } from '../routes';
+import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
 import { AdminHttpError, principalOf, readJson, sendError } from './http';
 
 export interface AdminApiDeps {
@@ -33,15 +35,11 @@ interface Request {
   query: URLSearchParams;
 }
 
-/** What a handler returns: a body (200), a created body (201), or nothing (204). */
-type Reply = { status?: 200 | 201 | 202; body: unknown } | undefined;
 type Handler = (cp: ControlPlaneStore, req: Request, deps: AdminApiDeps) => Promise<Reply>;
 
 const PREFIX = '/v1/admin';
-const SEG = '([^/]+)';
-
 function route(method: string, pattern: string, handler: Handler) {
-  return { method, pattern: new RegExp(`^${pattern.replace(/:[a-zA-Z]+/g, SEG)}/?$`), handler };
+  return { method, pattern: routePattern(pattern), handler };
 }
 
 /** `me` names the calling user wherever a user is expected. */
@@ -234,33 +232,13 @@ export function adminApi(deps: AdminApiDeps): Middleware {
     if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
     ctx.set('Cache-Control', 'no-store');
     try {
-      const sub = ctx.path.slice(PREFIX.length);
-      const candidates = ROUTES.map((r) => ({ r, m: r.pattern.exec(sub) })).filter((x) => x.m !== null);
-      const found = candidates.find((x) => x.r.method === ctx.method);
+      const matched = matchRoute(ROUTES, ctx.method, ctx.path.slice(PREFIX.length));
       // Authenticate before revealing anything about the route table.
       const actor = await principalOf(ctx, deps.controlPlane, deps.adminToken);
-      if (!found) {
-        if (candidates.length > 0) {
-          ctx.set('Allow', candidates.map((x) => x.r.method).join(', '));
-          throw new AdminHttpError('invalid', `Method ${ctx.method} is not allowed here`, 405);
-        }
-        throw new AdminHttpError('not_found', `No admin endpoint ${ctx.method} ${ctx.path}`);
-      }
-      let params: string[];
-      try {
-        params = (found.m as RegExpExecArray).slice(1).map((s) => decodeURIComponent(s));
-      } catch {
-        throw new AdminHttpError('invalid', 'Malformed path');
-      }
+      const { route: found, params } = requireRoute(ctx, matched, 'admin endpoint');
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, limit) : {};
       const query = new URLSearchParams(ctx.querystring);
-      const reply = await found.r.handler(deps.controlPlane, { actor, params, body, query }, deps);
-      if (reply === undefined) {
-        ctx.status = 204;
-        return;
-      }
-      ctx.status = reply.status ?? 200;
-      ctx.body = reply.body;
+      writeReply(ctx, await found.handler(deps.controlPlane, { actor, params, body, query }, deps));
     } catch (err) {
       if (err instanceof ControlPlaneError) return sendError(ctx, err);
       deps.logger?.error({ err }, 'admin API request failed');

@@ -20,6 +20,8 @@ import type { TaskListQuery, TaskRecord, TaskStore } from '../../store/task-stor
 import { TASK_GROUPS } from '../../store/task-store';
 import { taskWorkflowId } from '../../workflows/messages';
 import { AdminHttpError, readJson, sendError } from '../admin/http';
+import type { Reply } from '../routes';
+import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
 import type { Viewer } from './session';
 import { clearSessionCookie, requireSameOrigin, SESSION_COOKIE, setSessionCookie, viewerOf } from './session';
 import {
@@ -48,7 +50,6 @@ interface Request {
   body: Record<string, unknown>;
   query: URLSearchParams;
 }
-type Reply = { status?: number; body: unknown } | undefined;
 type Handler = (deps: DashboardApiDeps, req: Request, viewer: Viewer | undefined) => Promise<Reply>;
 type ViewerHandler = (deps: DashboardApiDeps, req: Request, viewer: Viewer) => Promise<Reply>;
 
@@ -85,8 +86,7 @@ const SignInBody = z.strictObject({ token: z.string().min(1).max(512) });
 const ok = (body: unknown): Reply => ({ body });
 
 function route(method: string, pattern: string, handler: Handler, signedIn = false) {
-  const regex = new RegExp(`^${pattern.replace(/:[a-zA-Z]+/g, '([^/]+)')}/?$`);
-  return { method, pattern: regex, handler, signedIn };
+  return { method, pattern: routePattern(pattern), handler, signedIn };
 }
 
 /** A route for a signed-in viewer (bearer token or session), authenticated before the body is read. */
@@ -449,32 +449,16 @@ export function dashboardApi(deps: DashboardApiDeps): Middleware {
     }
     ctx.set('Cache-Control', 'no-store');
     try {
-      const candidates = ROUTES.map((r) => ({ r, m: r.pattern.exec(ctx.path) })).filter((x) => x.m !== null);
-      const found = candidates.find((x) => x.r.method === ctx.method);
-      if (!found) {
-        if (candidates.length > 0) {
-          ctx.set('Allow', candidates.map((x) => x.r.method).join(', '));
-          throw new AdminHttpError('invalid', `Method ${ctx.method} is not allowed here`, 405);
-        }
-        throw new AdminHttpError('not_found', `No endpoint ${ctx.method} ${ctx.path}`);
-      }
-      let params: string[];
-      try {
-        params = (found.m as RegExpExecArray).slice(1).map((s) => decodeURIComponent(s));
-      } catch {
-        throw new AdminHttpError('invalid', 'Malformed path');
-      }
+      const { route: found, params } = requireRoute(
+        ctx,
+        matchRoute(ROUTES, ctx.method, ctx.path),
+        'endpoint',
+      );
       // Who asks is settled before a body is read: strangers get 401, not a parse error.
-      const viewer = found.r.signedIn ? await viewerOf(ctx, deps.controlPlane, deps.dashboard) : undefined;
+      const viewer = found.signedIn ? await viewerOf(ctx, deps.controlPlane, deps.dashboard) : undefined;
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, MAX_BODY_BYTES) : {};
       const query = new URLSearchParams(ctx.querystring);
-      const reply = await found.r.handler(deps, { ctx, params, body, query }, viewer);
-      if (reply === undefined) {
-        ctx.status = 204;
-        return;
-      }
-      ctx.status = reply.status ?? 200;
-      ctx.body = reply.body;
+      writeReply(ctx, await found.handler(deps, { ctx, params, body, query }, viewer));
     } catch (err) {
       if (err instanceof ControlPlaneError) return sendError(ctx, err, 'taskrouter');
       if (err instanceof DashboardGatewayError) {
