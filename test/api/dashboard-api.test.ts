@@ -457,3 +457,24 @@ describe('metadata lifetime', () => {
     expect((await f.api('tess').get(task(t.aliceDone, '/payload'))).body.error.code).toBe('not_caller');
   });
 });
+
+describe('losing project access', () => {
+  test('a caller removed from the project sees nothing of it, their own tasks included', async () => {
+    const { ref } = await f.startTask('bob', 'slow_compute', { seconds: 120, label: 'bob-later' });
+    expect((await f.api('bob').get(task(ref, '/payload'))).status).toBe(200);
+    expect((await f.admin('DELETE', '/projects/board/members/bob')).status).toBe(204);
+    const cancels = f.gw.upstream.stats.tasksCancel;
+    for (const route of [
+      task(ref),
+      task(ref, '/payload'),
+      task(ref, '/timeline'),
+      '/v1/projects/board/tasks',
+    ]) {
+      expect((await f.api('bob').get(route)).status).toBe(404);
+    }
+    expect((await f.api('bob').send('POST', task(ref, '/cancel'))).status).toBe(404);
+    expect(f.gw.upstream.stats.tasksCancel).toBe(cancels);
+    // The task itself goes on; the team still sees it.
+    expect((await f.api('tess').get(task(ref))).body.task.status).toBe('working');
+  });
+});
