@@ -446,9 +446,7 @@ export class ControlPlaneStore implements ControlPlane {
     const row = { id: newId('team'), slug, name, created_at: this.nowIso() };
     await this.db.transaction().execute(async (trx) => {
       await insertUnique(trx.insertInto('teams').values(row), `Team "${slug}" already exists`);
-      await this.writeAudit(trx, [
-        { projectId: null, actor: actorId(actor), action: 'team.created', detail: { teamId: row.id, slug } },
-      ]);
+      await this.auditBy(trx, actor, null, 'team.created', { teamId: row.id, slug });
     });
     return toTeamView(row);
   }
@@ -460,9 +458,7 @@ export class ControlPlaneStore implements ControlPlane {
     if (name === undefined || name === team.name) return { record: toTeamView(team), changed: false };
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('teams').set({ name }).where('id', '=', team.id).execute();
-      await this.writeAudit(trx, [
-        { projectId: null, actor: actorId(actor), action: 'team.updated', detail: { teamId: team.id } },
-      ]);
+      await this.auditBy(trx, actor, null, 'team.updated', { teamId: team.id });
     });
     return { record: toTeamView({ ...team, name }), changed: true };
   }
@@ -549,14 +545,7 @@ export class ControlPlaneStore implements ControlPlane {
     const row = { id: newId('usr'), handle, name, created_at: this.nowIso() };
     await this.db.transaction().execute(async (trx) => {
       await insertUnique(trx.insertInto('users').values(row), `User "${handle}" already exists`);
-      await this.writeAudit(trx, [
-        {
-          projectId: null,
-          actor: actorId(actor),
-          action: 'user.created',
-          detail: { userId: row.id, handle },
-        },
-      ]);
+      await this.auditBy(trx, actor, null, 'user.created', { userId: row.id, handle });
     });
     return toUserView(row);
   }
@@ -568,9 +557,7 @@ export class ControlPlaneStore implements ControlPlane {
     if (name === undefined || name === user.name) return { record: toUserView(user), changed: false };
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('users').set({ name }).where('id', '=', user.id).execute();
-      await this.writeAudit(trx, [
-        { projectId: null, actor: actorId(actor), action: 'user.updated', detail: { userId: user.id } },
-      ]);
+      await this.auditBy(trx, actor, null, 'user.updated', { userId: user.id });
     });
     return { record: toUserView({ ...user, name }), changed: true };
   }
@@ -694,14 +681,7 @@ export class ControlPlaneStore implements ControlPlane {
     const revokedAt = this.nowIso();
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('user_tokens').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-      await this.writeAudit(trx, [
-        {
-          projectId: null,
-          actor: actorId(actor),
-          action: 'user.token_revoked',
-          detail: { tokenId: row.id, userId: row.user_id },
-        },
-      ]);
+      await this.auditBy(trx, actor, null, 'user.token_revoked', { tokenId: row.id, userId: row.user_id });
     });
     return toTokenView({ ...row, revoked_at: revokedAt });
   }
@@ -728,14 +708,7 @@ export class ControlPlaneStore implements ControlPlane {
     };
     await this.db.transaction().execute(async (trx) => {
       await insertUnique(trx.insertInto('projects').values(row), `Project "${p.slug}" already exists`);
-      await this.writeAudit(trx, [
-        {
-          projectId: row.id,
-          actor: actorId(actor),
-          action: 'project.created',
-          detail: { slug: p.slug, teamId: team.id },
-        },
-      ]);
+      await this.auditBy(trx, actor, row.id, 'project.created', { slug: p.slug, teamId: team.id });
     });
     return this.toProjectView(this.db, row);
   }
@@ -807,14 +780,10 @@ export class ControlPlaneStore implements ControlPlane {
         })
         .where('id', '=', row.id)
         .execute();
-      await this.writeAudit(trx, [
-        {
-          projectId: row.id,
-          actor: actorId(actor),
-          action: 'project.updated',
-          detail: { fields: changedFields.map(camel), ...(teamId !== row.team_id && { teamId }) },
-        },
-      ]);
+      await this.auditBy(trx, actor, row.id, 'project.updated', {
+        fields: changedFields.map(camel),
+        ...(teamId !== row.team_id && { teamId }),
+      });
     });
     return { record: await this.toProjectView(this.db, next), changed: true };
   }
@@ -841,14 +810,7 @@ export class ControlPlaneStore implements ControlPlane {
           .set({ deleting_at: this.nowIso() })
           .where('id', '=', row.id)
           .execute();
-        await this.writeAudit(trx, [
-          {
-            projectId: row.id,
-            actor: actorId(actor),
-            action: 'project.deletion_started',
-            detail: { slug: row.slug },
-          },
-        ]);
+        await this.auditBy(trx, actor, row.id, 'project.deletion_started', { slug: row.slug });
       });
     }
     return this.toProjectRecord(this.db, row);
@@ -875,9 +837,7 @@ export class ControlPlaneStore implements ControlPlane {
       await trx.deleteFrom('api_keys').where('project_id', '=', row.id).execute();
       await trx.deleteFrom('project_members').where('project_id', '=', row.id).execute();
       await trx.deleteFrom('projects').where('id', '=', row.id).execute();
-      await this.writeAudit(trx, [
-        { projectId: row.id, actor: actorId(actor), action: 'project.deleted', detail: { slug: row.slug } },
-      ]);
+      await this.auditBy(trx, actor, row.id, 'project.deleted', { slug: row.slug });
     });
     await this.options.onProjectDeleted?.(record);
     return record;
@@ -918,14 +878,10 @@ export class ControlPlaneStore implements ControlPlane {
         .insertInto('project_members')
         .values({ project_id: project.id, user_id: user.id, created_at: since })
         .execute();
-      await this.writeAudit(trx, [
-        {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: 'project.member_added',
-          detail: { userId: user.id, handle: user.handle },
-        },
-      ]);
+      await this.auditBy(trx, actor, project.id, 'project.member_added', {
+        userId: user.id,
+        handle: user.handle,
+      });
       return { record: { ...toUserView(user), since }, changed: true };
     });
   }
@@ -945,14 +901,10 @@ export class ControlPlaneStore implements ControlPlane {
           `User "${user.handle}" is not a direct member of project "${project.slug}"`,
         );
       }
-      await this.writeAudit(trx, [
-        {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: 'project.member_removed',
-          detail: { userId: user.id, handle: user.handle },
-        },
-      ]);
+      await this.auditBy(trx, actor, project.id, 'project.member_removed', {
+        userId: user.id,
+        handle: user.handle,
+      });
     });
   }
 
@@ -1024,14 +976,7 @@ export class ControlPlaneStore implements ControlPlane {
     const revokedAt = this.nowIso();
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-      await this.writeAudit(trx, [
-        {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: 'api_key.revoked',
-          detail: { keyId: row.id, name: row.name },
-        },
-      ]);
+      await this.auditBy(trx, actor, project.id, 'api_key.revoked', { keyId: row.id, name: row.name });
     });
     return toApiKeyView({ ...row, revoked_at: revokedAt });
   }
@@ -1063,19 +1008,12 @@ export class ControlPlaneStore implements ControlPlane {
         trx.insertInto('upstreams').values(row),
         `Upstream "${u.alias}" already exists in project "${project.slug}"`,
       );
-      await this.writeAudit(trx, [
-        {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: 'upstream.added',
-          detail: {
-            upstreamId: id,
-            alias: u.alias,
-            authMode: u.auth.mode,
-            credentialSet: row.credential !== null,
-          },
-        },
-      ]);
+      await this.auditBy(trx, actor, project.id, 'upstream.added', {
+        upstreamId: id,
+        alias: u.alias,
+        authMode: u.auth.mode,
+        credentialSet: row.credential !== null,
+      });
     });
     return toUpstreamView(row);
   }
@@ -1145,14 +1083,11 @@ export class ControlPlaneStore implements ControlPlane {
         })
         .where('id', '=', row.id)
         .execute();
-      await this.writeAudit(trx, [
-        {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: 'upstream.updated',
-          detail: { upstreamId: row.id, alias: row.alias, fields },
-        },
-      ]);
+      await this.auditBy(trx, actor, project.id, 'upstream.updated', {
+        upstreamId: row.id,
+        alias: row.alias,
+        fields,
+      });
     });
     return { record: toUpstreamView(next), changed: true };
   }
@@ -1164,14 +1099,10 @@ export class ControlPlaneStore implements ControlPlane {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
       await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
-      await this.writeAudit(trx, [
-        {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: 'upstream.removed',
-          detail: { upstreamId: row.id, alias: row.alias },
-        },
-      ]);
+      await this.auditBy(trx, actor, project.id, 'upstream.removed', {
+        upstreamId: row.id,
+        alias: row.alias,
+      });
     });
   }
 
@@ -1237,14 +1168,19 @@ export class ControlPlaneStore implements ControlPlane {
           })
           .execute();
       }
-      await this.writeAudit(trx, [
+      await this.auditBy(
+        trx,
+        actor,
+        project.id,
+        active ? 'authorization.refreshed' : 'authorization.granted',
         {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: active ? 'authorization.refreshed' : 'authorization.granted',
-          detail: { authorizationId: id, upstreamId: row.id, alias: row.alias, userId: user.id, expiresAt },
+          authorizationId: id,
+          upstreamId: row.id,
+          alias: row.alias,
+          userId: user.id,
+          expiresAt,
         },
-      ]);
+      );
       return toAuthorizationView(
         {
           id,
@@ -1296,14 +1232,12 @@ export class ControlPlaneStore implements ControlPlane {
         .set({ revoked_at: now })
         .where('id', '=', active.id)
         .execute();
-      await this.writeAudit(trx, [
-        {
-          projectId: project.id,
-          actor: actorId(actor),
-          action: 'authorization.revoked',
-          detail: { authorizationId: active.id, upstreamId: row.id, alias: row.alias, userId: user.id },
-        },
-      ]);
+      await this.auditBy(trx, actor, project.id, 'authorization.revoked', {
+        authorizationId: active.id,
+        upstreamId: row.id,
+        alias: row.alias,
+        userId: user.id,
+      });
       return toAuthorizationView({ ...active, revoked_at: now }, row, now);
     });
   }
@@ -1409,9 +1343,7 @@ export class ControlPlaneStore implements ControlPlane {
     projectId: string,
     attempted: string,
   ): Promise<ControlPlaneError> {
-    await this.writeAudit(this.db, [
-      { projectId, actor: actorId(actor), action: 'access.denied', detail: { attempted } },
-    ]);
+    await this.auditBy(this.db, actor, projectId, 'access.denied', { attempted });
     return new ControlPlaneError(
       'forbidden',
       "Only members of the project's team or the administrator may do this",
@@ -1488,14 +1420,7 @@ export class ControlPlaneStore implements ControlPlane {
     };
     await this.db.transaction().execute(async (trx) => {
       await insertUnique(trx.insertInto('user_tokens').values(row), 'Token already exists');
-      await this.writeAudit(trx, [
-        {
-          projectId: null,
-          actor: actorId(actor),
-          action: 'user.token_issued',
-          detail: { tokenId: row.id, userId, name, expiresAt },
-        },
-      ]);
+      await this.auditBy(trx, actor, null, 'user.token_issued', { tokenId: row.id, userId, name, expiresAt });
     });
     return toTokenView(row);
   }
@@ -1517,9 +1442,7 @@ export class ControlPlaneStore implements ControlPlane {
     };
     await this.db.transaction().execute(async (trx) => {
       await insertUnique(trx.insertInto('api_keys').values(row), 'API key already exists');
-      await this.writeAudit(trx, [
-        { projectId, actor: actorId(actor), action: 'api_key.created', detail: { keyId: row.id, name } },
-      ]);
+      await this.auditBy(trx, actor, projectId, 'api_key.created', { keyId: row.id, name });
     });
     return toApiKeyView(row);
   }
@@ -1639,6 +1562,17 @@ export class ControlPlaneStore implements ControlPlane {
       { projectId: null, ...base },
       ...projects.map((p) => ({ projectId: p.id, ...base })),
     ]);
+  }
+
+  /** One event by `actor`, written in the caller's transaction. */
+  private async auditBy(
+    db: Db,
+    actor: Principal,
+    projectId: string | null,
+    action: string,
+    detail?: Record<string, unknown>,
+  ): Promise<void> {
+    await this.writeAudit(db, [{ projectId, actor: actorId(actor), action, ...(detail && { detail }) }]);
   }
 
   private async writeAudit(db: Db, events: AuditEvent[]): Promise<void> {
