@@ -6,6 +6,7 @@
 import type { DashboardFixture, Who } from '../helpers/dashboard';
 import { request, startDashboardFixture, TOKENS, waitForDetail } from '../helpers/dashboard';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { taskWorkflowId } from '../../src/workflows/messages';
 
 const MARKER = 'quarterly-report-7c1f.txt';
 const UI = 'http://temporal-ui.example:8233';
@@ -304,6 +305,19 @@ describe('assignment: team members only, and it grants nothing', () => {
         assignee: { handle: 'tess', name: 'Tess' },
       }),
     ]);
+    // Each change is in the project's audit trail, by whom and to whom; a repeat writes nothing.
+    expect(
+      (await f.api('tess').send('PUT', task(t.aliceInput, '/assignee'), { assignee: 'tess' })).status,
+    ).toBe(200);
+    const audit = (await f.admin('GET', '/projects/board/audit')).body.events as Array<{
+      action: string;
+      detail?: { workflowId?: string; assignee?: string };
+    }>;
+    const ofTask = audit.filter(
+      (e) => e.action === 'task.assigned' && e.detail?.workflowId === taskWorkflowId(t.aliceInput),
+    );
+    expect(ofTask).toHaveLength(2);
+    expect(after.timeline.filter((e: { kind: string }) => e.kind === 'assignment')).toHaveLength(2);
     // The MCP view of the task is untouched.
     expect(after.timeline.filter((e: { kind: string }) => e.kind === 'status')).toEqual(
       before.timeline.filter((e: { kind: string }) => e.kind === 'status'),
