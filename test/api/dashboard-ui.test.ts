@@ -228,6 +228,31 @@ test('the original caller answers an elicitation and watches the task complete w
   await shot(page, 'task-completed');
 });
 
+test('two questions at once: answering one keeps the other form (and what is typed in it)', async () => {
+  const { ref } = await f.startTask('alice', 'multi_input', {}, { capabilities: TASKS_AND_FORM_CAPS });
+  const page = await signIn('alice');
+  await page.goto(`${f.baseUrl}/dashboard/#/p/board/t/${ref}`);
+  const first = page.locator('form[data-input-key="first"]');
+  const second = page.locator('form[data-input-key="second"]');
+  await first.getByText('first value?').waitFor({ timeout: 20_000 });
+  // Half-typed text in one form survives the live refresh and the other form's answer.
+  await second.getByLabel('name').fill('Grace');
+  await first.getByLabel('name').fill('Ada');
+  await first.getByRole('button', { name: 'Submit' }).click();
+  await first.waitFor({ state: 'detached', timeout: 20_000 });
+  expect(await second.getByLabel('name').inputValue()).toBe('Grace');
+  // A required field left empty is caught by the browser before anything is sent.
+  await second.getByLabel('name').fill('');
+  await second.getByRole('button', { name: 'Submit' }).click();
+  expect(
+    await second.getByLabel('name').evaluate((el) => (el as { validity: { valid: boolean } }).validity.valid),
+  ).toBe(false);
+  await second.getByLabel('name').fill('Grace');
+  await second.getByRole('button', { name: 'Submit' }).click();
+  await page.getByText('Got Ada and Grace').waitFor({ timeout: 20_000 });
+  expect(await page.getByTestId('task-status').textContent()).toBe('completed');
+});
+
 test('a direct member sees metadata, no assignment control, and only their own payload', async () => {
   const page = await signIn('bob');
   await page.getByRole('link', { name: /board/ }).click();

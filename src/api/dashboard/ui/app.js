@@ -649,22 +649,30 @@ async function renderTask(main, route, renderId) {
     replace(controls, h('h2', { id: 'controls-h' }, 'Actions'), parts);
   };
 
-  let drawnInputs = '';
+  // One form per open input request, kept across refreshes while its request is unchanged, so an
+  // answered question disappears without wiping what is typed into the others.
+  const forms = new Map(); // key → { request: JSON text, form }
   const drawInput = () => {
     const requests = data.controls.answer && data.payload.visible ? data.payload.inputRequests : undefined;
-    const key = JSON.stringify(requests ?? null);
-    if (key === drawnInputs) return; // keep what the user is typing
-    drawnInputs = key;
-    if (!requests || Object.keys(requests).length === 0) {
+    const open = Object.entries(requests ?? {});
+    for (const [k, entry] of forms) {
+      if (!open.some(([key, r]) => key === k && JSON.stringify(r) === entry.request)) {
+        entry.form.remove();
+        forms.delete(k);
+      }
+    }
+    if (open.length === 0) {
       input.hidden = true;
       return replace(input);
     }
+    if (!input.querySelector('#input-h')) replace(input, h('h2', { id: 'input-h' }, 'Input requested'));
     input.hidden = false;
-    replace(
-      input,
-      h('h2', { id: 'input-h' }, 'Input requested'),
-      Object.entries(requests).map(([k, r]) => elicitationForm(base, k, r, refresh)),
-    );
+    for (const [k, r] of open) {
+      if (forms.has(k)) continue; // left in place: moving a node would take the keyboard focus away
+      const form = elicitationForm(base, k, r, refresh);
+      forms.set(k, { request: JSON.stringify(r), form });
+      input.append(form);
+    }
   };
 
   const drawPayload = () => {
