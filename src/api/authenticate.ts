@@ -7,7 +7,12 @@
 import { ProtocolError } from '../protocol';
 import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane-types';
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** The token of an `Authorization: Bearer <token>` header; undefined when absent or malformed. */
+export function bearerToken(authorization: string): string | undefined {
+  return BEARER.exec(authorization)?.[1];
+}
 
 export interface Caller {
   project: ProjectRecord;
@@ -19,7 +24,7 @@ export async function authenticateCaller(
   slug: string,
   authorization: string,
 ): Promise<Caller> {
-  const token = BEARER.exec(authorization)?.[1];
+  const token = bearerToken(authorization);
   const project = await controlPlane.projectBySlug(slug);
   if (token === undefined) {
     if (authorization !== '') throw unauthorized('Malformed Authorization header; use "Bearer <token>"');

@@ -279,20 +279,11 @@ export class ControlPlaneStore implements ControlPlane {
 
   async authenticate(token: string): Promise<Principal | undefined> {
     if (token.length > 512) return undefined;
-    const hash = hashToken(token);
-    const now = this.nowIso();
     if (token.startsWith(USER_TOKEN_PREFIX)) {
-      const row = await this.db
-        .selectFrom('user_tokens')
-        .innerJoin('users', 'users.id', 'user_tokens.user_id')
-        .select(['user_tokens.user_id', 'user_tokens.token_hash', 'user_tokens.expires_at'])
-        .where('user_tokens.token_hash', '=', hash)
-        .where('user_tokens.revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (!row || !digestsEqual(row.token_hash, hash)) return undefined;
-      if (row.expires_at !== null && row.expires_at <= now) return undefined;
-      return { kind: 'user', userId: row.user_id };
+      const user = await this.userToken(token);
+      return user && { kind: 'user', userId: user.userId };
     }
+    const hash = hashToken(token);
     if (token.startsWith(API_KEY_PREFIX)) {
       const row = await this.db
         .selectFrom('api_keys')
@@ -306,6 +297,27 @@ export class ControlPlaneStore implements ControlPlane {
       return { kind: 'api_key', keyId: row.id, projectId: row.project_id };
     }
     return undefined;
+  }
+
+  /**
+   * A valid (unrevoked, unexpired) personal access token: whose it is, which token, and until when. The
+   * dashboard binds its sessions to the token this returns.
+   */
+  async userToken(
+    token: string,
+  ): Promise<{ userId: string; tokenId: string; expiresAt: string | null } | undefined> {
+    if (token.length > 512 || !token.startsWith(USER_TOKEN_PREFIX)) return undefined;
+    const hash = hashToken(token);
+    const row = await this.db
+      .selectFrom('user_tokens')
+      .innerJoin('users', 'users.id', 'user_tokens.user_id')
+      .select(['user_tokens.id', 'user_tokens.user_id', 'user_tokens.token_hash', 'user_tokens.expires_at'])
+      .where('user_tokens.token_hash', '=', hash)
+      .where('user_tokens.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row || !digestsEqual(row.token_hash, hash)) return undefined;
+    if (row.expires_at !== null && row.expires_at <= this.nowIso()) return undefined;
+    return { userId: row.user_id, tokenId: row.id, expiresAt: row.expires_at };
   }
 
   /**
@@ -350,6 +362,12 @@ export class ControlPlaneStore implements ControlPlane {
     if (project.authMode === 'anonymous') return true;
     if (principal.kind !== 'user') return false;
     return this.isTeamMemberOrDirect(this.db, principal.userId, project);
+  }
+
+  /** A user's role on a project for the dashboard: `team` (member of its team), `member` (direct), or none. */
+  async projectRole(userId: string, project: ProjectRecord): Promise<'team' | 'member' | undefined> {
+    if (await this.isTeamMember(this.db, userId, project.teamId)) return 'team';
+    return (await this.isTeamMemberOrDirect(this.db, userId, project)) ? 'member' : undefined;
   }
 
   async canManageProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
@@ -1599,7 +1617,8 @@ export class ControlPlaneStore implements ControlPlane {
 // Helpers
 // ---------------------------------------------------------------------------------------------------
 
-function parse<S extends z.ZodType>(schema: S, input: unknown, path?: string): z.output<S> {
+/** Validates input with a schema; a failure is an `invalid` error naming the field. */
+export function parse<S extends z.ZodType>(schema: S, input: unknown, path?: string): z.output<S> {
   const result = schema.safeParse(input);
   if (!result.success) {
     const message = z.prettifyError(result.error);

@@ -1,13 +1,14 @@
 /**
  * What the project dashboard reads and writes besides tasks: sign-in sessions, which projects a user sees
  * and in which role, and the people a task can be assigned to. Roles follow the table in
- * docs/dashboard.md: a member of the project's team (`team`) or a direct project member (`member`).
+ * docs/dashboard.md: a member of the project's team (`team`) or a direct project member (`member`); a
+ * user's role on one project comes from `ControlPlaneStore.projectRole`.
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ProjectRecord } from './control-plane-types';
 import type { Database } from './schema';
-import { digestsEqual, hashToken, USER_TOKEN_PREFIX } from './tokens';
+import { hashToken } from './tokens';
 
 export type ProjectRole = 'team' | 'member';
 
@@ -52,39 +53,24 @@ export class DashboardStore {
   // ── sessions ─────────────────────────────────────────────────────────────────────────────────────
 
   /**
-   * Opens a session for a valid personal access token. Returns the cookie secret (never stored: only its
-   * SHA-256 is) and the session, or undefined for an unknown, revoked or expired token.
+   * Opens a session for a user whose personal access token `tokenId` was just checked (it ends with that
+   * token). Returns the cookie secret (never stored: only its SHA-256 is) and the session.
    */
-  async signIn(token: string): Promise<{ secret: string; session: Session } | undefined> {
-    if (!token.startsWith(USER_TOKEN_PREFIX) || token.length > 512) return undefined;
-    const hash = hashToken(token);
+  async openSession(
+    user: DashboardUser,
+    token: { tokenId: string; expiresAt: string | null },
+  ): Promise<{ secret: string; session: Session }> {
     const now = this.now();
-    const row = await this.db
-      .selectFrom('user_tokens')
-      .innerJoin('users', 'users.id', 'user_tokens.user_id')
-      .select([
-        'user_tokens.id as token_id',
-        'user_tokens.token_hash',
-        'user_tokens.expires_at',
-        'users.id',
-        'users.handle',
-        'users.name',
-      ])
-      .where('user_tokens.token_hash', '=', hash)
-      .where('user_tokens.revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (!row || !digestsEqual(row.token_hash, hash)) return undefined;
-    if (row.expires_at !== null && row.expires_at <= now.toISOString()) return undefined;
     const secret = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(24).toString('base64url');
     let expiresAt = new Date(now.getTime() + this.sessionTtlMs).toISOString();
-    if (row.expires_at !== null && row.expires_at < expiresAt) expiresAt = row.expires_at;
+    if (token.expiresAt !== null && token.expiresAt < expiresAt) expiresAt = token.expiresAt;
     await this.db
       .insertInto('dashboard_sessions')
       .values({
         id_hash: hashToken(secret),
-        user_id: row.id,
-        token_id: row.token_id,
+        user_id: user.id,
+        token_id: token.tokenId,
         csrf_token: csrfToken,
         created_at: now.toISOString(),
         expires_at: expiresAt,
@@ -92,10 +78,7 @@ export class DashboardStore {
       .execute();
     // Opportunistic clean-up: sessions are short-lived and few.
     await this.db.deleteFrom('dashboard_sessions').where('expires_at', '<=', now.toISOString()).execute();
-    return {
-      secret,
-      session: { user: { id: row.id, handle: row.handle, name: row.name }, csrfToken, expiresAt },
-    };
+    return { secret, session: { user, csrfToken, expiresAt } };
   }
 
   /** The live session for a cookie secret: unexpired, and its token neither revoked nor expired. */
@@ -138,27 +121,6 @@ export class DashboardStore {
       .select(['id', 'handle', 'name'])
       .where('id', '=', userId)
       .executeTakeFirst();
-  }
-
-  /** `team` for a member of the project's team, `member` for a direct member, otherwise none. */
-  async roleOf(
-    userId: string,
-    project: Pick<ProjectRecord, 'id' | 'teamId'>,
-  ): Promise<ProjectRole | undefined> {
-    const team = await this.db
-      .selectFrom('team_members')
-      .select('user_id')
-      .where('team_id', '=', project.teamId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    if (team) return 'team';
-    const direct = await this.db
-      .selectFrom('project_members')
-      .select('user_id')
-      .where('project_id', '=', project.id)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    return direct ? 'member' : undefined;
   }
 
   /** The projects a user sees on the dashboard (not those being deleted), by slug. */

@@ -5,6 +5,7 @@ import type { ControlPlaneErrorCode } from '../../store/control-plane';
 import { ControlPlaneError } from '../../store/control-plane';
 import type { ControlPlane, Principal } from '../../store/control-plane-types';
 import { API_KEY_PREFIX, secretsEqual, USER_TOKEN_PREFIX } from '../../store/tokens';
+import { bearerToken } from '../authenticate';
 
 const STATUS: Record<ControlPlaneErrorCode, number> = {
   invalid: 400,
@@ -39,8 +40,7 @@ export async function principalOf(
   controlPlane: Pick<ControlPlane, 'authenticate'>,
   adminToken: string | undefined,
 ): Promise<Principal> {
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(ctx.get('authorization'));
-  const token = match?.[1];
+  const token = bearerToken(ctx.get('authorization'));
   if (!token)
     throw new AdminHttpError('unauthorized', 'Send "Authorization: Bearer <admin token or user token>"');
   // Always compared, configured or not, so timing does not reveal whether an admin token exists.

@@ -12,7 +12,7 @@ import { taskAccess } from '../../gateway/task-access';
 import type { InputRequests, JsonRpcErrorObject, TaskSnapshot } from '../../protocol';
 import { META, PROTOCOL_VERSION, ProtocolError, RelayedError, TASKS_EXTENSION } from '../../protocol';
 import type { ControlPlaneStore } from '../../store/control-plane';
-import { ControlPlaneError } from '../../store/control-plane';
+import { ControlPlaneError, parse } from '../../store/control-plane';
 import type { ProjectRecord } from '../../store/control-plane-types';
 import type { DashboardStore, ProjectRole } from '../../store/dashboard-store';
 import type { PayloadStore } from '../../store/payload-store';
@@ -35,7 +35,10 @@ import {
 
 export interface DashboardApiDeps {
   gateway: Pick<McpGateway, 'answerTaskInput' | 'cancelTaskByKey' | 'currentSnapshot'>;
-  controlPlane: Pick<ControlPlaneStore, 'authenticate' | 'projectBySlug' | 'authorizationValid' | 'audit'>;
+  controlPlane: Pick<
+    ControlPlaneStore,
+    'authenticate' | 'userToken' | 'projectBySlug' | 'projectRole' | 'authorizationValid' | 'audit'
+  >;
   dashboard: DashboardStore;
   store: TaskStore;
   payloads: PayloadStore;
@@ -106,8 +109,10 @@ const ROUTES = [
   route('POST', '/v1/session', async (deps, req) => {
     requireSameOrigin(req.ctx);
     const { token } = parse(SignInBody, req.body);
-    const opened = await deps.dashboard.signIn(token);
-    if (!opened) throw new AdminHttpError('unauthorized', 'Unknown, revoked or expired user token');
+    const checked = await deps.controlPlane.userToken(token);
+    const user = checked && (await deps.dashboard.user(checked.userId));
+    if (!checked || !user) throw new AdminHttpError('unauthorized', 'Unknown, revoked or expired user token');
+    const opened = await deps.dashboard.openSession(user, checked);
     // A sign-in replaces the browser's previous session rather than leaving it behind.
     const previous = req.ctx.cookies.get(SESSION_COOKIE);
     if (previous !== undefined) await deps.dashboard.signOut(previous);
@@ -225,15 +230,14 @@ const ROUTES = [
       refuse(deps, t, viewer, 'assign refused');
       throw new AdminHttpError('forbidden', "Only members of the project's team can assign its tasks");
     }
-    let assigneeId: string | null = null;
-    if (assignee !== null) {
-      const people = await deps.dashboard.peopleOf(t.project);
-      const target = people.find((p) => p.handle === assignee || p.id === assignee);
-      if (!target) {
-        throw new AdminHttpError('invalid', `"${assignee}" cannot access project "${t.project.slug}"`);
-      }
-      assigneeId = target.id;
+    const target =
+      assignee === null
+        ? undefined
+        : (await deps.dashboard.peopleOf(t.project)).find((p) => p.handle === assignee || p.id === assignee);
+    if (assignee !== null && !target) {
+      throw new AdminHttpError('invalid', `"${assignee}" cannot access project "${t.project.slug}"`);
     }
+    const assigneeId = target?.id ?? null;
     const actor = `user:${viewer.user.id}`;
     const outcome = await deps.store.assign(t.task.taskKey, assigneeId, actor, new Date().toISOString());
     if (outcome === 'missing') throw new AdminHttpError('not_found', 'No such task in this project');
@@ -248,9 +252,7 @@ const ROUTES = [
         })
         .catch((err: unknown) => deps.logger?.error({ err: (err as Error).name }, 'audit write failed'));
     }
-    const people = await deps.dashboard.usersByIds(assigneeId === null ? [] : [assigneeId]);
-    const user = assigneeId === null ? undefined : people.get(assigneeId);
-    return ok({ assignee: user ? { handle: user.handle, name: user.name } : null });
+    return ok({ assignee: target ? { handle: target.handle, name: target.name } : null });
   }),
 ];
 
@@ -264,7 +266,7 @@ async function projectFor(
 ): Promise<{ project: ProjectRecord; role: ProjectRole }> {
   const slug = req.params[0] as string;
   const project = await deps.controlPlane.projectBySlug(slug);
-  const role = project && (await deps.dashboard.roleOf(viewer.user.id, project));
+  const role = project && (await deps.controlPlane.projectRole(viewer.user.id, project));
   if (!project || !role) throw new AdminHttpError('not_found', `No project "${slug}"`);
   return { project, role };
 }
@@ -393,16 +395,6 @@ function listQuery(query: URLSearchParams, project: string, viewerId: string): T
     ...(cursor !== null && { after: decodeListCursor(cursor) }),
     limit,
   };
-}
-
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue && issue.path.length > 0 ? ` at "${issue.path.join('.')}"` : '';
-    throw new AdminHttpError('invalid', `Invalid request body${where}: ${issue?.message ?? 'invalid'}`);
-  }
-  return parsed.data;
 }
 
 /** What the gateway's task checks answer, as dashboard HTTP errors (the one mapping for this API). */

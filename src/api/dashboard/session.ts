@@ -9,6 +9,7 @@ import type { ControlPlane } from '../../store/control-plane-types';
 import type { DashboardStore, DashboardUser } from '../../store/dashboard-store';
 import { secretsEqual } from '../../store/tokens';
 import { AdminHttpError } from '../admin/http';
+import { bearerToken } from '../authenticate';
 
 export const SESSION_COOKIE = 'taskrouter_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -28,7 +29,7 @@ export async function viewerOf(
 ): Promise<Viewer> {
   const authorization = ctx.get('authorization');
   if (authorization !== '') {
-    const token = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)?.[1];
+    const token = bearerToken(authorization);
     const principal = token === undefined ? undefined : await controlPlane.authenticate(token);
     const user = principal?.kind === 'user' ? await dashboard.user(principal.userId) : undefined;
     if (!user) throw new AdminHttpError('unauthorized', 'Unknown, revoked or expired user token');

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Middleware } from 'koa';
 
 const UI_DIR = path.join(__dirname, 'ui');
+const ASSET_PREFIX = '/dashboard/assets/';
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   'app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
@@ -42,25 +43,20 @@ export function dashboardUi(): Middleware {
   );
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-    if (ctx.path === '/') {
-      ctx.redirect('/dashboard/');
-      return;
-    }
-    if (ctx.path === '/dashboard') {
+    if (ctx.path === '/' || ctx.path === '/dashboard') {
       ctx.redirect('/dashboard/');
       return;
     }
     if (!ctx.path.startsWith('/dashboard/')) return next();
     ctx.set(SECURITY_HEADERS);
-    const name = ctx.path.slice('/dashboard/assets/'.length);
-    const asset = ctx.path.startsWith('/dashboard/assets/') ? assets.get(name) : undefined;
-    if (asset) {
+    if (ctx.path.startsWith(ASSET_PREFIX)) {
+      const asset = assets.get(ctx.path.slice(ASSET_PREFIX.length));
+      if (!asset) return next();
       ctx.type = asset.type;
       ctx.set('Cache-Control', 'no-cache');
       ctx.body = asset.body;
       return;
     }
-    if (ctx.path.startsWith('/dashboard/assets/')) return next();
     // Every other /dashboard/ path is the single page (it routes on the URL fragment).
     ctx.type = 'text/html; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
