@@ -68,6 +68,46 @@ export function onCleanup(name: string, fn: () => Promise<void>): void {
   cleanups.push({ name, fn });
 }
 
+/**
+ * Runs a benchmark's `main` as the process: everything registered with `onCleanup` is torn down on
+ * success, failure or Ctrl+C, and the exit code says which.
+ */
+export function runBench(main: () => Promise<void>): void {
+  let exitCode = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    note(`${signal}: shutting down`);
+    void cleanup().then(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  void main()
+    .catch((err: unknown) => {
+      exitCode = 1;
+      process.stderr.write(
+        `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      );
+    })
+    .finally(async () => {
+      await cleanup();
+      process.exit(exitCode);
+    });
+}
+
+/** What every benchmark gateway shares: loopback HTTP on a free port, its own task queue, a SQLite
+ * store in `dir` and a fresh key. */
+export function gatewayBasics(temporal: Pick<DevServer, 'address' | 'namespace'>, dir: string) {
+  return {
+    http: { host: '127.0.0.1', port: 0 },
+    temporal: {
+      address: temporal.address,
+      namespace: temporal.namespace,
+      taskQueue: `bench-${randomUUID()}`,
+    },
+    store: { sqliteFile: path.join(dir, 'taskrouter.db') },
+    encryption: { activeKeyId: 'bench', keys: { bench: generateKey() } },
+  };
+}
+
 /** An in-memory Temporal dev server (installing the CLI on first use), stopped by `cleanup()`. */
 export async function startTemporal(): Promise<DevServer> {
   const cliPath = await resolveTemporalCli({ install: true, log: note });
@@ -107,14 +147,7 @@ export async function startEnv(opts: EnvOptions): Promise<Env> {
   };
 
   const config = parseConfig({
-    http: { host: '127.0.0.1', port: 0 },
-    temporal: {
-      address: temporal.address,
-      namespace: temporal.namespace,
-      taskQueue: `bench-${randomUUID()}`,
-    },
-    store: { sqliteFile: path.join(dir, 'taskrouter.db') },
-    encryption: { activeKeyId: 'bench', keys: { bench: generateKey() } },
+    ...gatewayBasics(temporal, dir),
     tasks: {
       // At or below the upstream's suggestion, so the gateway polls at exactly the suggested interval.
       minPollIntervalMs: Math.max(1, Math.min(50, opts.poll)),

@@ -21,7 +21,6 @@
  * never a non-zero exit for a miss) and, last, one JSON line with every figure. Leaves no processes behind.
  */
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
@@ -31,8 +30,7 @@ import { startExampleUpstream } from '../examples/upstream/server';
 import { parseConfig } from '../src/config/config';
 import { CACHE_META_KEY } from '../src/gateway/gateway';
 import { startRuntime } from '../src/main/runtime';
-import { generateKey } from '../src/store/cipher';
-import { cleanup, note, onCleanup, startTemporal, tempDir } from './env';
+import { gatewayBasics, note, onCleanup, runBench, startTemporal, tempDir } from './env';
 import type { RpcReply, Summary } from './support';
 import {
   CountingLogSink,
@@ -267,14 +265,7 @@ async function main(): Promise<void> {
   onCleanup('upstream', () => upstream.close());
 
   const config = parseConfig({
-    http: { host: '127.0.0.1', port: 0 },
-    temporal: {
-      address: temporal.address,
-      namespace: temporal.namespace,
-      taskQueue: `bench-${randomUUID()}`,
-    },
-    store: { sqliteFile: path.join(dir, 'taskrouter.db') },
-    encryption: { activeKeyId: 'bench', keys: { bench: generateKey() } },
+    ...gatewayBasics(temporal, dir),
     projects: [
       {
         slug: 'bench',
@@ -356,22 +347,4 @@ async function main(): Promise<void> {
   );
 }
 
-let exitCode = 0;
-const onSignal = (signal: NodeJS.Signals): void => {
-  note(`${signal}: shutting down`);
-  void cleanup().then(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-
-void main()
-  .catch((err: unknown) => {
-    exitCode = 1;
-    process.stderr.write(
-      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-  })
-  .finally(async () => {
-    await cleanup();
-    process.exit(exitCode);
-  });
+runBench(main);

@@ -24,7 +24,7 @@ import { temporal as proto } from '@temporalio/proto';
 import type { ExampleUpstream } from '../examples/upstream/server';
 import { taskKeyOf } from '../src/store/task-store';
 import { taskWorkflowId } from '../src/workflows/messages';
-import { cleanup, note, startEnv } from './env';
+import { note, runBench, startEnv } from './env';
 import type { McpHttpClient, RpcReply, Summary } from './support';
 import { mapLimit, ratio, round, Semaphore, sleep, summarize, table } from './support';
 
@@ -512,22 +512,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(results)}\n`);
 }
 
-let exitCode = 0;
-const onSignal = (signal: NodeJS.Signals): void => {
-  note(`${signal}: shutting down`);
-  void cleanup().then(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-
-void main()
-  .catch((err: unknown) => {
-    exitCode = 1;
-    process.stderr.write(
-      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
-  })
-  .finally(async () => {
-    await cleanup();
-    process.exit(exitCode);
-  });
+runBench(main);

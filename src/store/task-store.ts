@@ -4,7 +4,7 @@
  * keeps a late, stale observation from resurrecting a finished task.
  */
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, WhereInterface } from 'kysely';
 import type { TaskSnapshot, TaskStatus } from '../protocol';
 import { TERMINAL_TASK_STATUSES } from '../protocol';
 import type { Cipher } from './cipher';
@@ -245,8 +245,7 @@ export class TaskStore {
       ])
       .where('project', '=', q.project);
     if (q.group !== 'all') query = query.where('status', 'in', GROUP_STATUSES[q.group]);
-    if (q.assigned?.kind === 'any') query = query.where('assignee_user_id', 'is not', null);
-    if (q.assigned?.kind === 'user') query = query.where('assignee_user_id', '=', q.assigned.userId);
+    query = whereAssigned(query, q.assigned);
     const after = q.after;
     if (after) {
       query = query.where((eb) =>
@@ -280,13 +279,11 @@ export class TaskStore {
     project: string,
     assigned?: TaskListQuery['assigned'],
   ): Promise<Record<TaskGroup, number>> {
-    let query = this.db
+    const query = this.db
       .selectFrom('tasks')
       .select((eb) => ['status', eb.fn.countAll<string | number>().as('n')])
       .where('project', '=', project);
-    if (assigned?.kind === 'any') query = query.where('assignee_user_id', 'is not', null);
-    if (assigned?.kind === 'user') query = query.where('assignee_user_id', '=', assigned.userId);
-    const rows = await query.groupBy('status').execute();
+    const rows = await whereAssigned(query, assigned).groupBy('status').execute();
     const counts: Record<TaskGroup, number> = { all: 0, pending: 0, completed: 0, failed: 0, cancelled: 0 };
     for (const row of rows) {
       const n = Number(row.n);
@@ -500,6 +497,16 @@ export class TaskStore {
     };
     return Object.keys(detail).length === 0 ? null : this.cipher.sealJson(detail, detailAad(taskKey));
   }
+}
+
+/** The dashboard's Assigned filter, the same for a page of tasks and for the tab counts. */
+function whereAssigned<QB extends WhereInterface<Database, 'tasks'>>(
+  query: QB,
+  assigned: TaskListQuery['assigned'],
+): QB {
+  if (assigned?.kind === 'any') return query.where('assignee_user_id', 'is not', null) as QB;
+  if (assigned?.kind === 'user') return query.where('assignee_user_id', '=', assigned.userId) as QB;
+  return query;
 }
 
 function messageAad(taskKey: string): string {
