@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
-import { encodeHeaderValue, META, nameFieldFor, PROTOCOL_VERSION, TASKS_EXTENSION } from '../src/protocol';
+import { META, PROTOCOL_VERSION, requestHeaders, TASKS_EXTENSION } from '../src/protocol';
 
 export interface RpcReply {
   status: number;
@@ -43,15 +43,7 @@ export class McpHttpClient {
         },
       },
     });
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL_VERSION,
-      'mcp-method': method,
-    };
-    const field = nameFieldFor(method);
-    const name = field ? params[field] : undefined;
-    if (typeof name === 'string') headers['mcp-name'] = encodeHeaderValue(name);
+    const headers = requestHeaders(method, params, PROTOCOL_VERSION);
     const res = await request(this.url, { method: 'POST', headers, body, dispatcher: this.dispatcher });
     const text = await res.body.text();
     const parsed = (text ? JSON.parse(text) : {}) as Omit<RpcReply, 'status'>;

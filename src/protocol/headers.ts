@@ -24,6 +24,27 @@ export function decodeHeaderValue(raw: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The headers a client sends with one POSTed request: content negotiation plus the mirrored
+ * `MCP-Protocol-Version`, `Mcp-Method` and (where the method has one) `Mcp-Name`.
+ */
+export function requestHeaders(
+  method: string,
+  params: Record<string, unknown>,
+  protocolVersion: string,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    [HEADER.protocolVersion]: protocolVersion,
+    [HEADER.method]: method,
+  };
+  const field = nameFieldFor(method);
+  const name = field ? params[field] : undefined;
+  if (typeof name === 'string') headers[HEADER.name] = encodeHeaderValue(name);
+  return headers;
+}
+
 /** Which body field `Mcp-Name` mirrors for a method, if any. */
 export function nameFieldFor(method: string): 'name' | 'uri' | 'taskId' | undefined {
   switch (method) {

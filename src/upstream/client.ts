@@ -7,7 +7,7 @@ import { createParser } from 'eventsource-parser';
 import type { Dispatcher } from 'undici';
 import { Agent, request } from 'undici';
 import type { JsonRpcErrorObject, Meta } from '../protocol';
-import { encodeHeaderValue, HEADER, JsonRpcErrorObjectSchema, META, nameFieldFor } from '../protocol';
+import { JsonRpcErrorObjectSchema, META, requestHeaders } from '../protocol';
 import { UpstreamTransportError } from './errors';
 
 export interface UpstreamEndpoint {
@@ -75,14 +75,8 @@ export class UpstreamClient {
     const headers: Record<string, string> = {
       ...endpoint.headers,
       ...opts.headers,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      [HEADER.protocolVersion]: String(params._meta[META.protocolVersion]),
-      [HEADER.method]: method,
+      ...requestHeaders(method, params, String(params._meta[META.protocolVersion])),
     };
-    const nameField = nameFieldFor(method);
-    const nameValue = nameField ? params[nameField] : undefined;
-    if (typeof nameValue === 'string') headers[HEADER.name] = encodeHeaderValue(nameValue);
 
     let res: Dispatcher.ResponseData;
     try {

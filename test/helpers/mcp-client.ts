@@ -1,6 +1,6 @@
 /** A minimal MCP 2026-07-28 client for tests: real HTTP, headers mirrored as the spec requires. */
 import { randomUUID } from 'node:crypto';
-import { encodeHeaderValue, META, nameFieldFor, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../src/protocol';
+import { META, PROTOCOL_VERSION, requestHeaders, TASKS_EXTENSION } from '../../src/protocol';
 
 export interface RpcReply {
   status: number;
@@ -55,14 +55,8 @@ export class McpTestClient {
     };
     const headers: Record<string, string> = {
       ...this.defaultHeaders,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL_VERSION,
-      'mcp-method': method,
+      ...requestHeaders(method, params, PROTOCOL_VERSION),
     };
-    const field = nameFieldFor(method);
-    const name = field ? params[field] : undefined;
-    if (typeof name === 'string') headers['mcp-name'] = encodeHeaderValue(name);
     for (const [k, v] of Object.entries(opts.headers ?? {})) {
       if (v === null) delete headers[k.toLowerCase()];
       else headers[k.toLowerCase()] = v;

@@ -1,4 +1,4 @@
-import { decodeHeaderValue, encodeHeaderValue, nameFieldFor } from '../../src/protocol';
+import { decodeHeaderValue, encodeHeaderValue, nameFieldFor, requestHeaders } from '../../src/protocol';
 
 const b64 = (s: string): string => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 
@@ -97,4 +97,15 @@ describe('nameFieldFor', () => {
   ])('%j has no Mcp-Name field', (method) => {
     expect(nameFieldFor(method)).toBeUndefined();
   });
+});
+
+test('requestHeaders mirrors the protocol version, method and (encoded) name of one request', () => {
+  expect(requestHeaders('tools/call', { name: 'café' }, '2026-07-28')).toEqual({
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': encodeHeaderValue('café'),
+  });
+  expect(requestHeaders('tools/list', {}, '2026-07-28')).not.toHaveProperty('mcp-name');
 });
