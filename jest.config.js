@@ -27,7 +27,7 @@ const DATABASE_FREE = [
   '/test/upstream/',
   '/test/config/',
   '/test/examples/',
-  '/test/temporal/',
+  '/test/tooling/',
   '/test/conformance/',
   '/test/main/start-demo',
 ];

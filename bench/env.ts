@@ -17,10 +17,11 @@ import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/main/runtime';
 import { startRuntime } from '../src/main/runtime';
 import { Cipher, generateKey } from '../src/store/cipher';
-import { resolveTemporalCli } from '../src/temporal/cli';
+import { resolveTemporalCli } from '../src/tooling/temporal-cli';
 import { createDataConverter } from '../src/temporal/codec';
-import type { DevServer } from '../src/temporal/dev-server';
-import { startDevServer, stopProcessByPid } from '../src/temporal/dev-server';
+import type { DevServer } from '../src/tooling/temporal-dev-server';
+import { stopProcessByPid } from '../src/tooling/processes';
+import { startDevServer } from '../src/tooling/temporal-dev-server';
 import { SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
 import { CountingLogSink, McpHttpClient } from './support';
 

@@ -25,9 +25,10 @@ import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/main/runtime';
 import { startRuntime } from '../src/main/runtime';
 import { generateKey } from '../src/store/cipher';
-import { findRepoRoot, resolveTemporalCli } from '../src/temporal/cli';
-import type { DevServer } from '../src/temporal/dev-server';
-import { startDevServer } from '../src/temporal/dev-server';
+import { findRepoRoot } from '../src/config/paths';
+import { resolveTemporalCli } from '../src/tooling/temporal-cli';
+import type { DevServer } from '../src/tooling/temporal-dev-server';
+import { startDevServer } from '../src/tooling/temporal-dev-server';
 import { SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
 
 export const REQUIREMENTS_REVISION = '2026-07-28';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the PostgreSQL server binaries from the Debian packages, for the test suite (which starts its own
-# throwaway clusters under /tmp with src/store/postgres-dev.ts). Idempotent: does nothing when
+# throwaway clusters under /tmp with src/tooling/postgres.ts). Idempotent: does nothing when
 # /usr/lib/postgresql/<version>/bin already has initdb and postgres. Needs root and apt (Debian/Ubuntu).
 # Called by .ci/run, and by the jest global setup when it runs as root and the binaries are missing.
 set -euo pipefail

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { resolveTemporalCli } from '../src/temporal/cli';
+import { resolveTemporalCli } from '../src/tooling/temporal-cli';
 
 async function main(): Promise<void> {
   const cli = await resolveTemporalCli({ install: true, log: (msg) => console.error(msg) });

@@ -1,6 +1,6 @@
 /** Stops the shared dev server and PostgreSQL cluster started by test/global-setup.ts, by their own pids only. */
 import { rmSync } from 'node:fs';
-import { stopProcessByPid } from '../src/temporal/dev-server';
+import { stopProcessByPid } from '../src/tooling/processes';
 import { GLOBAL_KEY, sharedServerSlot } from './global-setup';
 
 export default async function globalTeardown(): Promise<void> {

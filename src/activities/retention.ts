@@ -9,28 +9,8 @@ import type { ControlPlaneStore } from '../store/control-plane';
 import { ControlPlaneError } from '../store/control-plane';
 import type { Principal } from '../store/control-plane-types';
 import type { TaskStore } from '../store/task-store';
+import type { PurgeBatchInput, StopProjectTasksInput, StopProjectTasksResult } from '../workflows/messages';
 import { cancelTaskUpdate } from '../workflows/messages';
-
-export type RetentionKind = 'payloads' | 'metadata';
-
-export interface PurgeBatchInput {
-  kind: RetentionKind;
-  /** ISO time: what was stored (payloads) or created (metadata) before it goes. */
-  cutoff: string;
-  batchSize: number;
-}
-
-export interface StopProjectTasksInput {
-  projectId: string;
-  /** Task key after which this page starts ('' for the first page). */
-  afterKey: string;
-  batchSize: number;
-}
-
-export interface StopProjectTasksResult {
-  count: number;
-  lastKey: string;
-}
 
 export interface RetentionActivityDeps {
   store: TaskStore;

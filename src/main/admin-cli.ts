@@ -18,7 +18,7 @@ import { ControlPlaneError, ControlPlaneStore } from '../store/control-plane';
 import type { Principal } from '../store/control-plane-types';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
-import { findRepoRoot } from '../temporal/cli';
+import { findRepoRoot } from '../config/paths';
 import { createDataConverter } from '../temporal/codec';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { triggerRetention } from '../temporal/schedules';

@@ -8,7 +8,7 @@ import type { Kysely, WhereInterface } from 'kysely';
 import type { TaskSnapshot, TaskStatus } from '../protocol';
 import { TERMINAL_TASK_STATUSES } from '../protocol';
 import type { Cipher } from './cipher';
-import { dialectOf } from './database';
+import { dialectOf } from './dialect';
 import type { Database } from './schema';
 
 /** A task's owner, as `principalId` writes it (`user:<id>`, `api_key:<id>`, `anonymous:anonymous`…). */

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
-import type { RetentionKind } from '../activities/retention';
+import type { RetentionKind } from '../workflows/messages';
 import type { Config } from '../config/config';
 import type { RetentionWorkflowInput } from '../workflows/messages';
 import { RETENTION_WORKFLOW_TYPE } from '../workflows/messages';

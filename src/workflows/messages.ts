@@ -4,7 +4,6 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { InputResponses, JsonRpcErrorObject, Meta, TaskStatus } from '../protocol';
-import type { RetentionKind } from '../activities/retention';
 import type { Principal } from '../store/control-plane-types';
 
 export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
@@ -138,6 +137,27 @@ export function taskWorkflowId(taskKey: string): string {
 // ── Retention and project deletion (src/workflows/retention.ts, project-deletion.ts) ──────────────
 
 export const RETENTION_WORKFLOW_TYPE = 'retentionWorkflow';
+
+export type RetentionKind = 'payloads' | 'metadata';
+
+export interface PurgeBatchInput {
+  kind: RetentionKind;
+  /** ISO time: what was stored (payloads) or created (metadata) before it goes. */
+  cutoff: string;
+  batchSize: number;
+}
+
+export interface StopProjectTasksInput {
+  projectId: string;
+  /** Task key after which this page starts ('' for the first page). */
+  afterKey: string;
+  batchSize: number;
+}
+
+export interface StopProjectTasksResult {
+  count: number;
+  lastKey: string;
+}
 
 export interface RetentionWorkflowInput {
   kind: RetentionKind;

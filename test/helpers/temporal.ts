@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findRepoRoot } from '../../src/temporal/cli';
+import { findRepoRoot } from '../../src/config/paths';
 
 export interface TestTemporalInfo {
   address: string;

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import { generateKey } from '../../src/store/cipher';
-import { getFreePort } from '../../src/temporal/dev-server';
+import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
 import { testStoreConfig } from '../helpers/store';
 import { testTemporal } from '../helpers/temporal';

@@ -7,7 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getFreePort } from '../../src/temporal/dev-server';
+import { getFreePort } from '../../src/tooling/processes';
 
 const root = path.join(__dirname, '../..');
 let child: ChildProcess | undefined;

@@ -1,6 +1,6 @@
 /** Task records and their status history. Portable: see the helpers documented in ../database.ts. */
 import type { Kysely, Migration } from 'kysely';
-import { autoIncrementId, blobType } from '../database';
+import { autoIncrementId, blobType } from '../dialect';
 
 export const m0001Tasks: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

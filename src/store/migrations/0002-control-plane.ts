@@ -4,7 +4,7 @@
  * documented in ../database.ts): text ids, ISO text timestamps, integer booleans, JSON as text.
  */
 import type { Kysely, Migration } from 'kysely';
-import { blobType } from '../database';
+import { blobType } from '../dialect';
 
 export const m0002ControlPlane: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

@@ -4,7 +4,7 @@
  * payload's retention is one DELETE here, with nothing left behind in workflow histories.
  */
 import type { Kysely, Migration } from 'kysely';
-import { blobType } from '../database';
+import { blobType } from '../dialect';
 
 export const m0005Payloads: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

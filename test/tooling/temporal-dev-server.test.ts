@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { startDevServer, isPidAlive, type DevServer } from '../../src/temporal/dev-server';
+import { isPidAlive } from '../../src/tooling/processes';
+import { startDevServer, type DevServer } from '../../src/tooling/temporal-dev-server';
 import { ensureNamespaceAndSearchAttributes } from '../../src/temporal/namespace';
 import { SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes';
 import { testTemporal } from '../helpers/temporal';
