@@ -1,7 +1,7 @@
 /**
- * The gateway's HTTP request handler. The MCP endpoint, the hot path, runs on plain `node:http`;
- * everything else (health, the admin API under `/v1/admin`, the dashboard's API under `/v1/session` and
- * `/v1/projects` and its web UI under `/dashboard/`) goes through Koa.
+ * The gateway's HTTP application: one Koa app for the MCP endpoint (the hot path, first in line), health,
+ * the admin API under `/v1/admin`, and the dashboard (its API under `/v1/session` and `/v1/projects`, its
+ * web UI under `/dashboard/`). Each part is a middleware that passes on what is not its path.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
@@ -11,10 +11,8 @@ import { adminApi } from './admin';
 import type { DashboardApiDeps } from './dashboard/api';
 import { dashboardApi } from './dashboard/api';
 import { dashboardUi } from './dashboard/ui';
-import type { McpEndpointDeps } from './mcp-endpoint';
-import { mcpEndpoint } from './mcp-endpoint';
-
-const MCP_PATH = /^\/v1\/mcp\/([^/?]+)\/?(?:\?.*)?$/;
+import type { McpEndpointDeps } from './mcp/endpoint';
+import { mcpEndpoint } from './mcp/endpoint';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -31,10 +29,11 @@ export interface AppDeps extends McpEndpointDeps {
 }
 
 export function createApp(deps: AppDeps): RequestHandler {
-  const mcp = mcpEndpoint(deps);
   const app = new Koa();
   app.proxy = deps.trustProxy ?? false;
   app.silent = true; // errors are logged by our own handlers, without request payloads
+  app.on('error', (err: unknown) => deps.logger.error({ err }, 'unhandled request failure'));
+  app.use(mcpEndpoint(deps));
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz' && ctx.method === 'GET') {
       ctx.body = { ok: true };
@@ -61,22 +60,8 @@ export function createApp(deps: AppDeps): RequestHandler {
     );
     app.use(dashboardUi());
   }
-  const koa = app.callback();
+  const handle = app.callback();
   return (req, res) => {
-    const match = MCP_PATH.exec(req.url ?? '');
-    const handled = match ? mcp(req, res, safeDecode(match[1] as string)) : koa(req, res);
-    handled.catch((err: unknown) => {
-      deps.logger.error({ err }, 'unhandled request failure');
-      if (!res.headersSent) res.writeHead(500).end();
-    });
+    void handle(req, res);
   };
-}
-
-/** A malformed escape in the path is just an unknown project, never an exception. */
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

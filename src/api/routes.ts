@@ -3,7 +3,7 @@
  * 405 (with `Allow`) answers, decoded path parameters, and how a handler's reply is written.
  */
 import type { Context } from 'koa';
-import { AdminHttpError } from './admin/http';
+import { HttpError } from './rest-errors';
 
 export interface RouteLike {
   method: string;
@@ -46,14 +46,14 @@ export function requireRoute<R extends RouteLike>(
   if (!m.route || !m.match) {
     if (m.allowed.length > 0) {
       ctx.set('Allow', m.allowed.join(', '));
-      throw new AdminHttpError('invalid', `Method ${ctx.method} is not allowed here`, 405);
+      throw new HttpError('invalid', `Method ${ctx.method} is not allowed here`, 405);
     }
-    throw new AdminHttpError('not_found', `No ${what} ${ctx.method} ${ctx.path}`);
+    throw new HttpError('not_found', `No ${what} ${ctx.method} ${ctx.path}`);
   }
   try {
     return { route: m.route, params: m.match.slice(1).map((s) => decodeURIComponent(s)) };
   } catch {
-    throw new AdminHttpError('invalid', 'Malformed path');
+    throw new HttpError('invalid', 'Malformed path');
   }
 }
 

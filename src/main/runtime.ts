@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import { createRetentionActivities } from '../activities/retention';
 import { createApp } from '../api/app';
-import { Subscriptions } from '../api/subscriptions';
+import { Subscriptions } from '../api/mcp/subscriptions';
 import type { Config } from '../config/config';
 import { McpGateway } from '../gateway/gateway';
 import { UpstreamCatalog } from '../gateway/catalog';

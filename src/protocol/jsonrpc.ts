@@ -50,3 +50,4 @@ export type JsonRpcResponse = z.infer<typeof JsonRpcResponseSchema>;
 
 /** Any message a client may POST: one request or one notification (no batches in 2026-07-28). */
 export const JsonRpcClientMessageSchema = z.union([JsonRpcRequestSchema, JsonRpcNotificationSchema]);
+export type JsonRpcClientMessage = z.infer<typeof JsonRpcClientMessageSchema>;

@@ -6,11 +6,11 @@
  */
 import type { Context, Middleware } from 'koa';
 import type { ControlPlaneStore } from '../../store/control-plane';
-import { ControlPlaneError } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane-types';
 import type { Reply } from '../routes';
 import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
-import { AdminHttpError, principalOf, readJson, sendError } from './http';
+import { HttpError, restErrors } from '../rest-errors';
+import { principalOf, readJson } from './http';
 
 export interface AdminApiDeps {
   controlPlane: ControlPlaneStore;
@@ -45,7 +45,7 @@ function route(method: string, pattern: string, handler: Handler) {
 /** `me` names the calling user wherever a user is expected. */
 function userRef(actor: Principal, ref: string): string {
   if (ref !== 'me') return ref;
-  if (actor.kind !== 'user') throw new AdminHttpError('invalid', 'The administrator is not a user');
+  if (actor.kind !== 'user') throw new HttpError('invalid', 'The administrator is not a user');
   return actor.userId;
 }
 
@@ -56,14 +56,13 @@ function p(req: Request, i: number): string {
 function str(body: Record<string, unknown>, key: string): string {
   const v = body[key];
   if (typeof v !== 'string' || v === '')
-    throw new AdminHttpError('invalid', `"${key}" must be a non-empty string`);
+    throw new HttpError('invalid', `"${key}" must be a non-empty string`);
   return v;
 }
 
 function optionalStr(value: unknown, key: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string' || value === '')
-    throw new AdminHttpError('invalid', `"${key}" must be a string`);
+  if (typeof value !== 'string' || value === '') throw new HttpError('invalid', `"${key}" must be a string`);
   return value;
 }
 
@@ -107,7 +106,7 @@ const ROUTES = [
   route('DELETE', '/users/:user/tokens/:token', async (cp, r) => {
     const user = userRef(r.actor, p(r, 0));
     const tokens = await cp.listUserTokens(r.actor, user);
-    if (!tokens.some((t) => t.id === p(r, 1))) throw new AdminHttpError('not_found', `No token "${p(r, 1)}"`);
+    if (!tokens.some((t) => t.id === p(r, 1))) throw new HttpError('not_found', `No token "${p(r, 1)}"`);
     return ok(await cp.revokeToken(r.actor, p(r, 1)));
   }),
 
@@ -196,15 +195,14 @@ const ROUTES = [
 
   // Retention: run a purge now (admin only)
   route('POST', '/retention/run', async (_cp, r, deps) => {
-    if (r.actor.kind !== 'admin')
-      throw new AdminHttpError('forbidden', 'Only the administrator runs retention');
+    if (r.actor.kind !== 'admin') throw new HttpError('forbidden', 'Only the administrator runs retention');
     const extra = Object.keys(r.body).filter((k) => k !== 'kind');
-    if (extra.length > 0) throw new AdminHttpError('invalid', `Unknown field "${extra[0]}"`);
+    if (extra.length > 0) throw new HttpError('invalid', `Unknown field "${extra[0]}"`);
     const kind = r.body['kind'];
     if (kind !== 'payloads' && kind !== 'metadata') {
-      throw new AdminHttpError('invalid', '"kind" must be "payloads" or "metadata"');
+      throw new HttpError('invalid', '"kind" must be "payloads" or "metadata"');
     }
-    if (!deps.runRetention) throw new AdminHttpError('invalid', 'Retention is not available here', 503);
+    if (!deps.runRetention) throw new HttpError('invalid', 'Retention is not available here', 503);
     return { status: 202, body: await deps.runRetention(kind) };
   }),
 
@@ -221,17 +219,21 @@ const ROUTES = [
 function pageOf(query: URLSearchParams): { limit?: number; before?: string } {
   const limit = query.get('limit');
   const before = query.get('before');
-  if (limit !== null && !/^\d{1,4}$/.test(limit))
-    throw new AdminHttpError('invalid', '"limit" must be a number');
+  if (limit !== null && !/^\d{1,4}$/.test(limit)) throw new HttpError('invalid', '"limit" must be a number');
   return { ...(limit !== null && { limit: Number(limit) }), ...(before !== null && { before }) };
 }
 
 export function adminApi(deps: AdminApiDeps): Middleware {
   const limit = deps.maxBodyBytes ?? 64 * 1024;
+  const answerErrors = restErrors({
+    realm: 'taskrouter-admin',
+    label: 'admin API',
+    ...(deps.logger && { logger: deps.logger }),
+  });
   return async (ctx: Context, next) => {
     if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
     ctx.set('Cache-Control', 'no-store');
-    try {
+    await answerErrors(ctx, async () => {
       const matched = matchRoute(ROUTES, ctx.method, ctx.path.slice(PREFIX.length));
       // Authenticate before revealing anything about the route table.
       const actor = await principalOf(ctx, deps.controlPlane, deps.adminToken);
@@ -239,11 +241,6 @@ export function adminApi(deps: AdminApiDeps): Middleware {
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, limit) : {};
       const query = new URLSearchParams(ctx.querystring);
       writeReply(ctx, await found.handler(deps.controlPlane, { actor, params, body, query }, deps));
-    } catch (err) {
-      if (err instanceof ControlPlaneError) return sendError(ctx, err);
-      deps.logger?.error({ err }, 'admin API request failed');
-      ctx.status = 500;
-      ctx.body = { error: { code: 'internal', message: 'Internal error' } };
-    }
+    });
   };
 }

@@ -7,19 +7,20 @@
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { McpCall, McpGateway } from '../../gateway/gateway';
-import type { TaskAccess } from '../../gateway/task-access';
+import type { PayloadDenial, TaskAccess } from '../../gateway/task-access';
 import { taskAccess } from '../../gateway/task-access';
 import type { InputRequests, JsonRpcErrorObject, TaskSnapshot } from '../../protocol';
-import { META, PROTOCOL_VERSION, ProtocolError, RelayedError, TASKS_EXTENSION } from '../../protocol';
+import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../protocol';
 import type { ControlPlaneStore } from '../../store/control-plane';
-import { ControlPlaneError, parse } from '../../store/control-plane';
+import { parse } from '../../store/control-plane';
 import type { ProjectRecord } from '../../store/control-plane-types';
 import type { DashboardStore, ProjectRole } from '../../store/dashboard-store';
 import type { PayloadStore } from '../../store/payload-store';
 import type { TaskListQuery, TaskRecord, TaskStore } from '../../store/task-store';
 import { TASK_GROUPS } from '../../store/task-store';
 import { taskWorkflowId } from '../../workflows/messages';
-import { AdminHttpError, readJson, sendError } from '../admin/http';
+import { readJson } from '../admin/http';
+import { HttpError, restErrors } from '../rest-errors';
 import type { Reply } from '../routes';
 import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
 import type { Viewer } from './session';
@@ -111,7 +112,7 @@ const ROUTES = [
     const { token } = parse(SignInBody, req.body);
     const checked = await deps.controlPlane.userToken(token);
     const user = checked && (await deps.dashboard.user(checked.userId));
-    if (!checked || !user) throw new AdminHttpError('unauthorized', 'Unknown, revoked or expired user token');
+    if (!checked || !user) throw new HttpError('unauthorized', 'Unknown, revoked or expired user token');
     const opened = await deps.dashboard.openSession(user, checked);
     // A sign-in replaces the browser's previous session rather than leaving it behind.
     const previous = req.ctx.cookies.get(SESSION_COOKIE);
@@ -190,8 +191,7 @@ const ROUTES = [
     const payload = await payloadView(deps, t.task, t.access, snapshot);
     if (!payload.visible) {
       refuse(deps, t, viewer, `payload hidden: ${payload.reason}`);
-      const status = payload.reason === 'expired' ? 410 : 403;
-      return { status, body: { error: { code: payload.reason, message: payload.message } } };
+      throw new HttpError(payload.reason, payload.message);
     }
     return ok({ payload });
   }),
@@ -201,14 +201,12 @@ const ROUTES = [
     const { inputResponses } = parse(InputResponsesBody, req.body);
     if (!t.access.answer) {
       refuse(deps, t, viewer, 'answer input refused');
-      throw new AdminHttpError('forbidden', controlRefusal(t.access));
+      throw new HttpError('forbidden', controlRefusal(t.access));
     }
-    await viaGateway(() =>
-      deps.gateway.answerTaskInput(
-        dashboardCall(t.project, viewer, 'tasks/update'),
-        t.task.taskKey,
-        inputResponses,
-      ),
+    await deps.gateway.answerTaskInput(
+      dashboardCall(t.project, viewer, 'tasks/update'),
+      t.task.taskKey,
+      inputResponses,
     );
     return { status: 202, body: { accepted: Object.keys(inputResponses) } };
   }),
@@ -216,11 +214,9 @@ const ROUTES = [
     const t = await taskFor(deps, req, viewer);
     if (!t.access.cancel) {
       refuse(deps, t, viewer, 'cancel refused');
-      throw new AdminHttpError('forbidden', controlRefusal(t.access));
+      throw new HttpError('forbidden', controlRefusal(t.access));
     }
-    await viaGateway(() =>
-      deps.gateway.cancelTaskByKey(dashboardCall(t.project, viewer, 'tasks/cancel'), t.task.taskKey),
-    );
+    await deps.gateway.cancelTaskByKey(dashboardCall(t.project, viewer, 'tasks/cancel'), t.task.taskKey);
     return { status: 202, body: { cancelled: true } };
   }),
   viewerRoute('PUT', '/v1/projects/:project/tasks/:task/assignee', async (deps, req, viewer) => {
@@ -228,19 +224,19 @@ const ROUTES = [
     const { assignee } = parse(AssigneeBody, req.body);
     if (!t.access.assign) {
       refuse(deps, t, viewer, 'assign refused');
-      throw new AdminHttpError('forbidden', "Only members of the project's team can assign its tasks");
+      throw new HttpError('forbidden', "Only members of the project's team can assign its tasks");
     }
     const target =
       assignee === null
         ? undefined
         : (await deps.dashboard.peopleOf(t.project)).find((p) => p.handle === assignee || p.id === assignee);
     if (assignee !== null && !target) {
-      throw new AdminHttpError('invalid', `"${assignee}" cannot access project "${t.project.slug}"`);
+      throw new HttpError('invalid', `"${assignee}" cannot access project "${t.project.slug}"`);
     }
     const assigneeId = target?.id ?? null;
     const actor = `user:${viewer.user.id}`;
     const outcome = await deps.store.assign(t.task.taskKey, assigneeId, actor, new Date().toISOString());
-    if (outcome === 'missing') throw new AdminHttpError('not_found', 'No such task in this project');
+    if (outcome === 'missing') throw new HttpError('not_found', 'No such task in this project');
     if (outcome === 'changed') {
       // The assignment is saved; a failed audit write is logged, not turned into a failed request.
       await deps.controlPlane
@@ -267,7 +263,7 @@ async function projectFor(
   const slug = req.params[0] as string;
   const project = await deps.controlPlane.projectBySlug(slug);
   const role = project && (await deps.controlPlane.projectRole(viewer.user.id, project));
-  if (!project || !role) throw new AdminHttpError('not_found', `No project "${slug}"`);
+  if (!project || !role) throw new HttpError('not_found', `No project "${slug}"`);
   return { project, role };
 }
 
@@ -283,7 +279,7 @@ async function taskFor(deps: DashboardApiDeps, req: Request, viewer: Viewer): Pr
   const ref = req.params[1] as string;
   const task = /^[0-9a-f]{64}$/.test(ref) ? await deps.store.getTask(ref) : undefined;
   if (!task || task.project !== project.id || task.workflowId !== taskWorkflowId(task.taskKey)) {
-    throw new AdminHttpError('not_found', 'No such task in this project');
+    throw new HttpError('not_found', 'No such task in this project');
   }
   const ownsTask = task.caller.kind === 'user' && task.caller.id === viewer.user.id;
   // Only the owner's authorization matters (nobody else ever sees payloads or controls).
@@ -339,7 +335,7 @@ type PayloadView =
       result?: Record<string, unknown>;
       error?: JsonRpcErrorObject;
     }
-  | { visible: false; reason: string; message: string };
+  | { visible: false; reason: PayloadDenial; message: string };
 
 async function payloadView(
   deps: DashboardApiDeps,
@@ -374,18 +370,18 @@ function workflowView(deps: DashboardApiDeps, task: TaskRecord) {
 function listQuery(query: URLSearchParams, project: string, viewerId: string): TaskListQuery {
   const group = query.get('group') ?? 'all';
   if (!(TASK_GROUPS as readonly string[]).includes(group)) {
-    throw new AdminHttpError('invalid', `"group" must be one of ${TASK_GROUPS.join(', ')}`);
+    throw new HttpError('invalid', `"group" must be one of ${TASK_GROUPS.join(', ')}`);
   }
   const assignedParam = query.get('assigned');
   let assigned: TaskListQuery['assigned'];
   if (assignedParam === 'any') assigned = { kind: 'any' };
   else if (assignedParam === 'me') assigned = { kind: 'user', userId: viewerId };
   else if (assignedParam !== null && assignedParam !== 'all') {
-    throw new AdminHttpError('invalid', '"assigned" must be "all", "any" or "me"');
+    throw new HttpError('invalid', '"assigned" must be "all", "any" or "me"');
   }
   const limitParam = query.get('limit');
   if (limitParam !== null && !/^\d{1,4}$/.test(limitParam))
-    throw new AdminHttpError('invalid', '"limit" must be a number');
+    throw new HttpError('invalid', '"limit" must be a number');
   const limit = Math.min(MAX_PAGE, Math.max(1, Number(limitParam ?? DEFAULT_PAGE)));
   const cursor = query.get('cursor');
   return {
@@ -397,40 +393,12 @@ function listQuery(query: URLSearchParams, project: string, viewerId: string): T
   };
 }
 
-/** What the gateway's task checks answer, as dashboard HTTP errors (the one mapping for this API). */
-async function viaGateway(action: () => Promise<void>): Promise<void> {
-  try {
-    await action();
-  } catch (err) {
-    if (err instanceof ProtocolError) {
-      const status: Partial<Record<ProtocolError['kind'], [number, string]>> = {
-        InvalidParams: [404, 'not_found'],
-        UpstreamAuthorizationMissing: [403, 'forbidden'],
-        UpstreamRefused: [409, 'upstream_refused'],
-        TaskEngineUnavailable: [503, 'unavailable'],
-        UpstreamUnavailable: [502, 'upstream_unavailable'],
-      };
-      const [code, name] = status[err.kind] ?? [500, 'internal'];
-      throw new DashboardGatewayError(code, name, err.message);
-    }
-    if (err instanceof RelayedError) {
-      throw new DashboardGatewayError(502, 'upstream_error', `The upstream answered: ${err.message}`);
-    }
-    throw err;
-  }
-}
-
-class DashboardGatewayError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export function dashboardApi(deps: DashboardApiDeps): Middleware {
+  const answerErrors = restErrors({
+    realm: 'taskrouter',
+    label: 'dashboard API',
+    ...(deps.logger && { logger: deps.logger }),
+  });
   return async (ctx, next) => {
     if (!(
       ctx.path === '/v1/session' ||
@@ -440,7 +408,7 @@ export function dashboardApi(deps: DashboardApiDeps): Middleware {
       return next();
     }
     ctx.set('Cache-Control', 'no-store');
-    try {
+    await answerErrors(ctx, async () => {
       const { route: found, params } = requireRoute(
         ctx,
         matchRoute(ROUTES, ctx.method, ctx.path),
@@ -451,16 +419,6 @@ export function dashboardApi(deps: DashboardApiDeps): Middleware {
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, MAX_BODY_BYTES) : {};
       const query = new URLSearchParams(ctx.querystring);
       writeReply(ctx, await found.handler(deps, { ctx, params, body, query }, viewer));
-    } catch (err) {
-      if (err instanceof ControlPlaneError) return sendError(ctx, err, 'taskrouter');
-      if (err instanceof DashboardGatewayError) {
-        ctx.status = err.status;
-        ctx.body = { error: { code: err.code, message: err.message } };
-        return;
-      }
-      deps.logger?.error({ err: (err as Error).name }, 'dashboard API request failed');
-      ctx.status = 500;
-      ctx.body = { error: { code: 'internal', message: 'Internal error' } };
-    }
+    });
   };
 }

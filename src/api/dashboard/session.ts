@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import type { ControlPlane } from '../../store/control-plane-types';
 import type { DashboardStore, DashboardUser } from '../../store/dashboard-store';
 import { secretsEqual } from '../../store/tokens';
-import { AdminHttpError } from '../admin/http';
+import { HttpError } from '../rest-errors';
 import { bearerToken } from '../authenticate';
 
 export const SESSION_COOKIE = 'taskrouter_session';
@@ -32,17 +32,17 @@ export async function viewerOf(
     const token = bearerToken(authorization);
     const principal = token === undefined ? undefined : await controlPlane.authenticate(token);
     const user = principal?.kind === 'user' ? await dashboard.user(principal.userId) : undefined;
-    if (!user) throw new AdminHttpError('unauthorized', 'Unknown, revoked or expired user token');
+    if (!user) throw new HttpError('unauthorized', 'Unknown, revoked or expired user token');
     return { user };
   }
   const secret = ctx.cookies.get(SESSION_COOKIE);
   const session = secret === undefined ? undefined : await dashboard.session(secret);
-  if (!session) throw new AdminHttpError('unauthorized', 'Sign in with a user token');
+  if (!session) throw new HttpError('unauthorized', 'Sign in with a user token');
   if (!SAFE_METHODS.has(ctx.method)) {
     requireSameOrigin(ctx);
     const sent = ctx.get(CSRF_HEADER);
     if (sent === '' || !secretsEqual(sent, session.csrfToken)) {
-      throw new AdminHttpError('forbidden', 'Missing or wrong CSRF token (X-CSRF-Token)');
+      throw new HttpError('forbidden', 'Missing or wrong CSRF token (X-CSRF-Token)');
     }
   }
   return { user: session.user, csrfToken: session.csrfToken };
@@ -59,9 +59,9 @@ export function requireSameOrigin(ctx: Context): void {
   try {
     host = new URL(origin).host;
   } catch {
-    throw new AdminHttpError('forbidden', 'Malformed Origin header');
+    throw new HttpError('forbidden', 'Malformed Origin header');
   }
-  if (host !== ctx.host) throw new AdminHttpError('forbidden', 'Cross-origin requests are not accepted');
+  if (host !== ctx.host) throw new HttpError('forbidden', 'Cross-origin requests are not accepted');
 }
 
 export function setSessionCookie(ctx: Context, secret: string, expiresAt: string): void {

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { DashboardUser } from '../../store/dashboard-store';
 import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/task-store';
-import { AdminHttpError } from '../admin/http';
+import { HttpError } from '../rest-errors';
 
 export interface PersonView {
   handle: string;
@@ -108,6 +108,6 @@ export function decodeListCursor(cursor: string): { createdAt: string; taskKey: 
     const parsed = CursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
     return { createdAt: parsed.c, taskKey: parsed.k };
   } catch {
-    throw new AdminHttpError('invalid', 'Invalid "cursor"');
+    throw new HttpError('invalid', 'Invalid "cursor"');
   }
 }

@@ -5,8 +5,8 @@
  * stream gets the final result the spec asks for, so clients see an orderly end rather than a drop.
  */
 import type { ServerResponse } from 'node:http';
-import type { RequestId } from '../protocol';
-import { META } from '../protocol';
+import type { RequestId } from '../../protocol';
+import { META } from '../../protocol';
 import type { ResponseStream } from './response-stream';
 
 export class Subscriptions {

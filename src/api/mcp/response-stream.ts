@@ -8,9 +8,11 @@ import type { ServerResponse } from 'node:http';
 export class ResponseStream {
   private streaming = false;
 
+  /** `onStart` runs once, when the stream opens: the HTTP framework must then leave the response alone. */
   constructor(
     private readonly res: ServerResponse,
     private readonly acceptsSse: boolean,
+    private readonly onStart?: () => void,
   ) {}
 
   get isStreaming(): boolean {
@@ -28,6 +30,7 @@ export class ResponseStream {
   start(): void {
     if (this.streaming) return;
     this.streaming = true;
+    this.onStart?.();
     this.res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache, no-transform',
