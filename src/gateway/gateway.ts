@@ -4,15 +4,11 @@
  * are checked and answered. Transport-free: the API hands it a validated request and writes what it
  * returns or throws.
  */
-import type { Logger } from 'pino';
 import type {
   CallToolParams,
-  ClientCapabilities,
   DiscoverResult,
-  Implementation,
   InputResponses,
   JsonRpcErrorObject,
-  RequestMeta,
   ServerCapabilities,
   TaskSnapshot,
   Tool,
@@ -26,7 +22,6 @@ import {
   paramHeaderMismatch,
   paramHeadersOf,
   paramHeaderValues,
-  PROTOCOL_VERSION,
   ProtocolError,
   RelayedError,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -34,62 +29,35 @@ import {
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
 } from '../protocol';
-import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane-types';
+import type { ProjectRecord } from '../store/control-plane-types';
 import { principalId } from '../store/control-plane-types';
-import type { PayloadKind, PayloadStore } from '../store/payload-store';
+import type { PayloadKind } from '../store/payload-store';
 import { snapshotKey } from '../store/snapshot-key';
-import type { TaskRecord, TaskStore } from '../store/task-store';
+import type { TaskRecord } from '../store/task-store';
 import { taskKeyOf } from '../store/task-store';
-import type { TaskEngine } from '../temporal/task-engine';
-import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
-import type { DiscoveryCache } from '../upstream/discovery';
-import { UpstreamTransportError } from '../upstream/errors';
-import { relayableMeta, upstreamMeta } from '../upstream/meta';
+import type { UpstreamEndpoint } from '../upstream/client';
+import { relayableMeta } from '../upstream/meta';
 import type { UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
-import type { UpstreamCatalog } from './catalog';
-import { resolveEndpoint } from './credentials';
+import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
+import { errorName, parseParams } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { exposedName } from './naming';
-import { declaresTasks, qualifyForTaskPath } from './qualification';
+import { CallResolvers, discoverUpstream, forward } from './forwarding';
+import {
+  declaresFormElicitation,
+  declaresTasks,
+  qualifyForTaskPath,
+  upstreamRunsTasks,
+} from './qualification';
 import { applyResponseLimits } from './response-limits';
-import type { ResultCache } from './result-cache';
 import { cacheKey, isCacheableCall, isCacheableResult } from './result-cache';
 import { createTaskResult, getTaskResult, withGatewayMeta } from './responses';
 import type { Resolve, ResolvedEndpoint, RoutedTool } from './routing';
 import { enabledUpstreams, Router } from './routing';
 import { mintTaskId } from './task-ids';
 
-export interface GatewayDeps {
-  controlPlane: ControlPlane;
-  upstream: UpstreamClient;
-  discovery: DiscoveryCache;
-  catalog: UpstreamCatalog;
-  cache: ResultCache;
-  engine: TaskEngine;
-  store: TaskStore;
-  payloads: PayloadStore;
-  serverInfo: Implementation;
-  logger: Logger;
-  startTimeoutMs: number;
-  /** How long tasks/get waits for the live workflow before answering from the store. */
-  snapshotQueryTimeoutMs?: number;
-}
-
-export interface McpCall {
-  project: ProjectRecord;
-  /** Who calls; decides the upstream credentials used and owns the tasks started. */
-  principal: Principal;
-  method: string;
-  params: Record<string, unknown> & { _meta: RequestMeta };
-  signal?: AbortSignal;
-  /** Relays an upstream notification (progress, log message) on this request's response stream. */
-  notify?: (message: Record<string, unknown>) => void;
-  /** A request header by lower-case name. */
-  header?: (name: string) => string | undefined;
-}
-
-type Result = Record<string, unknown>;
+export type { GatewayDeps, McpCall } from './context';
 
 /** Gateway-owned `_meta` key telling the client a result came from the result cache. */
 export const CACHE_META_KEY = 'com.taskrouter/cache';
@@ -117,10 +85,11 @@ interface ListSpec {
 
 export class McpGateway {
   private readonly router: Router;
-  private readonly resolved = new WeakMap<McpCall, Map<string, Promise<ResolvedEndpoint>>>();
+  private readonly resolvers: CallResolvers;
 
   constructor(private readonly deps: GatewayDeps) {
     this.router = new Router(deps.catalog);
+    this.resolvers = new CallResolvers(deps.controlPlane);
   }
 
   async handle(call: McpCall): Promise<Result> {
@@ -664,24 +633,6 @@ export class McpGateway {
       .catch((err: unknown) => this.deps.logger.warn({ err: errorName(err) }, 'audit write failed'));
   }
 
-  /** The caller's credential for each upstream, looked up once per request. */
-  private resolver(call: McpCall): Resolve {
-    let memo = this.resolved.get(call);
-    if (!memo) {
-      memo = new Map();
-      this.resolved.set(call, memo);
-    }
-    const cache = memo;
-    return (upstream: UpstreamRecord) => {
-      let endpoint = cache.get(upstream.id);
-      if (!endpoint) {
-        endpoint = resolveEndpoint(this.deps.controlPlane, call.principal, call.project, upstream);
-        cache.set(upstream.id, endpoint);
-      }
-      return endpoint;
-    };
-  }
-
   /**
    * The stored snapshot, refined by the live workflow while the task runs: the live view already hides
    * answered input keys, so it decides the status and which input requests are still open. It is used
@@ -730,21 +681,16 @@ export class McpGateway {
     }
   }
 
-  // ── upstream I/O ─────────────────────────────────────────────────────────────────────────────────
+  // ── request context ──────────────────────────────────────────────────────────────────────────────
 
-  private async discoverUpstream(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
-    try {
-      return await this.deps.discovery.get(endpoint);
-    } catch (err) {
-      throw upstreamUnavailable(endpoint, err);
-    }
+  private resolver(call: McpCall): Resolve {
+    return this.resolvers.of(call);
   }
 
-  /**
-   * Ordinary path: relays the request with the client's capabilities minus Tasks (the gateway never
-   * lets an upstream hand a task past it), relays notifications on the client's stream, and aborts when
-   * the client goes away.
-   */
+  private context(call: McpCall): RequestContext {
+    return { deps: this.deps, router: this.router, call, resolve: this.resolver(call) };
+  }
+
   private async forward(
     endpoint: ResolvedEndpoint,
     call: McpCall,
@@ -752,70 +698,14 @@ export class McpGateway {
     params: Result,
     headers?: Record<string, string>,
   ): Promise<Result> {
-    const meta = call.params._meta;
-    const { extensions, ...rest }: ClientCapabilities = meta[META.clientCapabilities];
-    const { [TASKS_EXTENSION]: _tasks, ...otherExtensions } = extensions ?? {};
-    const capabilities =
-      Object.keys(otherExtensions).length > 0 ? { ...rest, extensions: otherExtensions } : rest;
-    let reply;
-    try {
-      reply = await this.deps.upstream.send(
-        endpoint,
-        method,
-        {
-          ...params,
-          _meta: upstreamMeta({
-            relayedMeta: relayableMeta(meta),
-            protocolVersion: meta[META.protocolVersion],
-            capabilities,
-            gatewayInfo: this.deps.serverInfo,
-          }),
-        },
-        {
-          ...(call.signal && { signal: call.signal }),
-          ...(call.notify && { onNotification: call.notify }),
-          ...(headers && { headers }),
-        },
-      );
-    } catch (err) {
-      throw upstreamUnavailable(endpoint, err);
-    }
-    if (reply.kind === 'error')
-      throw new RelayedError(reply.error.code, reply.error.message, reply.error.data);
-    return reply.result;
+    return forward(this.context(call), endpoint, method, params, headers);
   }
-}
 
-function upstreamRunsTasks(d: DiscoverResult): boolean {
-  return (
-    d.supportedVersions.includes(PROTOCOL_VERSION) &&
-    d.capabilities.extensions?.[TASKS_EXTENSION] !== undefined
-  );
+  private async discoverUpstream(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
+    return discoverUpstream(this.deps.discovery, endpoint);
+  }
 }
 
 function isIdempotent(tool: Tool | undefined): boolean {
   return tool?.annotations?.idempotentHint === true;
-}
-
-function parseParams<T>(
-  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
-  v: unknown,
-): T {
-  const parsed = schema.safeParse(v);
-  if (!parsed.success) throw new ProtocolError('InvalidParams', 'Invalid params');
-  return parsed.data;
-}
-
-function declaresFormElicitation(c: ClientCapabilities): boolean {
-  // `elicitation: {}` means form only, per 2026-07-28.
-  return c.elicitation !== undefined && (c.elicitation.form !== undefined || c.elicitation.url === undefined);
-}
-
-function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): ProtocolError {
-  const detail = err instanceof UpstreamTransportError ? err.message : `Upstream "${endpoint.alias}" failed`;
-  return new ProtocolError('UpstreamUnavailable', detail, { upstream: endpoint.alias });
-}
-
-function errorName(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
