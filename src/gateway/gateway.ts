@@ -9,7 +9,6 @@ import type {
   DiscoverResult,
   InputResponses,
   JsonRpcErrorObject,
-  ServerCapabilities,
   TaskSnapshot,
   Tool,
 } from '../protocol';
@@ -24,7 +23,6 @@ import {
   paramHeaderValues,
   ProtocolError,
   RelayedError,
-  SUPPORTED_PROTOCOL_VERSIONS,
   TASKS_EXTENSION,
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
@@ -41,9 +39,9 @@ import type { UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
 import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
 import { errorName, parseParams } from './context';
-import { decodeCursor, encodeCursor } from './cursor';
-import { exposedName } from './naming';
 import { CallResolvers, discoverUpstream, forward } from './forwarding';
+import { discover, listPrompts, listResources, listTools, requireCapability } from './listing';
+import { complete, getPrompt, readResource } from './prompts-resources';
 import {
   declaresFormElicitation,
   declaresTasks,
@@ -73,16 +71,6 @@ export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
   'completion/complete',
 ]);
 
-/** Cache hint used when an upstream failed to answer a list: retry soon rather than trust a partial list. */
-const DEGRADED_LIST_TTL_MS = 5_000;
-
-interface ListSpec {
-  method: string;
-  field: string;
-  /** Renames (namespacing) or drops an item; `alias` is the owning upstream. */
-  map?: (alias: string, item: Record<string, unknown>) => Record<string, unknown> | undefined;
-}
-
 export class McpGateway {
   private readonly router: Router;
   private readonly resolvers: CallResolvers;
@@ -93,32 +81,30 @@ export class McpGateway {
   }
 
   async handle(call: McpCall): Promise<Result> {
+    const ctx = this.context(call);
     switch (call.method) {
       case METHOD.discover:
-        return this.discover(call);
+        return discover(ctx);
       case METHOD.toolsList:
-        return this.listTools(call);
+        return listTools(ctx);
       case METHOD.toolsCall:
         return this.callTool(call, parseParams(CallToolParamsSchema, call.params));
       case 'prompts/list':
-        await this.requireCapability(call, 'prompts');
-        return this.list(call, { method: call.method, field: 'prompts', map: this.renamer(call.project) });
+        await requireCapability(ctx, 'prompts');
+        return listPrompts(ctx);
       case 'prompts/get':
-        await this.requireCapability(call, 'prompts');
-        return this.getPrompt(call);
+        await requireCapability(ctx, 'prompts');
+        return getPrompt(ctx);
       case 'resources/list':
       case 'resources/templates/list':
-        await this.requireCapability(call, 'resources');
-        return this.list(call, {
-          method: call.method,
-          field: call.method === 'resources/list' ? 'resources' : 'resourceTemplates',
-        });
+        await requireCapability(ctx, 'resources');
+        return listResources(ctx);
       case 'resources/read':
-        await this.requireCapability(call, 'resources');
-        return this.readResource(call);
+        await requireCapability(ctx, 'resources');
+        return readResource(ctx);
       case 'completion/complete':
-        await this.requireCapability(call, 'completions');
-        return this.complete(call);
+        await requireCapability(ctx, 'completions');
+        return complete(ctx);
       case METHOD.tasksGet:
         return this.getTask(call);
       case METHOD.tasksUpdate:
@@ -128,220 +114,6 @@ export class McpGateway {
       default:
         throw new ProtocolError('MethodNotFound', `Method not found: ${call.method}`);
     }
-  }
-
-  // ── discovery ────────────────────────────────────────────────────────────────────────────────────
-
-  private async discover(call: McpCall): Promise<Result> {
-    const { capabilities, ttlMs } = await this.capabilities(call);
-    return withGatewayMeta(
-      {
-        resultType: 'complete',
-        supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-        capabilities,
-        ttlMs,
-        cacheScope: 'public',
-      },
-      this.deps.serverInfo,
-    );
-  }
-
-  /**
-   * The project's capabilities: the union of what its reachable upstreams currently advertise, and the
-   * Tasks extension only when the project's gate is on and some upstream can run tasks.
-   */
-  private async capabilities(call: McpCall): Promise<{ capabilities: ServerCapabilities; ttlMs: number }> {
-    const project = call.project;
-    const resolve = this.resolver(call);
-    const settled = await Promise.allSettled(
-      enabledUpstreams(project).map(async (u) => this.deps.discovery.get(await resolve(u))),
-    );
-    const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
-    const tasks =
-      project.features.tasks &&
-      project.toolProfile === 'tasks' &&
-      discovered.some((d) => upstreamRunsTasks(d));
-    const ttls = discovered.map((d) => d.ttlMs);
-    const degraded = discovered.length < settled.length;
-    return {
-      capabilities: {
-        tools: {},
-        ...(has('prompts') && { prompts: {} }),
-        ...(has('resources') && { resources: {} }),
-        ...(has('completions') && { completions: {} }),
-        ...(tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
-      },
-      ttlMs: Math.min(60_000, ...ttls, ...(degraded ? [DEGRADED_LIST_TTL_MS] : [])),
-    };
-  }
-
-  /** Methods behind a capability the project does not advertise do not exist for its clients. */
-  private async requireCapability(
-    call: McpCall,
-    key: 'prompts' | 'resources' | 'completions',
-  ): Promise<void> {
-    const { capabilities } = await this.capabilities(call);
-    if (capabilities[key] === undefined)
-      throw new ProtocolError('MethodNotFound', `Method not found: ${call.method}`);
-  }
-
-  // ── lists ────────────────────────────────────────────────────────────────────────────────────────
-
-  private async listTools(call: McpCall): Promise<Result> {
-    const project = call.project;
-    const colliding =
-      !project.namespacing && enabledUpstreams(project).length > 1
-        ? await this.router.collisions(project, 'tool', this.resolver(call))
-        : new Map<string, string[]>();
-    for (const [name, aliases] of colliding) {
-      this.deps.logger.warn(
-        { project: project.slug, tool: name, upstreams: aliases },
-        'tool name collision; hidden',
-      );
-    }
-    const rename = this.renamer(project);
-    return this.list(call, {
-      method: METHOD.toolsList,
-      field: 'tools',
-      map: (alias, tool) => {
-        if (colliding.has(String(tool.name))) return undefined;
-        // Tools whose `x-mcp-header` annotations are invalid must be dropped by clients; the gateway is one.
-        if (paramHeadersOf(tool.inputSchema) === undefined) {
-          this.deps.logger.warn(
-            { upstream: alias, tool: tool.name },
-            'tool with invalid x-mcp-header dropped',
-          );
-          return undefined;
-        }
-        return rename(alias, tool);
-      },
-    });
-  }
-
-  private renamer(project: ProjectRecord) {
-    return (alias: string, item: Record<string, unknown>) =>
-      typeof item.name === 'string'
-        ? { ...item, name: exposedName(alias, item.name, project.namespacing) }
-        : item;
-  }
-
-  /**
-   * An aggregated, paginated list. The first page asks every enabled upstream; the opaque cursor carries
-   * each upstream's own next cursor. Unreachable upstreams are left out (and logged), which shortens the
-   * cache hint. Cache hints: the smallest `ttlMs`, and `private` if any upstream's answer is private.
-   */
-  private async list(call: McpCall, spec: ListSpec): Promise<Result> {
-    const { cursor, ...params } = call.params;
-    const upstreams = enabledUpstreams(call.project);
-    const pending = typeof cursor === 'string' ? decodeCursor(cursor) : undefined;
-    const targets = pending ? upstreams.filter((u) => pending[u.alias] !== undefined) : upstreams;
-    const resolve = this.resolver(call);
-    const settled = await Promise.allSettled(
-      targets.map(async (u) =>
-        this.forward(await resolve(u), call, spec.method, {
-          ...params,
-          ...(pending?.[u.alias] !== undefined && { cursor: pending[u.alias] }),
-        }),
-      ),
-    );
-    const items: Record<string, unknown>[] = [];
-    const next: Record<string, string> = {};
-    let ttlMs = Number.POSITIVE_INFINITY;
-    let cacheScope: 'public' | 'private' = 'public';
-    let failures = 0;
-    settled.forEach((s, i) => {
-      const alias = (targets[i] as UpstreamEndpoint).alias;
-      if (s.status === 'rejected') {
-        failures++;
-        this.deps.logger.warn(
-          { project: call.project.slug, upstream: alias, method: spec.method },
-          'upstream left out of list',
-        );
-        return;
-      }
-      const r = s.value;
-      for (const raw of Array.isArray(r[spec.field]) ? (r[spec.field] as Record<string, unknown>[]) : []) {
-        const item = spec.map ? spec.map(alias, raw) : raw;
-        if (item) items.push(item);
-      }
-      if (typeof r.nextCursor === 'string') next[alias] = r.nextCursor;
-      ttlMs = Math.min(ttlMs, typeof r.ttlMs === 'number' ? r.ttlMs : 0);
-      if (r.cacheScope === 'private') cacheScope = 'private';
-    });
-    if (targets.length > 0 && failures === targets.length) {
-      const first = settled.find((s) => s.status === 'rejected');
-      throw first?.status === 'rejected'
-        ? first.reason
-        : new ProtocolError('UpstreamUnavailable', 'No upstream answered');
-    }
-    if (failures > 0) ttlMs = Math.min(ttlMs, DEGRADED_LIST_TTL_MS);
-    const nextCursor = encodeCursor(next);
-    return withGatewayMeta(
-      {
-        resultType: 'complete',
-        [spec.field]: items,
-        ...(nextCursor !== undefined && { nextCursor }),
-        ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0,
-        cacheScope,
-      },
-      this.deps.serverInfo,
-    );
-  }
-
-  // ── prompts, resources, completion ───────────────────────────────────────────────────────────────
-
-  private async getPrompt(call: McpCall): Promise<Result> {
-    const name = call.params.name;
-    if (typeof name !== 'string') throw new ProtocolError('InvalidParams', 'params.name must be a string');
-    const routed = await this.router.prompt(call.project, name, this.resolver(call));
-    const result = await this.forward(routed.endpoint, call, 'prompts/get', {
-      ...call.params,
-      name: routed.name,
-    });
-    return withGatewayMeta(result, this.deps.serverInfo);
-  }
-
-  private async readResource(call: McpCall): Promise<Result> {
-    if (typeof call.params.uri !== 'string')
-      throw new ProtocolError('InvalidParams', 'params.uri must be a string');
-    return withGatewayMeta(await this.firstOwner(call, 'resources/read', call.params), this.deps.serverInfo);
-  }
-
-  private async complete(call: McpCall): Promise<Result> {
-    const ref = call.params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
-    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const routed = await this.router.prompt(call.project, ref.name, this.resolver(call));
-      const params = { ...call.params, ref: { ...ref, name: routed.name } };
-      return withGatewayMeta(
-        await this.forward(routed.endpoint, call, call.method, params),
-        this.deps.serverInfo,
-      );
-    }
-    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-      return withGatewayMeta(await this.firstOwner(call, call.method, call.params), this.deps.serverInfo);
-    }
-    throw new ProtocolError('InvalidParams', 'params.ref must be a prompt or resource reference');
-  }
-
-  /**
-   * Resources keep their URIs (they are not renamed), so the owner is the first upstream that does not
-   * answer "not found" (-32602).
-   */
-  private async firstOwner(call: McpCall, method: string, params: Result): Promise<Result> {
-    let lastError: unknown = new ProtocolError('InvalidParams', 'Resource not found');
-    const resolve = this.resolver(call);
-    for (const upstream of enabledUpstreams(call.project)) {
-      try {
-        return await this.forward(await resolve(upstream), call, method, params);
-      } catch (err) {
-        const notHere = err instanceof RelayedError && err.code === -32602;
-        const noCredential = err instanceof ProtocolError && err.kind === 'UpstreamAuthorizationMissing';
-        if (!notHere && !noCredential) throw err;
-        lastError = err;
-      }
-    }
-    throw lastError;
   }
 
   // ── tools/call ───────────────────────────────────────────────────────────────────────────────────
