@@ -4,61 +4,39 @@
  * are checked and answered. Transport-free: the API hands it a validated request and writes what it
  * returns or throws.
  */
-import type {
-  CallToolParams,
-  DiscoverResult,
-  InputResponses,
-  JsonRpcErrorObject,
-  TaskSnapshot,
-  Tool,
-} from '../protocol';
+import type { DiscoverResult, InputResponses, TaskSnapshot } from '../protocol';
 import {
   CallToolParamsSchema,
   CancelTaskParamsSchema,
   GetTaskParamsSchema,
   META,
   METHOD,
-  paramHeaderMismatch,
-  paramHeadersOf,
-  paramHeaderValues,
   ProtocolError,
   RelayedError,
   TASKS_EXTENSION,
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
 } from '../protocol';
-import type { ProjectRecord } from '../store/control-plane-types';
 import { principalId } from '../store/control-plane-types';
-import type { PayloadKind } from '../store/payload-store';
 import { snapshotKey } from '../store/snapshot-key';
 import type { TaskRecord } from '../store/task-store';
 import { taskKeyOf } from '../store/task-store';
 import type { UpstreamEndpoint } from '../upstream/client';
-import { relayableMeta } from '../upstream/meta';
-import type { UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
 import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
 import { errorName, parseParams } from './context';
-import { CallResolvers, discoverUpstream, forward } from './forwarding';
+import { CallResolvers, discoverUpstream } from './forwarding';
 import { discover, listPrompts, listResources, listTools, requireCapability } from './listing';
 import { complete, getPrompt, readResource } from './prompts-resources';
-import {
-  declaresFormElicitation,
-  declaresTasks,
-  qualifyForTaskPath,
-  upstreamRunsTasks,
-} from './qualification';
-import { applyResponseLimits } from './response-limits';
-import { cacheKey, isCacheableCall, isCacheableResult } from './result-cache';
-import { createTaskResult, getTaskResult, withGatewayMeta } from './responses';
-import type { Resolve, ResolvedEndpoint, RoutedTool } from './routing';
+import { declaresFormElicitation, declaresTasks, upstreamRunsTasks } from './qualification';
+import { getTaskResult, withGatewayMeta } from './responses';
+import type { Resolve } from './routing';
 import { enabledUpstreams, Router } from './routing';
-import { mintTaskId } from './task-ids';
+import { callTool } from './tool-call';
 
 export type { GatewayDeps, McpCall } from './context';
 
-/** Gateway-owned `_meta` key telling the client a result came from the result cache. */
-export const CACHE_META_KEY = 'com.taskrouter/cache';
+export { CACHE_META_KEY } from './ordinary-call';
 
 /** Methods this gateway answers; anything else is -32601. */
 export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
@@ -88,7 +66,7 @@ export class McpGateway {
       case METHOD.toolsList:
         return listTools(ctx);
       case METHOD.toolsCall:
-        return this.callTool(call, parseParams(CallToolParamsSchema, call.params));
+        return callTool(ctx, parseParams(CallToolParamsSchema, call.params));
       case 'prompts/list':
         await requireCapability(ctx, 'prompts');
         return listPrompts(ctx);
@@ -113,159 +91,6 @@ export class McpGateway {
         return this.cancelTask(call);
       default:
         throw new ProtocolError('MethodNotFound', `Method not found: ${call.method}`);
-    }
-  }
-
-  // ── tools/call ───────────────────────────────────────────────────────────────────────────────────
-
-  private async callTool(call: McpCall, params: CallToolParams): Promise<Result> {
-    const routed = await this.router.tool(call.project, params.name, this.resolver(call));
-    const headers = this.paramHeaders(call, routed, params);
-    const capabilities = call.params._meta[META.clientCapabilities];
-    const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;
-    // MRTR retries of a task-aware call stay on the task path: the last round may become a task.
-    if (declaresTasks(capabilities)) {
-      const decision = qualifyForTaskPath({
-        clientCapabilities: capabilities,
-        protocolVersion: call.params._meta[META.protocolVersion],
-        projectTasksEnabled: call.project.features.tasks,
-        profileSupportsTasks: call.project.toolProfile === 'tasks',
-        upstreamDiscover: await this.discoverUpstream(routed.endpoint),
-      });
-      if (decision.taskPath) return this.startTask(call, params, routed, headers);
-      this.deps.logger.debug({ project: call.project.slug, reason: decision.reason }, 'ordinary path');
-    }
-    return this.ordinaryCall(call, params, routed, headers, isRetry);
-  }
-
-  /** Validates the client's `Mcp-Param-*` headers and derives the upstream's from its own schema. */
-  private paramHeaders(call: McpCall, routed: RoutedTool, params: CallToolParams): Record<string, string> {
-    const declared = routed.tool ? paramHeadersOf(routed.tool.inputSchema) : undefined;
-    if (!declared || declared.length === 0) return {};
-    const mismatch = paramHeaderMismatch(declared, params.arguments, (n) => call.header?.(n));
-    if (mismatch) throw new ProtocolError('HeaderMismatch', mismatch);
-    return paramHeaderValues(declared, params.arguments);
-  }
-
-  private async ordinaryCall(
-    call: McpCall,
-    params: CallToolParams,
-    routed: RoutedTool,
-    headers: Record<string, string>,
-    isRetry: boolean,
-  ): Promise<Result> {
-    const project = call.project;
-    const cacheable = isCacheableCall({
-      cache: project.cache,
-      exposedName: params.name,
-      ...(routed.tool?.annotations && { annotations: routed.tool.annotations }),
-      isMrtrRetry: isRetry,
-    });
-    const key = cacheable
-      ? cacheKey({
-          project: project.slug,
-          upstream: routed.endpoint.alias,
-          tool: routed.name,
-          arguments: params.arguments ?? {},
-          caller: principalId(call.principal),
-        })
-      : undefined;
-    const hit = key !== undefined ? this.deps.cache.get(project.slug, key) : undefined;
-    if (hit)
-      return this.finish(project, { ...hit, _meta: { ...(hit._meta as Result), [CACHE_META_KEY]: 'hit' } });
-
-    const result = await this.forward(
-      routed.endpoint,
-      call,
-      METHOD.toolsCall,
-      { ...call.params, name: routed.name },
-      headers,
-    );
-    if (result.resultType === 'task') {
-      throw new ProtocolError(
-        'InternalError',
-        `Upstream "${routed.endpoint.alias}" answered with an unrequested task`,
-      );
-    }
-    if (key !== undefined && isCacheableResult(result))
-      this.deps.cache.set(project.slug, key, result, project.cache);
-    return this.finish(project, result);
-  }
-
-  /**
-   * Response processing for a non-task tools/call result: the gateway's meta first, so the limit
-   * measures exactly what the client receives.
-   */
-  private finish(project: ProjectRecord, result: Result): Result {
-    return applyResponseLimits(withGatewayMeta(result, this.deps.serverInfo), project.limits).result;
-  }
-
-  private async startTask(
-    call: McpCall,
-    params: CallToolParams,
-    routed: RoutedTool,
-    headers: Record<string, string>,
-  ): Promise<Result> {
-    const taskId = mintTaskId();
-    const taskKey = taskKeyOf(taskId);
-    const capabilities = call.params._meta[META.clientCapabilities];
-    // The payload goes to the payload store; Temporal gets its id only.
-    const request: UpstreamCallPayload = {
-      ...(params.arguments !== undefined && { arguments: params.arguments }),
-      ...(params.inputResponses !== undefined && { inputResponses: params.inputResponses }),
-      ...(params.requestState !== undefined && { requestState: params.requestState }),
-      relayedMeta: relayableMeta(call.params._meta),
-      ...(Object.keys(headers).length > 0 && { headers }),
-    };
-    const requestRef = await this.deps.payloads.put(taskKey, 'request', request);
-    let outcome;
-    try {
-      outcome = await this.deps.engine.start(
-        {
-          taskKey,
-          project: call.project.id,
-          projectSlug: call.project.slug,
-          upstream: routed.endpoint.alias,
-          caller: principalId(call.principal),
-          principal: call.principal,
-          authorizationId: routed.endpoint.authorizationId,
-          createdAt: new Date().toISOString(),
-          call: {
-            tool: routed.name,
-            requestRef,
-            protocolVersion: call.params._meta[META.protocolVersion],
-            elicitationForm: declaresFormElicitation(capabilities),
-            idempotent: isIdempotent(routed.tool),
-          },
-        },
-        this.deps.startTimeoutMs,
-      );
-    } catch (err) {
-      this.deps.logger.error({ err: errorName(err), project: call.project.slug }, 'task start failed');
-      throw new ProtocolError(
-        'TaskEngineUnavailable',
-        'The gateway could not start the task; try again later',
-      );
-    }
-    switch (outcome.kind) {
-      case 'task': {
-        // Durable before return: the workflow recorded the task (with its detail) before answering.
-        const record = await this.deps.store.getTask(taskKey);
-        if (!record) throw new ProtocolError('InternalError', 'The task was not recorded');
-        return createTaskResult(taskId, record.snapshot, this.deps.serverInfo);
-      }
-      case 'result': {
-        // A synchronous answer on the task path is processed like any result, but never cached.
-        const result = await this.payload<Result>(outcome.resultRef, taskKey, 'result');
-        return this.finish(call.project, result);
-      }
-      case 'error': {
-        const error =
-          'errorRef' in outcome
-            ? await this.payload<JsonRpcErrorObject>(outcome.errorRef, taskKey, 'error')
-            : outcome.error;
-        throw new RelayedError(error.code, error.message, error.data);
-      }
     }
   }
 
@@ -436,13 +261,6 @@ export class McpGateway {
     };
   }
 
-  /** A payload the workflow just stored; missing only if it was purged in between. */
-  private async payload<T>(ref: string, taskKey: string, kind: PayloadKind): Promise<T> {
-    const value = await this.deps.payloads.get<T>(ref, taskKey, kind);
-    if (value === undefined) throw new ProtocolError('InternalError', 'The result is no longer stored');
-    return value;
-  }
-
   /** Hands a follow-up to the task workflow; failing to record it is an error, never a silent drop. */
   private async recordRequest<T>(send: () => Promise<T>): Promise<T> {
     try {
@@ -463,21 +281,7 @@ export class McpGateway {
     return { deps: this.deps, router: this.router, call, resolve: this.resolver(call) };
   }
 
-  private async forward(
-    endpoint: ResolvedEndpoint,
-    call: McpCall,
-    method: string,
-    params: Result,
-    headers?: Record<string, string>,
-  ): Promise<Result> {
-    return forward(this.context(call), endpoint, method, params, headers);
-  }
-
   private async discoverUpstream(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
     return discoverUpstream(this.deps.discovery, endpoint);
   }
-}
-
-function isIdempotent(tool: Tool | undefined): boolean {
-  return tool?.annotations?.idempotentHint === true;
 }
