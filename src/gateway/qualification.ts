@@ -1,6 +1,6 @@
 /**
  * Whether a tools/call takes the durable task path. Every condition is checked per request; when any
- * fails the call takes the ordinary path.
+ * fails the call takes the ordinary path. Also the capability checks the task follow-ups repeat.
  */
 import type { ClientCapabilities, DiscoverResult } from '../protocol';
 import { PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol';
@@ -19,6 +19,19 @@ export type Qualification = { taskPath: true } | { taskPath: false; reason: stri
 
 export function declaresTasks(capabilities: ClientCapabilities): boolean {
   return capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+/** The upstream speaks 2026-07-28 and advertises Tasks. */
+export function upstreamRunsTasks(d: DiscoverResult): boolean {
+  return (
+    d.supportedVersions.includes(PROTOCOL_VERSION) &&
+    d.capabilities.extensions?.[TASKS_EXTENSION] !== undefined
+  );
+}
+
+export function declaresFormElicitation(c: ClientCapabilities): boolean {
+  // `elicitation: {}` means form only, per 2026-07-28.
+  return c.elicitation !== undefined && (c.elicitation.form !== undefined || c.elicitation.url === undefined);
 }
 
 export function qualifyForTaskPath(q: QualificationInput): Qualification {

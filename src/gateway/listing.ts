@@ -1,0 +1,196 @@
+/**
+ * What a project offers as a whole: `server/discover` with the capabilities its upstreams add up to, the
+ * capability gate on prompts, resources and completion, and the aggregated, paginated lists (tools,
+ * prompts, resources, resource templates) with their cache hints.
+ */
+import type { ServerCapabilities } from '../protocol';
+import {
+  METHOD,
+  paramHeadersOf,
+  ProtocolError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  TASKS_EXTENSION,
+} from '../protocol';
+import type { ProjectRecord } from '../store/control-plane-types';
+import type { UpstreamEndpoint } from '../upstream/client';
+import type { RequestContext, Result } from './context';
+import { decodeCursor, encodeCursor } from './cursor';
+import { forward } from './forwarding';
+import { exposedName } from './naming';
+import { upstreamRunsTasks } from './qualification';
+import { withGatewayMeta } from './responses';
+import { enabledUpstreams } from './routing';
+
+/** Cache hint used when an upstream failed to answer a list: retry soon rather than trust a partial list. */
+const DEGRADED_LIST_TTL_MS = 5_000;
+
+interface ListSpec {
+  method: string;
+  field: string;
+  /** Renames (namespacing) or drops an item; `alias` is the owning upstream. */
+  map?: (alias: string, item: Record<string, unknown>) => Record<string, unknown> | undefined;
+}
+
+export async function discover(ctx: RequestContext): Promise<Result> {
+  const { capabilities, ttlMs } = await projectCapabilities(ctx);
+  return withGatewayMeta(
+    {
+      resultType: 'complete',
+      supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+      capabilities,
+      ttlMs,
+      cacheScope: 'public',
+    },
+    ctx.deps.serverInfo,
+  );
+}
+
+/**
+ * The project's capabilities: the union of what its reachable upstreams currently advertise, and the
+ * Tasks extension only when the project's gate is on and some upstream can run tasks.
+ */
+async function projectCapabilities(
+  ctx: RequestContext,
+): Promise<{ capabilities: ServerCapabilities; ttlMs: number }> {
+  const project = ctx.call.project;
+  const resolve = ctx.resolve;
+  const settled = await Promise.allSettled(
+    enabledUpstreams(project).map(async (u) => ctx.deps.discovery.get(await resolve(u))),
+  );
+  const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
+  const tasks =
+    project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
+  const ttls = discovered.map((d) => d.ttlMs);
+  const degraded = discovered.length < settled.length;
+  return {
+    capabilities: {
+      tools: {},
+      ...(has('prompts') && { prompts: {} }),
+      ...(has('resources') && { resources: {} }),
+      ...(has('completions') && { completions: {} }),
+      ...(tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
+    },
+    ttlMs: Math.min(60_000, ...ttls, ...(degraded ? [DEGRADED_LIST_TTL_MS] : [])),
+  };
+}
+
+/** Methods behind a capability the project does not advertise do not exist for its clients. */
+export async function requireCapability(
+  ctx: RequestContext,
+  key: 'prompts' | 'resources' | 'completions',
+): Promise<void> {
+  const { capabilities } = await projectCapabilities(ctx);
+  if (capabilities[key] === undefined)
+    throw new ProtocolError('MethodNotFound', `Method not found: ${ctx.call.method}`);
+}
+
+export async function listTools(ctx: RequestContext): Promise<Result> {
+  const { call, deps } = ctx;
+  const project = call.project;
+  const colliding =
+    !project.namespacing && enabledUpstreams(project).length > 1
+      ? await ctx.router.collisions(project, 'tool', ctx.resolve)
+      : new Map<string, string[]>();
+  for (const [name, aliases] of colliding) {
+    deps.logger.warn(
+      { project: project.slug, tool: name, upstreams: aliases },
+      'tool name collision; hidden',
+    );
+  }
+  const rename = renamer(project);
+  return list(ctx, {
+    method: METHOD.toolsList,
+    field: 'tools',
+    map: (alias, tool) => {
+      if (colliding.has(String(tool.name))) return undefined;
+      // Tools whose `x-mcp-header` annotations are invalid must be dropped by clients; the gateway is one.
+      if (paramHeadersOf(tool.inputSchema) === undefined) {
+        deps.logger.warn({ upstream: alias, tool: tool.name }, 'tool with invalid x-mcp-header dropped');
+        return undefined;
+      }
+      return rename(alias, tool);
+    },
+  });
+}
+
+export async function listPrompts(ctx: RequestContext): Promise<Result> {
+  return list(ctx, { method: ctx.call.method, field: 'prompts', map: renamer(ctx.call.project) });
+}
+
+/** `resources/list` and `resources/templates/list`: resources keep their URIs, so nothing is renamed. */
+export async function listResources(ctx: RequestContext): Promise<Result> {
+  const method = ctx.call.method;
+  return list(ctx, { method, field: method === 'resources/list' ? 'resources' : 'resourceTemplates' });
+}
+
+function renamer(project: ProjectRecord) {
+  return (alias: string, item: Record<string, unknown>) =>
+    typeof item.name === 'string'
+      ? { ...item, name: exposedName(alias, item.name, project.namespacing) }
+      : item;
+}
+
+/**
+ * An aggregated, paginated list. The first page asks every enabled upstream; the opaque cursor carries
+ * each upstream's own next cursor. Unreachable upstreams are left out (and logged), which shortens the
+ * cache hint. Cache hints: the smallest `ttlMs`, and `private` if any upstream's answer is private.
+ */
+async function list(ctx: RequestContext, spec: ListSpec): Promise<Result> {
+  const { call, deps } = ctx;
+  const { cursor, ...params } = call.params;
+  const upstreams = enabledUpstreams(call.project);
+  const pending = typeof cursor === 'string' ? decodeCursor(cursor) : undefined;
+  const targets = pending ? upstreams.filter((u) => pending[u.alias] !== undefined) : upstreams;
+  const resolve = ctx.resolve;
+  const settled = await Promise.allSettled(
+    targets.map(async (u) =>
+      forward(ctx, await resolve(u), spec.method, {
+        ...params,
+        ...(pending?.[u.alias] !== undefined && { cursor: pending[u.alias] }),
+      }),
+    ),
+  );
+  const items: Record<string, unknown>[] = [];
+  const next: Record<string, string> = {};
+  let ttlMs = Number.POSITIVE_INFINITY;
+  let cacheScope: 'public' | 'private' = 'public';
+  let failures = 0;
+  settled.forEach((s, i) => {
+    const alias = (targets[i] as UpstreamEndpoint).alias;
+    if (s.status === 'rejected') {
+      failures++;
+      deps.logger.warn(
+        { project: call.project.slug, upstream: alias, method: spec.method },
+        'upstream left out of list',
+      );
+      return;
+    }
+    const r = s.value;
+    for (const raw of Array.isArray(r[spec.field]) ? (r[spec.field] as Record<string, unknown>[]) : []) {
+      const item = spec.map ? spec.map(alias, raw) : raw;
+      if (item) items.push(item);
+    }
+    if (typeof r.nextCursor === 'string') next[alias] = r.nextCursor;
+    ttlMs = Math.min(ttlMs, typeof r.ttlMs === 'number' ? r.ttlMs : 0);
+    if (r.cacheScope === 'private') cacheScope = 'private';
+  });
+  if (targets.length > 0 && failures === targets.length) {
+    const first = settled.find((s) => s.status === 'rejected');
+    throw first?.status === 'rejected'
+      ? first.reason
+      : new ProtocolError('UpstreamUnavailable', 'No upstream answered');
+  }
+  if (failures > 0) ttlMs = Math.min(ttlMs, DEGRADED_LIST_TTL_MS);
+  const nextCursor = encodeCursor(next);
+  return withGatewayMeta(
+    {
+      resultType: 'complete',
+      [spec.field]: items,
+      ...(nextCursor !== undefined && { nextCursor }),
+      ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0,
+      cacheScope,
+    },
+    deps.serverInfo,
+  );
+}

@@ -1,0 +1,70 @@
+/**
+ * A tools/call on the ordinary path: the result cache (lookup, hit marker, store), forwarding to the
+ * upstream, and the response processing every non-task tools/call result gets (gateway meta, limits).
+ */
+import type { CallToolParams } from '../protocol';
+import { METHOD, ProtocolError } from '../protocol';
+import { principalId } from '../store/control-plane-types';
+import type { RequestContext, Result } from './context';
+import { forward } from './forwarding';
+import { applyResponseLimits } from './response-limits';
+import { withGatewayMeta } from './responses';
+import { cacheKey, isCacheableCall, isCacheableResult } from './result-cache';
+import type { RoutedTool } from './routing';
+
+/** Gateway-owned `_meta` key telling the client a result came from the result cache. */
+export const CACHE_META_KEY = 'com.taskrouter/cache';
+
+export async function ordinaryCall(
+  ctx: RequestContext,
+  params: CallToolParams,
+  routed: RoutedTool,
+  headers: Record<string, string>,
+  isRetry: boolean,
+): Promise<Result> {
+  const { call, deps } = ctx;
+  const project = call.project;
+  const cacheable = isCacheableCall({
+    cache: project.cache,
+    exposedName: params.name,
+    ...(routed.tool?.annotations && { annotations: routed.tool.annotations }),
+    isMrtrRetry: isRetry,
+  });
+  const key = cacheable
+    ? cacheKey({
+        project: project.slug,
+        upstream: routed.endpoint.alias,
+        tool: routed.name,
+        arguments: params.arguments ?? {},
+        caller: principalId(call.principal),
+      })
+    : undefined;
+  const hit = key !== undefined ? deps.cache.get(project.slug, key) : undefined;
+  if (hit)
+    return finishToolResult(ctx, { ...hit, _meta: { ...(hit._meta as Result), [CACHE_META_KEY]: 'hit' } });
+
+  const result = await forward(
+    ctx,
+    routed.endpoint,
+    METHOD.toolsCall,
+    { ...call.params, name: routed.name },
+    headers,
+  );
+  if (result.resultType === 'task') {
+    throw new ProtocolError(
+      'InternalError',
+      `Upstream "${routed.endpoint.alias}" answered with an unrequested task`,
+    );
+  }
+  if (key !== undefined && isCacheableResult(result))
+    deps.cache.set(project.slug, key, result, project.cache);
+  return finishToolResult(ctx, result);
+}
+
+/**
+ * Response processing for a non-task tools/call result: the gateway's meta first, so the limit
+ * measures exactly what the client receives.
+ */
+export function finishToolResult(ctx: RequestContext, result: Result): Result {
+  return applyResponseLimits(withGatewayMeta(result, ctx.deps.serverInfo), ctx.call.project.limits).result;
+}

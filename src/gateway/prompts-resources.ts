@@ -1,0 +1,59 @@
+/**
+ * Requests about one prompt or resource: `prompts/get`, `resources/read` and `completion/complete`,
+ * each forwarded to the upstream that owns the name or URI.
+ */
+import { ProtocolError, RelayedError } from '../protocol';
+import type { RequestContext, Result } from './context';
+import { forward } from './forwarding';
+import { withGatewayMeta } from './responses';
+import { enabledUpstreams } from './routing';
+
+export async function getPrompt(ctx: RequestContext): Promise<Result> {
+  const { call } = ctx;
+  const name = call.params.name;
+  if (typeof name !== 'string') throw new ProtocolError('InvalidParams', 'params.name must be a string');
+  const routed = await ctx.router.prompt(call.project, name, ctx.resolve);
+  const result = await forward(ctx, routed.endpoint, 'prompts/get', { ...call.params, name: routed.name });
+  return withGatewayMeta(result, ctx.deps.serverInfo);
+}
+
+export async function readResource(ctx: RequestContext): Promise<Result> {
+  const { call } = ctx;
+  if (typeof call.params.uri !== 'string')
+    throw new ProtocolError('InvalidParams', 'params.uri must be a string');
+  return withGatewayMeta(await firstOwner(ctx, 'resources/read', call.params), ctx.deps.serverInfo);
+}
+
+export async function complete(ctx: RequestContext): Promise<Result> {
+  const { call } = ctx;
+  const ref = call.params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
+  if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+    const routed = await ctx.router.prompt(call.project, ref.name, ctx.resolve);
+    const params = { ...call.params, ref: { ...ref, name: routed.name } };
+    return withGatewayMeta(await forward(ctx, routed.endpoint, call.method, params), ctx.deps.serverInfo);
+  }
+  if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+    return withGatewayMeta(await firstOwner(ctx, call.method, call.params), ctx.deps.serverInfo);
+  }
+  throw new ProtocolError('InvalidParams', 'params.ref must be a prompt or resource reference');
+}
+
+/**
+ * Resources keep their URIs (they are not renamed), so the owner is the first upstream that does not
+ * answer "not found" (-32602).
+ */
+async function firstOwner(ctx: RequestContext, method: string, params: Result): Promise<Result> {
+  let lastError: unknown = new ProtocolError('InvalidParams', 'Resource not found');
+  const resolve = ctx.resolve;
+  for (const upstream of enabledUpstreams(ctx.call.project)) {
+    try {
+      return await forward(ctx, await resolve(upstream), method, params);
+    } catch (err) {
+      const notHere = err instanceof RelayedError && err.code === -32602;
+      const noCredential = err instanceof ProtocolError && err.kind === 'UpstreamAuthorizationMissing';
+      if (!notHere && !noCredential) throw err;
+      lastError = err;
+    }
+  }
+  throw lastError;
+}
