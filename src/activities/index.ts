@@ -32,6 +32,8 @@ export interface TaskActivitySettings {
   maxPollIntervalMs: number;
   maxWatchMs: number;
   pollFailureBudget: number;
+  /** `ttlMs` of a task the gateway records as already finished (how long its result is kept). */
+  finishedTaskTtlMs?: number;
 }
 
 export interface ActivityDeps {
@@ -134,6 +136,11 @@ export function createActivities(deps: ActivityDeps) {
           }
           await Context.current().sleep(delay);
         }
+      }
+      // The client asked for a task whatever happens: a synchronous answer is a task that already ended.
+      if (call.forceTask && (reply.kind === 'error' || reply.result.resultType !== 'task')) {
+        const observation = await observe(input.taskKey, finishedSnapshot(reply, settings.finishedTaskTtlMs));
+        return { kind: 'task', upstreamTaskId: '', observation };
       }
       // Synchronous outcomes are payloads: stored here, handed back to the API by id.
       if (reply.kind === 'error') {
@@ -283,6 +290,15 @@ type TaskDetail = Pick<
 
 function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
+function finishedSnapshot(reply: UpstreamReply, ttlMs: number | undefined): TaskSnapshot {
+  const now = new Date().toISOString();
+  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
+  return reply.kind === 'error'
+    ? { ...fields, status: 'failed', statusMessage: reply.error.message, error: reply.error }
+    : { ...fields, status: 'completed', result: reply.result };
 }
 
 /** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */

@@ -51,7 +51,15 @@ export const LimitsConfigSchema = z.strictObject({
     .positive()
     .default(1024 * 1024),
   overflow: z.enum(['truncate', 'compact', 'error']).default('truncate'),
+  /**
+   * Longest a client that cannot take a task waits on one the gateway runs for it (docs/interop.md);
+   * past it the answer names the task, which keeps running. Default `DEFAULT_INLINE_TASK_WAIT_MS`.
+   */
+  inlineTaskWaitMs: z.int().positive().optional(),
 });
+
+/** Ten minutes: long enough for most tool-sized tasks, short of the proxies that cut idle streams. */
+export const DEFAULT_INLINE_TASK_WAIT_MS = 10 * 60_000;
 
 const ProjectConfigSchema = z
   .strictObject({
@@ -100,6 +108,11 @@ export const ConfigSchema = z.strictObject({
        * there): the dashboard's session cookie is marked `Secure` when the request came over HTTPS.
        */
       trustProxy: z.boolean().default(false),
+      /** Lifetime of a 2025-era client's `Mcp-Session-Id` (docs/interop.md); it re-initializes after. */
+      mcpSessionTtlMs: z
+        .int()
+        .positive()
+        .default(24 * 3_600_000),
     })
     .prefault({}),
   temporal: z

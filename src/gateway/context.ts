@@ -3,7 +3,7 @@
  * per-request context tying them together, plus the small helpers all handlers share.
  */
 import type { Logger } from 'pino';
-import type { Implementation, RequestMeta } from '../protocol';
+import type { Implementation, InputRequests, RequestMeta } from '../protocol';
 import { ProtocolError } from '../protocol';
 import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane-types';
 import type { PayloadStore } from '../store/payload-store';
@@ -42,6 +42,23 @@ export interface McpCall {
   notify?: (message: Record<string, unknown>) => void;
   /** A request header by lower-case name. */
   header?: (name: string) => string | undefined;
+  /** Keeps the response stream open while the gateway waits on a task for the client (SSE comment). */
+  keepAlive?: () => void;
+  /** How the caller's protocol era takes tasks; set by the 2025-era client adapter (src/api/mcp/legacy). */
+  tasks?: CallTaskOptions;
+}
+
+export interface CallTaskOptions {
+  /** tools/call asked for a task (2025-11-25 `params.task`): even a synchronous outcome becomes a task. */
+  force?: boolean;
+  /** tools/list: mark tools of task-capable upstreams `execution.taskSupport: "optional"`. */
+  advertise?: boolean;
+  /**
+   * While the gateway waits on a task for a client that cannot take one, hands it the task's open input
+   * requests (a 2025 client answers them on its session). False when they cannot reach the client; the
+   * task then cannot get its input.
+   */
+  relayInput?: (taskKey: string, requests: InputRequests) => boolean;
 }
 
 export type Result = Record<string, unknown>;

@@ -99,6 +99,7 @@ export async function listTools(ctx: RequestContext): Promise<Result> {
     );
   }
   const rename = renamer(project);
+  const taskCapable = call.tasks?.advertise ? await taskCapableAliases(ctx) : undefined;
   return list(ctx, {
     method: METHOD.toolsList,
     field: 'tools',
@@ -109,9 +110,31 @@ export async function listTools(ctx: RequestContext): Promise<Result> {
         deps.logger.warn({ upstream: alias, tool: tool.name }, 'tool with invalid x-mcp-header dropped');
         return undefined;
       }
-      return rename(alias, tool);
+      return rename(alias, taskCapable?.has(alias) ? withOptionalTasks(tool) : tool);
     },
   });
+}
+
+/**
+ * Upstreams whose tools may run as gateway tasks (for eras that mark tools). A tool the upstream runs
+ * only as a task is still `optional` to the client: the gateway takes the task when the client does not.
+ */
+async function taskCapableAliases(ctx: RequestContext): Promise<Set<string>> {
+  const project = ctx.call.project;
+  if (!project.features.tasks || project.toolProfile !== 'tasks') return new Set();
+  const checked = await Promise.allSettled(
+    enabledUpstreams(project).map(async (u) => {
+      const d = await ctx.deps.discovery.get(await ctx.resolve(u));
+      return upstreamRunsTasks(d) ? u.alias : undefined;
+    }),
+  );
+  return new Set(checked.flatMap((c) => (c.status === 'fulfilled' && c.value ? [c.value] : [])));
+}
+
+function withOptionalTasks(tool: Record<string, unknown>): Record<string, unknown> {
+  const execution = (tool.execution as Record<string, unknown> | undefined) ?? {};
+  if (execution.taskSupport === 'forbidden') return tool;
+  return { ...tool, execution: { ...execution, taskSupport: 'optional' } };
 }
 
 export async function listPrompts(ctx: RequestContext): Promise<Result> {

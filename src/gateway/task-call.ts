@@ -4,12 +4,12 @@
  * error) becomes the answer.
  */
 import type { CallToolParams, JsonRpcErrorObject, Tool } from '../protocol';
-import { META, ProtocolError, RelayedError } from '../protocol';
+import { META, PROTOCOL_VERSION, ProtocolError, RelayedError } from '../protocol';
 import { principalId } from '../store/control-plane-types';
 import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
 import { relayableMeta } from '../upstream/meta';
-import type { UpstreamCallPayload } from '../workflows/messages';
+import type { FirstOutcome, UpstreamCallPayload } from '../workflows/messages';
 import type { GatewayDeps, RequestContext, Result } from './context';
 import { errorName } from './context';
 import { finishToolResult } from './ordinary-call';
@@ -24,6 +24,27 @@ export async function startTask(
   routed: RoutedTool,
   headers: Record<string, string>,
 ): Promise<Result> {
+  const launched = await launchTask(ctx, params, routed, headers);
+  if (launched.outcome.kind !== 'task') return firstResult(ctx, launched);
+  // Durable before return: the workflow recorded the task (with its detail) before answering.
+  const record = await ctx.deps.store.getTask(launched.taskKey);
+  if (!record) throw new ProtocolError('InternalError', 'The task was not recorded');
+  return createTaskResult(launched.taskId, record.snapshot, ctx.deps.serverInfo);
+}
+
+export interface LaunchedTask {
+  taskId: string;
+  taskKey: string;
+  outcome: FirstOutcome;
+}
+
+/** Starts the task workflow and waits for its first outcome (a task, a result or an error). */
+export async function launchTask(
+  ctx: RequestContext,
+  params: CallToolParams,
+  routed: RoutedTool,
+  headers: Record<string, string>,
+): Promise<LaunchedTask> {
   const { call, deps } = ctx;
   const taskId = mintTaskId();
   const taskKey = taskKeyOf(taskId);
@@ -37,7 +58,9 @@ export async function startTask(
     ...(Object.keys(headers).length > 0 && { headers }),
   };
   const requestRef = await deps.payloads.put(taskKey, 'request', request);
-  let outcome;
+  // 2025-era clients list their tasks by id (tasks/list); the store otherwise keeps hashes only.
+  if (call.tasks) await deps.payloads.put(taskKey, 'task_id', taskId);
+  let outcome: FirstOutcome;
   try {
     outcome = await deps.engine.start(
       {
@@ -52,9 +75,10 @@ export async function startTask(
         call: {
           tool: routed.name,
           requestRef,
-          protocolVersion: call.params._meta[META.protocolVersion],
+          protocolVersion: PROTOCOL_VERSION,
           elicitationForm: declaresFormElicitation(capabilities),
           idempotent: isIdempotent(routed.tool),
+          ...(call.tasks?.force && { forceTask: true }),
         },
       },
       deps.startTimeoutMs,
@@ -63,26 +87,25 @@ export async function startTask(
     deps.logger.error({ err: errorName(err), project: call.project.slug }, 'task start failed');
     throw new ProtocolError('TaskEngineUnavailable', 'The gateway could not start the task; try again later');
   }
-  switch (outcome.kind) {
-    case 'task': {
-      // Durable before return: the workflow recorded the task (with its detail) before answering.
-      const record = await deps.store.getTask(taskKey);
-      if (!record) throw new ProtocolError('InternalError', 'The task was not recorded');
-      return createTaskResult(taskId, record.snapshot, deps.serverInfo);
-    }
-    case 'result': {
-      // A synchronous answer on the task path is processed like any result, but never cached.
-      const result = await payload<Result>(deps, outcome.resultRef, taskKey, 'result');
-      return finishToolResult(ctx, result);
-    }
-    case 'error': {
-      const error =
-        'errorRef' in outcome
-          ? await payload<JsonRpcErrorObject>(deps, outcome.errorRef, taskKey, 'error')
-          : outcome.error;
-      throw new RelayedError(error.code, error.message, error.data);
-    }
+  return { taskId, taskKey, outcome };
+}
+
+/** A first outcome that is not a task: the synchronous result (never cached) or the error. */
+export async function firstResult(ctx: RequestContext, launched: LaunchedTask): Promise<Result> {
+  const { deps } = ctx;
+  const { outcome, taskKey } = launched;
+  if (outcome.kind === 'result') {
+    const result = await payload<Result>(deps, outcome.resultRef, taskKey, 'result');
+    return finishToolResult(ctx, result);
   }
+  if (outcome.kind === 'error') {
+    const error =
+      'errorRef' in outcome
+        ? await payload<JsonRpcErrorObject>(deps, outcome.errorRef, taskKey, 'error')
+        : outcome.error;
+    throw new RelayedError(error.code, error.message, error.data);
+  }
+  throw new ProtocolError('InternalError', 'A task is not a synchronous result');
 }
 
 function isIdempotent(tool: Tool | undefined): boolean {

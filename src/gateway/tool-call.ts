@@ -3,11 +3,21 @@
  * decides per request between the durable task path and the ordinary path.
  */
 import type { CallToolParams } from '../protocol';
-import { META, paramHeaderMismatch, paramHeadersOf, paramHeaderValues, ProtocolError } from '../protocol';
+import {
+  ERROR,
+  META,
+  paramHeaderMismatch,
+  paramHeadersOf,
+  paramHeaderValues,
+  ProtocolError,
+  RelayedError,
+  TASKS_EXTENSION,
+} from '../protocol';
 import type { McpCall, RequestContext, Result } from './context';
 import { discoverUpstream } from './forwarding';
 import { ordinaryCall } from './ordinary-call';
-import { declaresTasks, qualifyForTaskPath } from './qualification';
+import { runTaskInline } from './inline-task';
+import { declaresTasks, qualifyForTaskPath, upstreamRunsTasks } from './qualification';
 import type { RoutedTool } from './routing';
 import { startTask } from './task-call';
 
@@ -28,15 +38,38 @@ export async function callTool(ctx: RequestContext, params: CallToolParams): Pro
     });
     if (decision.taskPath) return startTask(ctx, params, routed, headers);
     deps.logger.debug({ project: call.project.slug, reason: decision.reason }, 'ordinary path');
+    return ordinaryCall(ctx, params, routed, headers, isRetry);
   }
-  return ordinaryCall(ctx, params, routed, headers, isRetry);
+  try {
+    return await ordinaryCall(ctx, params, routed, headers, isRetry);
+  } catch (err) {
+    // The upstream runs this tool only as a task, and the client cannot take one: the gateway takes it.
+    // The upstream refused before doing anything (-32021), so the call is not repeated.
+    if (!requiresTasks(err) || !(await projectRunsTasks(ctx, routed))) throw err;
+    return runTaskInline(ctx, params, routed, headers);
+  }
+}
+
+function requiresTasks(err: unknown): boolean {
+  if (!(err instanceof RelayedError) || err.code !== ERROR.MissingRequiredClientCapability.code) return false;
+  const required = (
+    err.data as { requiredCapabilities?: { extensions?: Record<string, unknown> } } | undefined
+  )?.requiredCapabilities;
+  return required?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+async function projectRunsTasks(ctx: RequestContext, routed: RoutedTool): Promise<boolean> {
+  const { project } = ctx.call;
+  if (!project.features.tasks || project.toolProfile !== 'tasks') return false;
+  return upstreamRunsTasks(await discoverUpstream(ctx.deps.discovery, routed.endpoint));
 }
 
 /** Validates the client's `Mcp-Param-*` headers and derives the upstream's from its own schema. */
 function paramHeaders(call: McpCall, routed: RoutedTool, params: CallToolParams): Record<string, string> {
   const declared = routed.tool ? paramHeadersOf(routed.tool.inputSchema) : undefined;
   if (!declared || declared.length === 0) return {};
-  const mismatch = paramHeaderMismatch(declared, params.arguments, (n) => call.header?.(n));
+  // Eras without these headers (2025 clients, through their adapter) pass no header reader: nothing to check.
+  const mismatch = call.header && paramHeaderMismatch(declared, params.arguments, call.header);
   if (mismatch) throw new ProtocolError('HeaderMismatch', mismatch);
   return paramHeaderValues(declared, params.arguments);
 }

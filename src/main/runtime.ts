@@ -12,7 +12,11 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities';
 import { createRetentionActivities } from '../activities/retention';
 import { createApp } from '../api/app';
+import { LegacyClients } from '../api/mcp/legacy/adapter';
+import { InputRequestIds } from '../api/mcp/legacy/input-ids';
+import { SessionTokens } from '../api/mcp/legacy/session';
 import { Subscriptions } from '../api/mcp/subscriptions';
+import { McpSessionStore } from '../store/mcp-sessions';
 import type { Config } from '../config/config';
 import { McpGateway } from '../gateway/gateway';
 import { UpstreamCatalog } from '../gateway/catalog';
@@ -107,7 +111,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         payloads,
         resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
         gatewayInfo: serverInfo,
-        settings: config.tasks,
+        settings: { ...config.tasks, finishedTaskTtlMs: config.retention.payloadTtlMs },
         logger: workerLogger,
       }),
       ...createRetentionActivities({ store, controlPlane, temporalClient, logger: workerLogger }),
@@ -162,6 +166,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       logger.error({ err }, 'retention schedules or pending project deletions could not be set up');
     }
     const subscriptions = new Subscriptions();
+    const legacy = new LegacyClients({
+      gateway,
+      tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),
+      sessions: new McpSessionStore(db),
+      inputIds: new InputRequestIds(cipher),
+      serverInfo,
+    });
     const app = createApp({
       gateway,
       controlPlane,
@@ -174,6 +185,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         allowedHosts: config.http.allowedHosts,
       },
       subscriptions,
+      legacy,
       admin: {
         runRetention: (kind) => triggerRetention(client, taskQueue, kind),
         startProjectDeletion: startDeletion,

@@ -30,6 +30,13 @@ export const ERROR = {
   UpstreamAuthorizationMissing: { code: -31009, httpStatus: 200 },
   /** Application error: the project in the URL does not exist. */
   ProjectNotFound: { code: -31004, httpStatus: 404 },
+  /**
+   * Application error: a client that cannot take a task waited on one longer than the project allows;
+   * the task keeps running (its id is in `data.taskId`).
+   */
+  TaskStillRunning: { code: -31010, httpStatus: 200 },
+  /** 2025-era clients only: the `Mcp-Session-Id` is unknown, ended, expired or not the caller's (HTTP 404). */
+  SessionNotFound: { code: -32001, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */
   PayloadTooLarge: { code: -32600, httpStatus: 413 },
   UnsupportedMediaType: { code: -32600, httpStatus: 415 },

@@ -4,3 +4,4 @@ export * from './jsonrpc';
 export * from './core';
 export * from './tasks';
 export * from './headers';
+export * from './legacy';

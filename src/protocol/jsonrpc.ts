@@ -51,3 +51,6 @@ export type JsonRpcResponse = z.infer<typeof JsonRpcResponseSchema>;
 /** Any message a client may POST: one request or one notification (no batches in 2026-07-28). */
 export const JsonRpcClientMessageSchema = z.union([JsonRpcRequestSchema, JsonRpcNotificationSchema]);
 export type JsonRpcClientMessage = z.infer<typeof JsonRpcClientMessageSchema>;
+
+/** Anything a client may POST: also a response, when it answers a request the server sent it. */
+export type JsonRpcMessage = JsonRpcClientMessage | JsonRpcResponse;

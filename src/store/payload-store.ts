@@ -8,7 +8,14 @@ import type { Kysely } from 'kysely';
 import type { Cipher } from './cipher';
 import type { Database } from './schema';
 
-export type PayloadKind = 'request' | 'result' | 'error' | 'input_responses' | 'detail';
+export type PayloadKind =
+  | 'request'
+  | 'result'
+  | 'error'
+  | 'input_responses'
+  | 'detail'
+  /** The task id itself, for 2025-era clients' `tasks/list` (kept no longer than any payload). */
+  | 'task_id';
 
 export class PayloadStore {
   constructor(

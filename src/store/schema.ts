@@ -173,6 +173,11 @@ export interface PayloadsTable {
   ciphertext: Buffer;
 }
 
+export interface EndedMcpSessionsTable {
+  nonce: string;
+  expires_at: string;
+}
+
 export interface Database {
   payloads: PayloadsTable;
   tasks: TasksTable;
@@ -188,4 +193,5 @@ export interface Database {
   upstream_authorizations: UpstreamAuthorizationsTable;
   audit_events: AuditEventsTable;
   dashboard_sessions: DashboardSessionsTable;
+  ended_mcp_sessions: EndedMcpSessionsTable;
 }

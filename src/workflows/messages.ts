@@ -40,6 +40,11 @@ export interface UpstreamCallRequest {
   elicitationForm: boolean;
   /** Tool annotated `idempotentHint`: only then may the first call be re-sent after it may have arrived. */
   idempotent: boolean;
+  /**
+   * The client asked for a task whatever the upstream does (2025-11-25 `params.task`): a synchronous
+   * answer is recorded as an already finished task.
+   */
+  forceTask?: boolean;
 }
 
 /** A client's `tasks/update`: the answers are a payload (kind `input_responses`); the keys are metadata. */

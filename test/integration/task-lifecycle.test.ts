@@ -142,15 +142,14 @@ test('multi_input accepts answers one key at a time; only the unanswered key rem
   expect(JSON.stringify(done.result)).toMatch(/one[\s\S]*two/);
 });
 
-test('a client that does not declare Tasks never gets a task', async () => {
+test('a client that does not declare Tasks never gets a task: a task-only tool is answered inline', async () => {
   const sync = await gw.client.callTool('greet', { name: 'Bo' }, { tasks: false });
   expect(sync.body.result?.resultType).toBe('complete');
+  // The upstream runs failing_job only as a task: the gateway runs it and answers with the final result.
   const required = await gw.client.callTool('failing_job', {}, { tasks: false });
-  expect(required.status).toBe(400);
-  expect(required.body.error).toMatchObject({
-    code: -32021,
-    data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
-  });
+  expect(required.status).toBe(200);
+  expect(required.body.result).toMatchObject({ resultType: 'complete', isError: true });
+  expect(required.body.result?.taskId).toBeUndefined();
   const followUp = await gw.client.getTask('trt_whatever', { tasks: false });
   expect(followUp.status).toBe(400);
   expect(followUp.body.error?.code).toBe(-32021);

@@ -1,8 +1,10 @@
 /**
- * `POST /v1/mcp/{projectSlug}`: MCP Streamable HTTP, protocol 2026-07-28 (stateless), as a chain of small
- * Koa middlewares. Each step does one thing and throws the spec's error when it refuses:
+ * `/v1/mcp/{projectSlug}`: MCP Streamable HTTP, protocol 2026-07-28 (stateless), and through the 2025-era
+ * adapter (./legacy) the 2025 eras' sessions. A chain of small Koa middlewares; each step does one thing
+ * and throws the spec's error when it refuses:
  *
- *   onlyPost → jsonRpcReplies → refuseForeignOrigin → authenticate → readFrame → dispatch
+ *   POST:        jsonRpcReplies → refuseForeignOrigin → authenticate → readFrame → dispatch | legacy
+ *   GET, DELETE: jsonRpcReplies → refuseForeignOrigin → authenticate → sessionRequest (2025 sessions)
  *
  * `jsonRpcReplies` is the one place a reply is written: a result from `dispatch`, or whatever a later step
  * threw, mapped by `toJsonRpcError`. Replies are JSON unless an upstream notification has to be relayed
@@ -13,8 +15,8 @@ import compose from 'koa-compose';
 import type { Logger } from 'pino';
 import type { McpGateway } from '../../gateway/gateway';
 import { GATEWAY_METHODS } from '../../gateway/gateway';
-import type { JsonRpcClientMessage, RequestId } from '../../protocol';
-import { ProtocolError, REMOVED_METHODS } from '../../protocol';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../protocol';
+import { HEADER, ProtocolError, REMOVED_METHODS } from '../../protocol';
 import type { ControlPlane } from '../../store/control-plane-types';
 import type { Caller } from '../authenticate';
 import { authenticateCaller } from '../authenticate';
@@ -23,6 +25,8 @@ import type { OriginPolicy } from '../origin';
 import { refuseOrigin } from '../origin';
 import { checkedEnvelope } from './envelope';
 import { readMessage } from './frame';
+import type { LegacyClients, LegacyExchange } from './legacy/adapter';
+import { LegacyClients as Legacy } from './legacy/adapter';
 import { ResponseStream } from './response-stream';
 import type { Subscriptions } from './subscriptions';
 
@@ -33,6 +37,8 @@ export interface McpEndpointDeps {
   maxBodyBytes: number;
   origin: OriginPolicy;
   subscriptions: Subscriptions;
+  /** The 2025-era client adapter; without it 2025 requests are answered as 2026 ones (refused). */
+  legacy?: LegacyClients;
 }
 
 const MCP_PATH = /^\/v1\/mcp\/([^/]+)\/?$/;
@@ -47,37 +53,48 @@ interface McpRequest {
   /** HTTP status of the reply (for the request log; a stream's is 200). */
   status: number;
   caller?: Caller;
-  message?: JsonRpcClientMessage;
+  message?: JsonRpcMessage;
+  /** Aborted when the client goes away before the answer. */
+  signal: AbortSignal;
 }
 
 type McpContext = ParameterizedContext<{ mcp: McpRequest }>;
 type Step = Middleware<{ mcp: McpRequest }>;
 
 export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
-  const chain = compose<McpContext>([
-    onlyPost,
+  const common = [
     jsonRpcReplies(deps.logger),
     refuseForeignOrigin(deps.origin),
     authenticate(deps.controlPlane),
-    readFrame(deps.maxBodyBytes),
-    dispatch(deps),
-  ]);
+  ];
+  const post = compose<McpContext>([...common, readFrame(deps.maxBodyBytes), dispatch(deps)]);
+  const sessionOnly = compose<McpContext>([...common, sessionRequest(deps.legacy)]);
   return async (ctx, next) => {
     const match = MCP_PATH.exec(ctx.path);
     if (!match) return next();
     const stream = new ResponseStream(ctx.res, ctx.get('accept').includes('text/event-stream'), () => {
       ctx.respond = false; // the stream writes the response itself from here on
     });
-    ctx.state.mcp = { slug: safeDecode(match[1] as string), stream, id: null, method: '', status: 200 };
-    await chain(ctx as McpContext);
+    const controller = new AbortController();
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) controller.abort();
+    });
+    const slug = safeDecode(match[1] as string);
+    ctx.state.mcp = { slug, stream, id: null, method: '', status: 200, signal: controller.signal };
+    const c = ctx as McpContext;
+    if (ctx.method === 'POST') return post(c);
+    // GET and DELETE mean something to 2025-era sessions only; a 2026 client has neither.
+    if (
+      (ctx.method === 'GET' || ctx.method === 'DELETE') &&
+      deps.legacy &&
+      ctx.get(HEADER.sessionId) !== ''
+    ) {
+      return sessionOnly(c);
+    }
+    emptyReply(c, 405);
+    ctx.set('Allow', 'POST');
   };
 }
-
-const onlyPost: Step = async (ctx, next) => {
-  if (ctx.method === 'POST') return next();
-  emptyReply(ctx, 405);
-  ctx.set('Allow', 'POST');
-};
 
 /** Writes the reply: the result `dispatch` left, or the JSON-RPC error for whatever was thrown. */
 function jsonRpcReplies(logger: Logger): Step {
@@ -126,21 +143,30 @@ function authenticate(controlPlane: ControlPlane): Step {
 /** One message; a notification is accepted (202) and ends the request here. */
 function readFrame(maxBodyBytes: number): Step {
   return async (ctx, next) => {
-    const message = await readMessage(ctx.req, ctx.get('content-type'), maxBodyBytes);
+    const message = await readMessage(ctx.req, ctx.get('content-type'), maxBodyBytes, {
+      // Only a 2025-era session answers requests of the gateway's (input it relayed on a stream).
+      responses: ctx.get(HEADER.sessionId) !== '',
+    });
     if (!('id' in message)) {
       ctx.state.mcp.status = 202;
       emptyReply(ctx, 202);
       return;
     }
-    Object.assign(ctx.state.mcp, { message, id: message.id, method: message.method });
+    const method = 'method' in message ? message.method : '';
+    Object.assign(ctx.state.mcp, { message, id: 'method' in message ? message.id : null, method });
     await next();
   };
 }
 
 function dispatch(deps: McpEndpointDeps): Step {
   return async (ctx) => {
-    const { message, caller, stream, id, method } = ctx.state.mcp;
-    if (!message || !('id' in message) || !caller || id === null) throw new Error('dispatch out of order');
+    const { message, caller, stream, id, method, signal } = ctx.state.mcp;
+    if (!message || !('id' in message) || !caller) throw new Error('dispatch out of order');
+    if (deps.legacy && (!('method' in message) || Legacy.owns(message, (n) => ctx.get(n)))) {
+      return legacyDispatch(ctx, deps.legacy, message as JsonRpcRequest | JsonRpcResponse);
+    }
+    if (!('method' in message) || id === null)
+      throw new ProtocolError('InvalidRequest', 'Invalid JSON-RPC message');
     if (REMOVED_METHODS.has(method) || !(GATEWAY_METHODS.has(method) || method === LISTEN)) {
       throw new ProtocolError('MethodNotFound', `Method not found: ${method}`);
     }
@@ -150,19 +176,66 @@ function dispatch(deps: McpEndpointDeps): Step {
       await deps.subscriptions.listen(id, message.params ?? {}, stream, ctx.res);
       return;
     }
-    const controller = new AbortController();
-    ctx.res.once('close', () => {
-      if (!ctx.res.writableFinished) controller.abort();
-    });
     const result = await deps.gateway.handle({
       ...caller,
       method,
       params: { ...message.params, _meta: meta },
-      signal: controller.signal,
+      signal,
       notify: (n) => stream.notify(n),
+      keepAlive: () => stream.comment('keep-alive'),
       header: (name) => header(name) || undefined,
     });
     respond(ctx, 200, { jsonrpc: '2.0', id, result });
+  };
+}
+
+/** A 2025-era client's POST: `initialize`, a request of its session, or an answer to our request. */
+async function legacyDispatch(
+  ctx: McpContext,
+  legacy: LegacyClients,
+  message: JsonRpcRequest | JsonRpcResponse,
+): Promise<void> {
+  const x = exchange(ctx);
+  if (!('method' in message)) {
+    await legacy.answer(x, await legacy.session(x), message);
+    ctx.state.mcp.status = 202;
+    emptyReply(ctx, 202);
+    return;
+  }
+  const result =
+    message.method === 'initialize' && ctx.get(HEADER.sessionId) === ''
+      ? await legacy.initialize(x, message)
+      : await legacy.request(x, await legacy.session(x), message);
+  respond(ctx, 200, { jsonrpc: '2.0', id: message.id, result });
+}
+
+/** GET and DELETE of a 2025-era session: DELETE ends it; a server stream (GET) is not offered (405). */
+function sessionRequest(legacy: LegacyClients | undefined): Step {
+  return async (ctx) => {
+    if (!legacy) throw new Error('sessionRequest without the 2025 adapter');
+    const x = exchange(ctx);
+    if (ctx.method === 'DELETE') {
+      await legacy.end(x);
+      ctx.state.mcp.status = 200;
+      emptyReply(ctx, 200);
+      return;
+    }
+    await legacy.session(x);
+    ctx.state.mcp.status = 405;
+    emptyReply(ctx, 405);
+    ctx.set('Allow', 'POST, DELETE');
+  };
+}
+
+function exchange(ctx: McpContext): LegacyExchange {
+  const { caller, stream, signal } = ctx.state.mcp;
+  if (!caller) throw new Error('exchange before authentication');
+  return {
+    caller,
+    header: (n) => ctx.get(n),
+    setHeader: (n, v) => ctx.set(n, v),
+    stream,
+    signal,
   };
 }
 

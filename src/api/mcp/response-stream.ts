@@ -19,11 +19,23 @@ export class ResponseStream {
     return this.streaming;
   }
 
+  /** Whether messages can reach the client before the final answer (it accepts SSE and is still there). */
+  get canStream(): boolean {
+    return this.acceptsSse && !this.res.writableEnded && !this.res.destroyed;
+  }
+
   /** Relays a notification; dropped when the client cannot take a stream or has gone. */
   notify(message: Record<string, unknown>): void {
-    if (!this.acceptsSse || this.res.writableEnded || this.res.destroyed) return;
+    if (!this.canStream) return;
     this.start();
     this.writeEvent(message);
+  }
+
+  /** An SSE comment: keeps proxies and clients from timing out an idle stream. Dropped without SSE. */
+  comment(text: string): void {
+    if (!this.canStream) return;
+    this.start();
+    this.res.write(`: ${text}\n\n`);
   }
 
   /** Opens the stream now (e.g. for `subscriptions/listen`). */

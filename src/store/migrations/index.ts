@@ -6,6 +6,7 @@ import { m0003TaskBinding } from './0003-task-binding';
 import { m0004Retention } from './0004-retention';
 import { m0005Payloads } from './0005-payloads';
 import { m0006Dashboard } from './0006-dashboard';
+import { m0007McpSessions } from './0007-mcp-sessions';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_retention': m0004Retention,
   '0005_payloads': m0005Payloads,
   '0006_dashboard': m0006Dashboard,
+  '0007_mcp_sessions': m0007McpSessions,
 };
 
 export const migrationProvider: MigrationProvider = {
