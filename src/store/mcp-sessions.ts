@@ -4,6 +4,7 @@
  * here until the token's own expiry, after which the token is refused anyway and the row can go.
  */
 import type { Kysely } from 'kysely';
+import type { Cipher } from './cipher';
 import type { Database } from './schema';
 
 export class McpSessionStore {
@@ -33,4 +34,59 @@ export class McpSessionStore {
       .executeTakeFirst();
     return row !== undefined;
   }
+}
+
+/**
+ * Answers a 2025-era client POSTs to the requests the gateway sent it during a call (MRTR bridged to the
+ * era's server-to-client requests). The answer may reach any replica; the one holding the call waits for
+ * it here. Stored encrypted (an answer is user input), read once, and never kept past `maxAgeMs`.
+ */
+export class McpClientAnswerStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly cipher: Cipher,
+    private readonly maxAgeMs: number,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async put(id: string, answer: unknown): Promise<void> {
+    await this.db
+      .insertInto('mcp_client_answers')
+      .values({ id, created_at: this.now().toISOString(), ciphertext: this.cipher.sealJson(answer, aad(id)) })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+
+  /** The answers stored under these ids so far, removed as they are taken. */
+  async take(ids: readonly string[]): Promise<Map<string, unknown>> {
+    const found = new Map<string, unknown>();
+    if (ids.length === 0) return found;
+    const rows = await this.db
+      .selectFrom('mcp_client_answers')
+      .select(['id', 'ciphertext'])
+      .where('id', 'in', ids)
+      .execute();
+    for (const row of rows) found.set(row.id, this.cipher.openJson(row.ciphertext, aad(row.id)));
+    if (rows.length > 0) {
+      await this.db
+        .deleteFrom('mcp_client_answers')
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute();
+    }
+    return found;
+  }
+
+  /** Drops answers nobody collected (the call ended first). */
+  async purgeStale(): Promise<void> {
+    const cutoff = new Date(this.now().getTime() - this.maxAgeMs).toISOString();
+    await this.db.deleteFrom('mcp_client_answers').where('created_at', '<', cutoff).execute();
+  }
+}
+
+function aad(id: string): string {
+  return `mcp-client-answer:${id}`;
 }

@@ -178,6 +178,12 @@ export interface EndedMcpSessionsTable {
   expires_at: string;
 }
 
+export interface McpClientAnswersTable {
+  id: string;
+  created_at: string;
+  ciphertext: Buffer;
+}
+
 export interface Database {
   payloads: PayloadsTable;
   tasks: TasksTable;
@@ -194,4 +200,5 @@ export interface Database {
   audit_events: AuditEventsTable;
   dashboard_sessions: DashboardSessionsTable;
   ended_mcp_sessions: EndedMcpSessionsTable;
+  mcp_client_answers: McpClientAnswersTable;
 }

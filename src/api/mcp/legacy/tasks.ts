@@ -89,8 +89,15 @@ export class LegacyTasks {
     const call = b.call('tasks/get', { taskId }, undefined, true);
     const deadline = Date.now() + (call.project.limits.inlineTaskWaitMs ?? DEFAULT_INLINE_TASK_WAIT_MS);
     let lastKeepAlive = Date.now();
+    let lastStatus = '';
     for (;;) {
       const task = await b.gateway.handle(call);
+      const status = `${String(task.status)}:${String(task.statusMessage ?? '')}`;
+      // Status changes reach the client on this stream as they happen (the era's optional notification).
+      if (status !== lastStatus && lastStatus !== '' && b.stream.canStream) {
+        b.stream.notify({ jsonrpc: '2.0', method: LEGACY_METHOD.taskStatus, params: legacyTask(task) });
+      }
+      lastStatus = status;
       if (task.status === 'completed') {
         const result = (task.result ?? { content: [] }) as Result;
         return { ...legacyResult(result), _meta: relatedTaskMeta(taskId, result._meta) };
