@@ -18,7 +18,7 @@ import {
   RequestMetaSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../protocol';
-import type { ControlPlane } from '../store/control-plane-types';
+import type { ControlPlane } from '../store/control-plane/types';
 import { authenticateCaller } from './authenticate';
 import { toJsonRpcError } from './errors';
 import type { OriginPolicy } from './origin';

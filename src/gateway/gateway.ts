@@ -34,8 +34,8 @@ import {
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
 } from '../protocol';
-import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane-types';
-import { principalId } from '../store/control-plane-types';
+import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
+import { principalId } from '../store/control-plane/types';
 import type { PayloadKind, PayloadStore } from '../store/payload-store';
 import { snapshotKey } from '../store/snapshot-key';
 import type { TaskRecord, TaskStore } from '../store/task-store';

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { ControlPlaneErrorCode } from '../../store/control-plane';
 import { ControlPlaneError } from '../../store/control-plane';
-import type { ControlPlane, Principal } from '../../store/control-plane-types';
+import type { ControlPlane, Principal } from '../../store/control-plane/types';
 import { API_KEY_PREFIX, secretsEqual, USER_TOKEN_PREFIX } from '../../store/tokens';
 import { bearerToken } from '../authenticate';
 

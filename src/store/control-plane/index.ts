@@ -18,9 +18,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
-import type { CacheConfig, LimitsConfig } from '../config/config';
-import { CacheConfigSchema, LimitsConfigSchema } from '../config/config';
-import type { Cipher } from './cipher';
+import type { CacheConfig, LimitsConfig } from '../../config/config';
+import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
+import type { Cipher } from '../cipher';
 import type {
   AuditEvent,
   ControlPlane,
@@ -30,8 +30,8 @@ import type {
   UpstreamAuth,
   UpstreamCredential,
   UpstreamRecord,
-} from './control-plane-types';
-import type { Database, ProjectsTable, UpstreamsTable } from './schema';
+} from './types';
+import type { Database, ProjectsTable, UpstreamsTable } from '../schema';
 import {
   API_KEY_PREFIX,
   digestsEqual,
@@ -41,7 +41,7 @@ import {
   secretsEqual,
   tokenHint,
   USER_TOKEN_PREFIX,
-} from './tokens';
+} from '../tokens';
 
 // ---------------------------------------------------------------------------------------------------
 // Errors
