@@ -15,8 +15,7 @@
  * Secrets: tokens and keys are stored as SHA-256 only; upstream credentials and user authorizations are
  * sealed with the store cipher, the associated data binding each ciphertext to its row.
  */
-import { randomBytes } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { CacheConfig, LimitsConfig } from '../../config/config';
 import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
@@ -56,6 +55,13 @@ import {
   UpstreamPatchSchema,
 } from './schemas';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
+import type { ControlPlaneStoreOptions, Db } from './context';
+import { insertUnique, newId, StoreContext } from './context';
+import { auditBy, writeAudit, writeTeamAudit } from './audit';
+
+export type { ControlPlaneStoreOptions } from './context';
+export { newId } from './context';
+export { actorId } from './audit';
 
 export * from './errors';
 export * from './schemas';
@@ -144,20 +150,6 @@ export interface Updated<T> {
   changed: boolean;
 }
 
-export interface ControlPlaneStoreOptions {
-  /** Clock (tests). */
-  now?: () => Date;
-  /** Called after a project's rows are deleted (e.g. to stop its task workflows). */
-  onProjectDeleted?: (project: ProjectRecord) => Promise<void>;
-  /**
-   * Checks a project configuration before a change that could make it unservable is written (today:
-   * turning namespacing off while upstreams share names). Rejects with the reason.
-   */
-  validateProject?: (project: ProjectRecord) => Promise<void>;
-}
-
-type Db = Kysely<Database> | Transaction<Database>;
-
 // ---------------------------------------------------------------------------------------------------
 // Implementation
 // ---------------------------------------------------------------------------------------------------
@@ -166,15 +158,10 @@ type Db = Kysely<Database> | Transaction<Database>;
 const PROJECT_CACHE_MS = 1000;
 
 export class ControlPlaneStore implements ControlPlane {
-  private readonly now: () => Date;
-  private readonly projectCache = new Map<string, { record: ProjectRecord | undefined; until: number }>();
+  private readonly ctx: StoreContext;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly cipher: Cipher,
-    private readonly options: ControlPlaneStoreOptions = {},
-  ) {
-    this.now = options.now ?? (() => new Date());
+  constructor(db: Kysely<Database>, cipher: Cipher, options: ControlPlaneStoreOptions = {}) {
+    this.ctx = new StoreContext(db, cipher, options);
   }
 
   // ------------------------------------------------------------------ ControlPlane (gateway side)
@@ -187,7 +174,7 @@ export class ControlPlaneStore implements ControlPlane {
     }
     const hash = hashToken(token);
     if (token.startsWith(API_KEY_PREFIX)) {
-      const row = await this.db
+      const row = await this.ctx.db
         .selectFrom('api_keys')
         .innerJoin('projects', 'projects.id', 'api_keys.project_id')
         .select(['api_keys.id', 'api_keys.project_id', 'api_keys.key_hash'])
@@ -210,7 +197,7 @@ export class ControlPlaneStore implements ControlPlane {
   ): Promise<{ userId: string; tokenId: string; expiresAt: string | null } | undefined> {
     if (token.length > 512 || !token.startsWith(USER_TOKEN_PREFIX)) return undefined;
     const hash = hashToken(token);
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('user_tokens')
       .innerJoin('users', 'users.id', 'user_tokens.user_id')
       .select(['user_tokens.id', 'user_tokens.user_id', 'user_tokens.token_hash', 'user_tokens.expires_at'])
@@ -218,7 +205,7 @@ export class ControlPlaneStore implements ControlPlane {
       .where('user_tokens.revoked_at', 'is', null)
       .executeTakeFirst();
     if (!row || !digestsEqual(row.token_hash, hash)) return undefined;
-    if (row.expires_at !== null && row.expires_at <= this.nowIso()) return undefined;
+    if (row.expires_at !== null && row.expires_at <= this.ctx.nowIso()) return undefined;
     return { userId: row.user_id, tokenId: row.id, expiresAt: row.expires_at };
   }
 
@@ -228,23 +215,23 @@ export class ControlPlaneStore implements ControlPlane {
    * writes an audit row). Who may call, tokens, keys and authorizations are never cached.
    */
   async projectBySlug(slug: string): Promise<ProjectRecord | undefined> {
-    const hit = this.projectCache.get(slug);
+    const hit = this.ctx.projectCache.get(slug);
     if (hit && hit.until > Date.now()) return hit.record;
     // A project being deleted no longer serves (docs/retention.md).
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('projects')
       .selectAll()
       .where('slug', '=', slug)
       .where('deleting_at', 'is', null)
       .executeTakeFirst();
-    const record = row ? await this.toProjectRecord(this.db, row) : undefined;
-    this.projectCache.set(slug, { record, until: Date.now() + PROJECT_CACHE_MS });
+    const record = row ? await this.toProjectRecord(this.ctx.db, row) : undefined;
+    this.ctx.projectCache.set(slug, { record, until: Date.now() + PROJECT_CACHE_MS });
     return record;
   }
 
   async projectById(id: string): Promise<ProjectRecord | undefined> {
-    const row = await this.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? this.toProjectRecord(this.db, row) : undefined;
+    const row = await this.ctx.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? this.toProjectRecord(this.ctx.db, row) : undefined;
   }
 
   async canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
@@ -252,7 +239,7 @@ export class ControlPlaneStore implements ControlPlane {
     // anonymous callers are welcome, so a misrouted key never silently acts as someone else.
     if (principal.kind === 'api_key') {
       if (principal.projectId !== project.id) return false;
-      const key = await this.db
+      const key = await this.ctx.db
         .selectFrom('api_keys')
         .select('id')
         .where('id', '=', principal.keyId)
@@ -263,19 +250,19 @@ export class ControlPlaneStore implements ControlPlane {
     }
     if (project.authMode === 'anonymous') return true;
     if (principal.kind !== 'user') return false;
-    return this.isTeamMemberOrDirect(this.db, principal.userId, project);
+    return this.isTeamMemberOrDirect(this.ctx.db, principal.userId, project);
   }
 
   /** A user's role on a project for the dashboard: `team` (member of its team), `member` (direct), or none. */
   async projectRole(userId: string, project: ProjectRecord): Promise<'team' | 'member' | undefined> {
-    if (await this.isTeamMember(this.db, userId, project.teamId)) return 'team';
-    return (await this.isTeamMemberOrDirect(this.db, userId, project)) ? 'member' : undefined;
+    if (await this.isTeamMember(this.ctx.db, userId, project.teamId)) return 'team';
+    return (await this.isTeamMemberOrDirect(this.ctx.db, userId, project)) ? 'member' : undefined;
   }
 
   async canManageProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
     if (principal.kind === 'admin') return true;
     if (principal.kind !== 'user') return false;
-    return this.isTeamMember(this.db, principal.userId, project.teamId);
+    return this.isTeamMember(this.ctx.db, principal.userId, project.teamId);
   }
 
   async upstreamCredential(
@@ -291,7 +278,7 @@ export class ControlPlaneStore implements ControlPlane {
       }
       return { ok: true, headers: {}, authorizationId: null };
     }
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('upstreams')
       .selectAll()
       .where('id', '=', upstream.id)
@@ -321,7 +308,7 @@ export class ControlPlaneStore implements ControlPlane {
         reason: `${name} needs each user's own authorization; ${who} have none (call with a user token)`,
       };
     }
-    const auths = await this.db
+    const auths = await this.ctx.db
       .selectFrom('upstream_authorizations')
       .selectAll()
       .where('upstream_id', '=', row.id)
@@ -329,7 +316,7 @@ export class ControlPlaneStore implements ControlPlane {
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .execute();
-    const now = this.nowIso();
+    const now = this.ctx.nowIso();
     const active = auths.find((a) => authorizationStatus(a, now) === 'active');
     if (!active) {
       const latest = auths[0];
@@ -339,23 +326,23 @@ export class ControlPlaneStore implements ControlPlane {
       }
       return { ok: false, reason: `${name} needs your authorization; yours expired at ${latest.expires_at}` };
     }
-    const secret = this.cipher
+    const secret = this.ctx.cipher
       .open(active.credential, authorizationAad(active.id, active.upstream_id, active.user_id))
       .toString('utf8');
     return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
   }
 
   async authorizationValid(authorizationId: string): Promise<boolean> {
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('upstream_authorizations')
       .select(['revoked_at', 'expires_at'])
       .where('id', '=', authorizationId)
       .executeTakeFirst();
-    return row !== undefined && authorizationStatus(row, this.nowIso()) === 'active';
+    return row !== undefined && authorizationStatus(row, this.ctx.nowIso()) === 'active';
   }
 
   async audit(event: AuditEvent): Promise<void> {
-    await this.writeAudit(this.db, [event]);
+    await writeAudit(this.ctx, this.ctx.db, [event]);
   }
 
   // ------------------------------------------------------------------ Teams
@@ -363,29 +350,29 @@ export class ControlPlaneStore implements ControlPlane {
   async createTeam(actor: Principal, input: { slug: string; name: string }): Promise<TeamView> {
     this.requireAdmin(actor);
     const { slug, name } = parse(z.strictObject({ slug: SlugSchema, name: NameSchema }), input);
-    const row = { id: newId('team'), slug, name, created_at: this.nowIso() };
-    await this.db.transaction().execute(async (trx) => {
+    const row = { id: newId('team'), slug, name, created_at: this.ctx.nowIso() };
+    await this.ctx.transaction(async (trx) => {
       await insertUnique(trx.insertInto('teams').values(row), `Team "${slug}" already exists`);
-      await this.auditBy(trx, actor, null, 'team.created', { teamId: row.id, slug });
+      await auditBy(this.ctx, trx, actor, null, 'team.created', { teamId: row.id, slug });
     });
     return toTeamView(row);
   }
 
   async updateTeam(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<TeamView>> {
     const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
-    const team = await this.requireTeam(this.db, ref);
+    const team = await this.requireTeam(this.ctx.db, ref);
     await this.requireTeamRights(actor, team.id);
     if (name === undefined || name === team.name) return { record: toTeamView(team), changed: false };
-    await this.db.transaction().execute(async (trx) => {
+    await this.ctx.transaction(async (trx) => {
       await trx.updateTable('teams').set({ name }).where('id', '=', team.id).execute();
-      await this.auditBy(trx, actor, null, 'team.updated', { teamId: team.id });
+      await auditBy(this.ctx, trx, actor, null, 'team.updated', { teamId: team.id });
     });
     return { record: toTeamView({ ...team, name }), changed: true };
   }
 
   /** Admin: every team; a user: the teams they belong to. */
   async listTeams(actor: Principal): Promise<TeamView[]> {
-    let q = this.db.selectFrom('teams').selectAll('teams').orderBy('teams.slug');
+    let q = this.ctx.db.selectFrom('teams').selectAll('teams').orderBy('teams.slug');
     if (actor.kind !== 'admin') {
       const userId = this.requireUser(actor);
       q = q
@@ -396,9 +383,9 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async getTeam(actor: Principal, ref: string): Promise<TeamView & { members: MemberView[] }> {
-    const team = await this.requireTeam(this.db, ref);
+    const team = await this.requireTeam(this.ctx.db, ref);
     await this.requireTeamRights(actor, team.id);
-    const members = await this.db
+    const members = await this.ctx.db
       .selectFrom('team_members')
       .innerJoin('users', 'users.id', 'team_members.user_id')
       .selectAll('users')
@@ -410,10 +397,10 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async addTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<Updated<MemberView>> {
-    const team = await this.requireTeam(this.db, teamRef);
+    const team = await this.requireTeam(this.ctx.db, teamRef);
     await this.requireTeamRights(actor, team.id);
-    const user = await this.requireUserRow(this.db, userRef);
-    return this.db.transaction().execute(async (trx) => {
+    const user = await this.requireUserRow(this.ctx.db, userRef);
+    return this.ctx.transaction(async (trx) => {
       const existing = await trx
         .selectFrom('team_members')
         .select('created_at')
@@ -421,12 +408,12 @@ export class ControlPlaneStore implements ControlPlane {
         .where('user_id', '=', user.id)
         .executeTakeFirst();
       if (existing) return { record: { ...toUserView(user), since: existing.created_at }, changed: false };
-      const since = this.nowIso();
+      const since = this.ctx.nowIso();
       await trx
         .insertInto('team_members')
         .values({ team_id: team.id, user_id: user.id, created_at: since })
         .execute();
-      await this.writeTeamAudit(trx, actor, team.id, 'team.member_added', {
+      await writeTeamAudit(this.ctx, trx, actor, team.id, 'team.member_added', {
         userId: user.id,
         handle: user.handle,
       });
@@ -435,10 +422,10 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async removeTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<void> {
-    const team = await this.requireTeam(this.db, teamRef);
+    const team = await this.requireTeam(this.ctx.db, teamRef);
     await this.requireTeamRights(actor, team.id);
-    const user = await this.requireUserRow(this.db, userRef);
-    await this.db.transaction().execute(async (trx) => {
+    const user = await this.requireUserRow(this.ctx.db, userRef);
+    await this.ctx.transaction(async (trx) => {
       const deleted = await trx
         .deleteFrom('team_members')
         .where('team_id', '=', team.id)
@@ -450,7 +437,7 @@ export class ControlPlaneStore implements ControlPlane {
           `User "${user.handle}" is not a member of team "${team.slug}"`,
         );
       }
-      await this.writeTeamAudit(trx, actor, team.id, 'team.member_removed', {
+      await writeTeamAudit(this.ctx, trx, actor, team.id, 'team.member_removed', {
         userId: user.id,
         handle: user.handle,
       });
@@ -462,29 +449,29 @@ export class ControlPlaneStore implements ControlPlane {
   async createUser(actor: Principal, input: { handle: string; name: string }): Promise<UserView> {
     this.requireAdmin(actor);
     const { handle, name } = parse(z.strictObject({ handle: HandleSchema, name: NameSchema }), input);
-    const row = { id: newId('usr'), handle, name, created_at: this.nowIso() };
-    await this.db.transaction().execute(async (trx) => {
+    const row = { id: newId('usr'), handle, name, created_at: this.ctx.nowIso() };
+    await this.ctx.transaction(async (trx) => {
       await insertUnique(trx.insertInto('users').values(row), `User "${handle}" already exists`);
-      await this.auditBy(trx, actor, null, 'user.created', { userId: row.id, handle });
+      await auditBy(this.ctx, trx, actor, null, 'user.created', { userId: row.id, handle });
     });
     return toUserView(row);
   }
 
   async updateUser(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<UserView>> {
     const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
-    const user = await this.requireUserRow(this.db, ref);
+    const user = await this.requireUserRow(this.ctx.db, ref);
     this.requireSelfOrAdmin(actor, user.id);
     if (name === undefined || name === user.name) return { record: toUserView(user), changed: false };
-    await this.db.transaction().execute(async (trx) => {
+    await this.ctx.transaction(async (trx) => {
       await trx.updateTable('users').set({ name }).where('id', '=', user.id).execute();
-      await this.auditBy(trx, actor, null, 'user.updated', { userId: user.id });
+      await auditBy(this.ctx, trx, actor, null, 'user.updated', { userId: user.id });
     });
     return { record: toUserView({ ...user, name }), changed: true };
   }
 
   async listUsers(actor: Principal): Promise<UserView[]> {
     this.requireAdmin(actor);
-    return (await this.db.selectFrom('users').selectAll().orderBy('handle').execute()).map(toUserView);
+    return (await this.ctx.db.selectFrom('users').selectAll().orderBy('handle').execute()).map(toUserView);
   }
 
   /** A user with their teams and the projects they may call (team or direct membership). */
@@ -494,22 +481,22 @@ export class ControlPlaneStore implements ControlPlane {
   ): Promise<
     UserView & { teams: TeamView[]; projects: { id: string; slug: string; role: 'team' | 'direct' }[] }
   > {
-    const user = await this.requireUserRow(this.db, ref);
+    const user = await this.requireUserRow(this.ctx.db, ref);
     this.requireSelfOrAdmin(actor, user.id);
-    const teams = await this.db
+    const teams = await this.ctx.db
       .selectFrom('teams')
       .innerJoin('team_members', 'team_members.team_id', 'teams.id')
       .selectAll('teams')
       .where('team_members.user_id', '=', user.id)
       .orderBy('teams.slug')
       .execute();
-    const teamProjects = await this.db
+    const teamProjects = await this.ctx.db
       .selectFrom('projects')
       .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
       .select(['projects.id', 'projects.slug'])
       .where('team_members.user_id', '=', user.id)
       .execute();
-    const direct = await this.db
+    const direct = await this.ctx.db
       .selectFrom('projects')
       .innerJoin('project_members', 'project_members.project_id', 'projects.id')
       .select(['projects.id', 'projects.slug'])
@@ -535,9 +522,9 @@ export class ControlPlaneStore implements ControlPlane {
       z.strictObject({ name: NameSchema, expiresAt: FutureTimestampSchema.optional() }),
       input,
     );
-    const user = await this.requireUserRow(this.db, userRef);
+    const user = await this.requireUserRow(this.ctx.db, userRef);
     this.requireSelfOrAdmin(actor, user.id);
-    const expires = expiresAt === undefined ? null : this.futureIso(expiresAt);
+    const expires = expiresAt === undefined ? null : this.ctx.futureIso(expiresAt);
     const token = mintToken(USER_TOKEN_PREFIX);
     const record = await this.insertUserToken(actor, user.id, name, token, expires);
     return { token, record };
@@ -560,8 +547,8 @@ export class ControlPlaneStore implements ControlPlane {
         `Token "${name}" must be "${USER_TOKEN_PREFIX}" followed by at least 22 base64url characters`,
       );
     }
-    const user = await this.requireUserRow(this.db, userRef);
-    const existing = await this.db
+    const user = await this.requireUserRow(this.ctx.db, userRef);
+    const existing = await this.ctx.db
       .selectFrom('user_tokens')
       .selectAll()
       .where('token_hash', '=', hashToken(token))
@@ -576,9 +563,9 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async listUserTokens(actor: Principal, userRef: string): Promise<TokenView[]> {
-    const user = await this.requireUserRow(this.db, userRef);
+    const user = await this.requireUserRow(this.ctx.db, userRef);
     this.requireSelfOrAdmin(actor, user.id);
-    const rows = await this.db
+    const rows = await this.ctx.db
       .selectFrom('user_tokens')
       .selectAll()
       .where('user_id', '=', user.id)
@@ -589,7 +576,7 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async revokeToken(actor: Principal, tokenId: string): Promise<TokenView> {
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('user_tokens')
       .selectAll()
       .where('id', '=', tokenId)
@@ -598,10 +585,13 @@ export class ControlPlaneStore implements ControlPlane {
     const own = actor.kind === 'admin' || (actor.kind === 'user' && actor.userId === row?.user_id);
     if (!row || !own) throw new ControlPlaneError('not_found', `No token "${tokenId}"`);
     if (row.revoked_at !== null) return toTokenView(row);
-    const revokedAt = this.nowIso();
-    await this.db.transaction().execute(async (trx) => {
+    const revokedAt = this.ctx.nowIso();
+    await this.ctx.transaction(async (trx) => {
       await trx.updateTable('user_tokens').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-      await this.auditBy(trx, actor, null, 'user.token_revoked', { tokenId: row.id, userId: row.user_id });
+      await auditBy(this.ctx, trx, actor, null, 'user.token_revoked', {
+        tokenId: row.id,
+        userId: row.user_id,
+      });
     });
     return toTokenView({ ...row, revoked_at: revokedAt });
   }
@@ -610,9 +600,9 @@ export class ControlPlaneStore implements ControlPlane {
 
   async createProject(actor: Principal, input: NewProject): Promise<ProjectView> {
     const p = parse(NewProjectSchema, input);
-    const team = await this.requireTeam(this.db, p.team);
+    const team = await this.requireTeam(this.ctx.db, p.team);
     await this.requireTeamRights(actor, team.id);
-    const now = this.nowIso();
+    const now = this.ctx.nowIso();
     const row: ProjectsTable = {
       id: newId('prj'),
       slug: p.slug,
@@ -626,16 +616,16 @@ export class ControlPlaneStore implements ControlPlane {
       created_at: now,
       updated_at: now,
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.ctx.transaction(async (trx) => {
       await insertUnique(trx.insertInto('projects').values(row), `Project "${p.slug}" already exists`);
-      await this.auditBy(trx, actor, row.id, 'project.created', { slug: p.slug, teamId: team.id });
+      await auditBy(this.ctx, trx, actor, row.id, 'project.created', { slug: p.slug, teamId: team.id });
     });
-    return this.toProjectView(this.db, row);
+    return this.toProjectView(this.ctx.db, row);
   }
 
   /** Admin: every project; a user: the projects of their teams (the ones they manage). */
   async listProjects(actor: Principal): Promise<ProjectView[]> {
-    let q = this.db.selectFrom('projects').selectAll('projects').orderBy('projects.slug');
+    let q = this.ctx.db.selectFrom('projects').selectAll('projects').orderBy('projects.slug');
     if (actor.kind !== 'admin') {
       const userId = this.requireUser(actor);
       q = q
@@ -643,12 +633,12 @@ export class ControlPlaneStore implements ControlPlane {
         .where('team_members.user_id', '=', userId);
     }
     const rows = await q.execute();
-    return Promise.all(rows.map((r) => this.toProjectView(this.db, r)));
+    return Promise.all(rows.map((r) => this.toProjectView(this.ctx.db, r)));
   }
 
   async getProject(actor: Principal, ref: string): Promise<ProjectView> {
     const row = await this.requireManagedProject(actor, ref);
-    return this.toProjectView(this.db, row);
+    return this.toProjectView(this.ctx.db, row);
   }
 
   async updateProject(
@@ -658,10 +648,10 @@ export class ControlPlaneStore implements ControlPlane {
   ): Promise<Updated<ProjectView>> {
     const patch = parse(ProjectPatchSchema, patchInput);
     const row = await this.requireManagedProject(actor, ref);
-    const current = await this.toProjectRecord(this.db, row);
+    const current = await this.toProjectRecord(this.ctx.db, row);
     let teamId = row.team_id;
     if (patch.team !== undefined) {
-      const team = await this.requireTeam(this.db, patch.team);
+      const team = await this.requireTeam(this.ctx.db, patch.team);
       // Moving a project hands it to another team: the actor must belong to that team as well.
       if (team.id !== row.team_id) await this.requireTeamRights(actor, team.id);
       teamId = team.id;
@@ -681,11 +671,12 @@ export class ControlPlaneStore implements ControlPlane {
     const changedFields = (
       ['team_id', 'auth_mode', 'tool_profile', 'features', 'namespacing', 'cache', 'limits'] as const
     ).filter((k) => next[k] !== row[k]);
-    if (changedFields.length === 0) return { record: await this.toProjectView(this.db, row), changed: false };
+    if (changedFields.length === 0)
+      return { record: await this.toProjectView(this.ctx.db, row), changed: false };
     if (next.namespacing === 0 && row.namespacing === 1)
       await this.validate({ ...current, namespacing: false });
-    next.updated_at = this.nowIso();
-    await this.db.transaction().execute(async (trx) => {
+    next.updated_at = this.ctx.nowIso();
+    await this.ctx.transaction(async (trx) => {
       await trx
         .updateTable('projects')
         .set({
@@ -700,18 +691,18 @@ export class ControlPlaneStore implements ControlPlane {
         })
         .where('id', '=', row.id)
         .execute();
-      await this.auditBy(trx, actor, row.id, 'project.updated', {
+      await auditBy(this.ctx, trx, actor, row.id, 'project.updated', {
         fields: changedFields.map(camel),
         ...(teamId !== row.team_id && { teamId }),
       });
     });
-    return { record: await this.toProjectView(this.db, next), changed: true };
+    return { record: await this.toProjectView(this.ctx.db, next), changed: true };
   }
 
   private async validate(project: ProjectRecord): Promise<void> {
-    if (!this.options.validateProject) return;
+    if (!this.ctx.options.validateProject) return;
     try {
-      await this.options.validateProject(project);
+      await this.ctx.options.validateProject(project);
     } catch (err) {
       throw new ControlPlaneError('invalid', err instanceof Error ? err.message : String(err));
     }
@@ -724,21 +715,21 @@ export class ControlPlaneStore implements ControlPlane {
   async markProjectDeleting(actor: Principal, ref: string): Promise<ProjectRecord> {
     const row = await this.requireManagedProject(actor, ref);
     if (row.deleting_at === null || row.deleting_at === undefined) {
-      await this.db.transaction().execute(async (trx) => {
+      await this.ctx.transaction(async (trx) => {
         await trx
           .updateTable('projects')
-          .set({ deleting_at: this.nowIso() })
+          .set({ deleting_at: this.ctx.nowIso() })
           .where('id', '=', row.id)
           .execute();
-        await this.auditBy(trx, actor, row.id, 'project.deletion_started', { slug: row.slug });
+        await auditBy(this.ctx, trx, actor, row.id, 'project.deletion_started', { slug: row.slug });
       });
     }
-    return this.toProjectRecord(this.db, row);
+    return this.toProjectRecord(this.ctx.db, row);
   }
 
   /** Ids of projects whose deletion started (to resume deletions at start-up). */
   async projectsBeingDeleted(): Promise<string[]> {
-    const rows = await this.db
+    const rows = await this.ctx.db
       .selectFrom('projects')
       .select('id')
       .where('deleting_at', 'is not', null)
@@ -749,17 +740,17 @@ export class ControlPlaneStore implements ControlPlane {
   /** Deletes the project's control-plane rows (settings, members, keys, upstreams, authorizations). */
   async deleteProject(actor: Principal, ref: string): Promise<ProjectRecord> {
     const row = await this.requireManagedProject(actor, ref);
-    const record = await this.toProjectRecord(this.db, row);
-    await this.db.transaction().execute(async (trx) => {
+    const record = await this.toProjectRecord(this.ctx.db, row);
+    await this.ctx.transaction(async (trx) => {
       const upstreamIds = trx.selectFrom('upstreams').select('id').where('project_id', '=', row.id);
       await trx.deleteFrom('upstream_authorizations').where('upstream_id', 'in', upstreamIds).execute();
       await trx.deleteFrom('upstreams').where('project_id', '=', row.id).execute();
       await trx.deleteFrom('api_keys').where('project_id', '=', row.id).execute();
       await trx.deleteFrom('project_members').where('project_id', '=', row.id).execute();
       await trx.deleteFrom('projects').where('id', '=', row.id).execute();
-      await this.auditBy(trx, actor, row.id, 'project.deleted', { slug: row.slug });
+      await auditBy(this.ctx, trx, actor, row.id, 'project.deleted', { slug: row.slug });
     });
-    await this.options.onProjectDeleted?.(record);
+    await this.ctx.options.onProjectDeleted?.(record);
     return record;
   }
 
@@ -767,7 +758,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   async listProjectMembers(actor: Principal, projectRef: string): Promise<MemberView[]> {
     const project = await this.requireManagedProject(actor, projectRef);
-    const rows = await this.db
+    const rows = await this.ctx.db
       .selectFrom('project_members')
       .innerJoin('users', 'users.id', 'project_members.user_id')
       .selectAll('users')
@@ -784,8 +775,8 @@ export class ControlPlaneStore implements ControlPlane {
     userRef: string,
   ): Promise<Updated<MemberView>> {
     const project = await this.requireManagedProject(actor, projectRef);
-    const user = await this.requireUserRow(this.db, userRef);
-    return this.db.transaction().execute(async (trx) => {
+    const user = await this.requireUserRow(this.ctx.db, userRef);
+    return this.ctx.transaction(async (trx) => {
       const existing = await trx
         .selectFrom('project_members')
         .select('created_at')
@@ -793,12 +784,12 @@ export class ControlPlaneStore implements ControlPlane {
         .where('user_id', '=', user.id)
         .executeTakeFirst();
       if (existing) return { record: { ...toUserView(user), since: existing.created_at }, changed: false };
-      const since = this.nowIso();
+      const since = this.ctx.nowIso();
       await trx
         .insertInto('project_members')
         .values({ project_id: project.id, user_id: user.id, created_at: since })
         .execute();
-      await this.auditBy(trx, actor, project.id, 'project.member_added', {
+      await auditBy(this.ctx, trx, actor, project.id, 'project.member_added', {
         userId: user.id,
         handle: user.handle,
       });
@@ -808,8 +799,8 @@ export class ControlPlaneStore implements ControlPlane {
 
   async removeProjectMember(actor: Principal, projectRef: string, userRef: string): Promise<void> {
     const project = await this.requireManagedProject(actor, projectRef);
-    const user = await this.requireUserRow(this.db, userRef);
-    await this.db.transaction().execute(async (trx) => {
+    const user = await this.requireUserRow(this.ctx.db, userRef);
+    await this.ctx.transaction(async (trx) => {
       const deleted = await trx
         .deleteFrom('project_members')
         .where('project_id', '=', project.id)
@@ -821,7 +812,7 @@ export class ControlPlaneStore implements ControlPlane {
           `User "${user.handle}" is not a direct member of project "${project.slug}"`,
         );
       }
-      await this.auditBy(trx, actor, project.id, 'project.member_removed', {
+      await auditBy(this.ctx, trx, actor, project.id, 'project.member_removed', {
         userId: user.id,
         handle: user.handle,
       });
@@ -857,7 +848,7 @@ export class ControlPlaneStore implements ControlPlane {
       );
     }
     const project = await this.requireManagedProject(actor, projectRef);
-    const existing = await this.db
+    const existing = await this.ctx.db
       .selectFrom('api_keys')
       .selectAll()
       .where('key_hash', '=', hashToken(key))
@@ -873,7 +864,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   async listApiKeys(actor: Principal, projectRef: string): Promise<ApiKeyView[]> {
     const project = await this.requireManagedProject(actor, projectRef);
-    const rows = await this.db
+    const rows = await this.ctx.db
       .selectFrom('api_keys')
       .selectAll()
       .where('project_id', '=', project.id)
@@ -885,7 +876,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   async revokeApiKey(actor: Principal, projectRef: string, keyId: string): Promise<ApiKeyView> {
     const project = await this.requireManagedProject(actor, projectRef);
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('api_keys')
       .selectAll()
       .where('id', '=', keyId)
@@ -893,10 +884,10 @@ export class ControlPlaneStore implements ControlPlane {
       .executeTakeFirst();
     if (!row) throw new ControlPlaneError('not_found', `No API key "${keyId}" in project "${project.slug}"`);
     if (row.revoked_at !== null) return toApiKeyView(row);
-    const revokedAt = this.nowIso();
-    await this.db.transaction().execute(async (trx) => {
+    const revokedAt = this.ctx.nowIso();
+    await this.ctx.transaction(async (trx) => {
       await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-      await this.auditBy(trx, actor, project.id, 'api_key.revoked', { keyId: row.id, name: row.name });
+      await auditBy(this.ctx, trx, actor, project.id, 'api_key.revoked', { keyId: row.id, name: row.name });
     });
     return toApiKeyView({ ...row, revoked_at: revokedAt });
   }
@@ -906,7 +897,7 @@ export class ControlPlaneStore implements ControlPlane {
   async addUpstream(actor: Principal, projectRef: string, input: NewUpstream): Promise<UpstreamView> {
     const u = parse(NewUpstreamSchema, input);
     const project = await this.requireManagedProject(actor, projectRef);
-    const now = this.nowIso();
+    const now = this.ctx.nowIso();
     const id = newId('ups');
     const row: UpstreamsTable = {
       id,
@@ -918,17 +909,17 @@ export class ControlPlaneStore implements ControlPlane {
       auth_header: u.auth.mode === 'none' ? null : (u.auth.header ?? null),
       credential:
         u.auth.mode === 'project' && u.auth.credential !== undefined
-          ? this.cipher.seal(Buffer.from(u.auth.credential, 'utf8'), upstreamCredentialAad(id))
+          ? this.ctx.cipher.seal(Buffer.from(u.auth.credential, 'utf8'), upstreamCredentialAad(id))
           : null,
       created_at: now,
       updated_at: now,
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.ctx.transaction(async (trx) => {
       await insertUnique(
         trx.insertInto('upstreams').values(row),
         `Upstream "${u.alias}" already exists in project "${project.slug}"`,
       );
-      await this.auditBy(trx, actor, project.id, 'upstream.added', {
+      await auditBy(this.ctx, trx, actor, project.id, 'upstream.added', {
         upstreamId: id,
         alias: u.alias,
         authMode: u.auth.mode,
@@ -940,7 +931,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   async listUpstreams(actor: Principal, projectRef: string): Promise<UpstreamView[]> {
     const project = await this.requireManagedProject(actor, projectRef);
-    return (await this.upstreamRows(this.db, project.id)).map(toUpstreamView);
+    return (await this.upstreamRows(this.ctx.db, project.id)).map(toUpstreamView);
   }
 
   async updateUpstream(
@@ -980,7 +971,7 @@ export class ControlPlaneStore implements ControlPlane {
           row.credential !== null &&
           secretsEqual(this.openUpstreamCredential(row.id, row.credential), a.credential);
         if (!same) {
-          next.credential = this.cipher.seal(
+          next.credential = this.ctx.cipher.seal(
             Buffer.from(a.credential, 'utf8'),
             upstreamCredentialAad(row.id),
           );
@@ -989,8 +980,8 @@ export class ControlPlaneStore implements ControlPlane {
       }
     }
     if (fields.length === 0) return { record: toUpstreamView(row), changed: false };
-    next.updated_at = this.nowIso();
-    await this.db.transaction().execute(async (trx) => {
+    next.updated_at = this.ctx.nowIso();
+    await this.ctx.transaction(async (trx) => {
       await trx
         .updateTable('upstreams')
         .set({
@@ -1003,7 +994,7 @@ export class ControlPlaneStore implements ControlPlane {
         })
         .where('id', '=', row.id)
         .execute();
-      await this.auditBy(trx, actor, project.id, 'upstream.updated', {
+      await auditBy(this.ctx, trx, actor, project.id, 'upstream.updated', {
         upstreamId: row.id,
         alias: row.alias,
         fields,
@@ -1016,10 +1007,10 @@ export class ControlPlaneStore implements ControlPlane {
   async removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
     const project = await this.requireManagedProject(actor, projectRef);
     const row = await this.requireUpstreamRow(project, alias);
-    await this.db.transaction().execute(async (trx) => {
+    await this.ctx.transaction(async (trx) => {
       await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
       await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
-      await this.auditBy(trx, actor, project.id, 'upstream.removed', {
+      await auditBy(this.ctx, trx, actor, project.id, 'upstream.removed', {
         upstreamId: row.id,
         alias: row.alias,
       });
@@ -1052,9 +1043,9 @@ export class ControlPlaneStore implements ControlPlane {
     if (row.auth_mode !== 'per_user') {
       throw new ControlPlaneError('invalid', `Upstream "${row.alias}" does not use per-user authorization`);
     }
-    const expiresAt = g.expiresAt === undefined ? null : this.futureIso(g.expiresAt);
-    const now = this.nowIso();
-    return this.db.transaction().execute(async (trx) => {
+    const expiresAt = g.expiresAt === undefined ? null : this.ctx.futureIso(g.expiresAt);
+    const now = this.ctx.nowIso();
+    return this.ctx.transaction(async (trx) => {
       const rows = await trx
         .selectFrom('upstream_authorizations')
         .selectAll()
@@ -1063,7 +1054,7 @@ export class ControlPlaneStore implements ControlPlane {
         .execute();
       const active = rows.find((a) => authorizationStatus(a, now) === 'active');
       const id = active?.id ?? newId('uauth');
-      const sealed = this.cipher.seal(
+      const sealed = this.ctx.cipher.seal(
         Buffer.from(g.credential, 'utf8'),
         authorizationAad(id, row.id, user.id),
       );
@@ -1088,7 +1079,8 @@ export class ControlPlaneStore implements ControlPlane {
           })
           .execute();
       }
-      await this.auditBy(
+      await auditBy(
+        this.ctx,
         trx,
         actor,
         project.id,
@@ -1132,8 +1124,8 @@ export class ControlPlaneStore implements ControlPlane {
       userRef,
       'revoke',
     );
-    const now = this.nowIso();
-    return this.db.transaction().execute(async (trx) => {
+    const now = this.ctx.nowIso();
+    return this.ctx.transaction(async (trx) => {
       const rows = await trx
         .selectFrom('upstream_authorizations')
         .selectAll()
@@ -1152,7 +1144,7 @@ export class ControlPlaneStore implements ControlPlane {
         .set({ revoked_at: now })
         .where('id', '=', active.id)
         .execute();
-      await this.auditBy(trx, actor, project.id, 'authorization.revoked', {
+      await auditBy(this.ctx, trx, actor, project.id, 'authorization.revoked', {
         authorizationId: active.id,
         upstreamId: row.id,
         alias: row.alias,
@@ -1164,13 +1156,13 @@ export class ControlPlaneStore implements ControlPlane {
 
   /** Managers see every user's authorizations for the project; other users see their own. */
   async listUpstreamAuthorizations(actor: Principal, projectRef: string): Promise<AuthorizationView[]> {
-    const project = await this.requireProjectRow(this.db, projectRef);
-    const record = await this.toProjectRecord(this.db, project);
+    const project = await this.requireProjectRow(this.ctx.db, projectRef);
+    const record = await this.toProjectRecord(this.ctx.db, project);
     const manages = await this.canManageProject(actor, record);
     if (!manages && !(actor.kind === 'user' && (await this.canCallProject(actor, record)))) {
       throw await this.forbidden(actor, project.id, 'authorization.list');
     }
-    let q = this.db
+    let q = this.ctx.db
       .selectFrom('upstream_authorizations')
       .innerJoin('upstreams', 'upstreams.id', 'upstream_authorizations.upstream_id')
       .selectAll('upstream_authorizations')
@@ -1179,7 +1171,7 @@ export class ControlPlaneStore implements ControlPlane {
       .orderBy('upstream_authorizations.created_at')
       .orderBy('upstream_authorizations.id');
     if (!manages && actor.kind === 'user') q = q.where('upstream_authorizations.user_id', '=', actor.userId);
-    const now = this.nowIso();
+    const now = this.ctx.nowIso();
     return (await q.execute()).map((r) => toAuthorizationView(r, r, now));
   }
 
@@ -1194,7 +1186,7 @@ export class ControlPlaneStore implements ControlPlane {
     opts: { project?: string; limit?: number; before?: string } = {},
   ): Promise<AuditRecord[]> {
     const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
-    let q = this.db.selectFrom('audit_events').selectAll().orderBy('id', 'desc').limit(limit);
+    let q = this.ctx.db.selectFrom('audit_events').selectAll().orderBy('id', 'desc').limit(limit);
     if (opts.project !== undefined) {
       const projectId = await this.auditProjectId(actor, opts.project);
       q = q.where('project_id', '=', projectId);
@@ -1215,18 +1207,6 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ Internals
 
-  private nowIso(): string {
-    return this.now().toISOString();
-  }
-
-  private futureIso(timestamp: string): string {
-    const at = new Date(timestamp);
-    if (at.getTime() <= this.now().getTime()) {
-      throw new ControlPlaneError('invalid', 'expiresAt must be in the future');
-    }
-    return at.toISOString();
-  }
-
   private requireAdmin(actor: Principal): void {
     if (actor.kind !== 'admin')
       throw new ControlPlaneError('forbidden', 'Only the administrator may do this');
@@ -1246,15 +1226,16 @@ export class ControlPlaneStore implements ControlPlane {
 
   private async requireTeamRights(actor: Principal, teamId: string): Promise<void> {
     if (actor.kind === 'admin') return;
-    if (actor.kind === 'user' && (await this.isTeamMember(this.db, actor.userId, teamId))) return;
+    if (actor.kind === 'user' && (await this.isTeamMember(this.ctx.db, actor.userId, teamId))) return;
     throw new ControlPlaneError('forbidden', 'Only members of the team or the administrator may do this');
   }
 
   /** The project row if `actor` manages it; forbidden attempts by users are audited. */
   private async requireManagedProject(actor: Principal, ref: string): Promise<ProjectsTable> {
-    const row = await this.requireProjectRow(this.db, ref);
+    const row = await this.requireProjectRow(this.ctx.db, ref);
     if (actor.kind === 'admin') return row;
-    if (actor.kind === 'user' && (await this.isTeamMember(this.db, actor.userId, row.team_id))) return row;
+    if (actor.kind === 'user' && (await this.isTeamMember(this.ctx.db, actor.userId, row.team_id)))
+      return row;
     throw await this.forbidden(actor, row.id, 'project.manage');
   }
 
@@ -1263,7 +1244,7 @@ export class ControlPlaneStore implements ControlPlane {
     projectId: string,
     attempted: string,
   ): Promise<ControlPlaneError> {
-    await this.auditBy(this.db, actor, projectId, 'access.denied', { attempted });
+    await auditBy(this.ctx, this.ctx.db, actor, projectId, 'access.denied', { attempted });
     return new ControlPlaneError(
       'forbidden',
       "Only members of the project's team or the administrator may do this",
@@ -1271,14 +1252,14 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   private async auditProjectId(actor: Principal, ref: string): Promise<string> {
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('projects')
       .select(['id', 'team_id'])
       .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
       .executeTakeFirst();
     if (row) {
       if (actor.kind === 'admin') return row.id;
-      if (actor.kind === 'user' && (await this.isTeamMember(this.db, actor.userId, row.team_id)))
+      if (actor.kind === 'user' && (await this.isTeamMember(this.ctx.db, actor.userId, row.team_id)))
         return row.id;
       throw await this.forbidden(actor, row.id, 'audit.list');
     }
@@ -1294,15 +1275,15 @@ export class ControlPlaneStore implements ControlPlane {
     userRef: string | undefined,
     op: 'grant' | 'revoke',
   ) {
-    const project = await this.requireProjectRow(this.db, projectRef);
-    const record = await this.toProjectRecord(this.db, project);
+    const project = await this.requireProjectRow(this.ctx.db, projectRef);
+    const record = await this.toProjectRecord(this.ctx.db, project);
     let user;
     if (userRef === undefined) {
       if (actor.kind !== 'user')
         throw new ControlPlaneError('invalid', 'Name the user the authorization is for');
-      user = await this.requireUserRow(this.db, actor.userId);
+      user = await this.requireUserRow(this.ctx.db, actor.userId);
     } else {
-      user = await this.requireUserRow(this.db, userRef);
+      user = await this.requireUserRow(this.ctx.db, userRef);
     }
     const self = actor.kind === 'user' && actor.userId === user.id;
     if (!self) {
@@ -1311,7 +1292,7 @@ export class ControlPlaneStore implements ControlPlane {
         actor.kind === 'admin' || (op === 'revoke' && (await this.canManageProject(actor, record)));
       if (!allowed) throw await this.forbidden(actor, project.id, `authorization.${op}`);
     }
-    if (op === 'grant' && !(await this.isTeamMemberOrDirect(this.db, user.id, record))) {
+    if (op === 'grant' && !(await this.isTeamMemberOrDirect(this.ctx.db, user.id, record))) {
       throw new ControlPlaneError(
         'forbidden',
         `User "${user.handle}" may not call project "${project.slug}"`,
@@ -1334,13 +1315,18 @@ export class ControlPlaneStore implements ControlPlane {
       name,
       token_hash: hashToken(token),
       hint: tokenHint(token),
-      created_at: this.nowIso(),
+      created_at: this.ctx.nowIso(),
       expires_at: expiresAt,
       revoked_at: null,
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.ctx.transaction(async (trx) => {
       await insertUnique(trx.insertInto('user_tokens').values(row), 'Token already exists');
-      await this.auditBy(trx, actor, null, 'user.token_issued', { tokenId: row.id, userId, name, expiresAt });
+      await auditBy(this.ctx, trx, actor, null, 'user.token_issued', {
+        tokenId: row.id,
+        userId,
+        name,
+        expiresAt,
+      });
     });
     return toTokenView(row);
   }
@@ -1357,18 +1343,18 @@ export class ControlPlaneStore implements ControlPlane {
       name,
       key_hash: hashToken(key),
       hint: tokenHint(key),
-      created_at: this.nowIso(),
+      created_at: this.ctx.nowIso(),
       revoked_at: null,
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.ctx.transaction(async (trx) => {
       await insertUnique(trx.insertInto('api_keys').values(row), 'API key already exists');
-      await this.auditBy(trx, actor, projectId, 'api_key.created', { keyId: row.id, name });
+      await auditBy(this.ctx, trx, actor, projectId, 'api_key.created', { keyId: row.id, name });
     });
     return toApiKeyView(row);
   }
 
   private openUpstreamCredential(upstreamId: string, sealed: Uint8Array): string {
-    return this.cipher.open(sealed, upstreamCredentialAad(upstreamId)).toString('utf8');
+    return this.ctx.cipher.open(sealed, upstreamCredentialAad(upstreamId)).toString('utf8');
   }
 
   private async isTeamMember(db: Db, userId: string, teamId: string): Promise<boolean> {
@@ -1426,7 +1412,7 @@ export class ControlPlaneStore implements ControlPlane {
     project: { id: string; slug: string },
     alias: string,
   ): Promise<UpstreamsTable> {
-    const row = await this.db
+    const row = await this.ctx.db
       .selectFrom('upstreams')
       .selectAll()
       .where('project_id', '=', project.id)
@@ -1466,53 +1452,6 @@ export class ControlPlaneStore implements ControlPlane {
       updatedAt: row.updated_at,
     };
   }
-
-  private async writeTeamAudit(
-    trx: Db,
-    actor: Principal,
-    teamId: string,
-    action: string,
-    detail: Record<string, unknown>,
-  ): Promise<void> {
-    // Team membership decides access to every project of the team: the event goes to each project's
-    // trail as well as to the instance trail.
-    const projects = await trx.selectFrom('projects').select('id').where('team_id', '=', teamId).execute();
-    const base = { actor: actorId(actor), action, detail: { teamId, ...detail } };
-    await this.writeAudit(trx, [
-      { projectId: null, ...base },
-      ...projects.map((p) => ({ projectId: p.id, ...base })),
-    ]);
-  }
-
-  /** One event by `actor`, written in the caller's transaction. */
-  private async auditBy(
-    db: Db,
-    actor: Principal,
-    projectId: string | null,
-    action: string,
-    detail?: Record<string, unknown>,
-  ): Promise<void> {
-    await this.writeAudit(db, [{ projectId, actor: actorId(actor), action, ...(detail && { detail }) }]);
-  }
-
-  private async writeAudit(db: Db, events: AuditEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    this.projectCache.clear();
-    const at = this.nowIso();
-    await db
-      .insertInto('audit_events')
-      .values(
-        events.map((e) => ({
-          id: auditId(),
-          at,
-          project_id: e.projectId,
-          actor: e.actor,
-          action: e.action,
-          detail: e.detail === undefined ? null : JSON.stringify(e.detail),
-        })),
-      )
-      .execute();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1536,37 +1475,6 @@ function camel(column: string): string {
   return FIELD_NAMES[column] ?? column;
 }
 
-/** A random id with a readable kind prefix (`prj_…`, `usr_…`); ids are not secrets. */
-export function newId(kind: string): string {
-  return `${kind}_${randomBytes(12).toString('hex')}`;
-}
-
-let lastAuditMs = 0;
-let auditSeq = 0;
-/** Time-ordered audit ids: 12 hex digits of milliseconds, a per-process sequence, then randomness. */
-function auditId(): string {
-  const ms = Date.now();
-  if (ms === lastAuditMs) auditSeq += 1;
-  else {
-    lastAuditMs = ms;
-    auditSeq = 0;
-  }
-  return `${ms.toString(16).padStart(12, '0')}${auditSeq.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
-}
-
-export function actorId(p: Principal): string {
-  switch (p.kind) {
-    case 'admin':
-      return p.via ? `admin:${p.via}` : 'admin';
-    case 'user':
-      return `user:${p.userId}`;
-    case 'api_key':
-      return `api_key:${p.keyId}`;
-    case 'anonymous':
-      return 'anonymous';
-  }
-}
-
 function upstreamCredentialAad(upstreamId: string): string {
   return `upstream-credential:${upstreamId}`;
 }
@@ -1586,21 +1494,6 @@ function authorizationStatus(
   if (a.revoked_at !== null) return 'revoked';
   if (a.expires_at !== null && a.expires_at <= nowIso) return 'expired';
   return 'active';
-}
-
-async function insertUnique(query: { execute(): Promise<unknown> }, conflictMessage: string): Promise<void> {
-  try {
-    await query.execute();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new ControlPlaneError('conflict', conflictMessage);
-    throw err;
-  }
-}
-
-/** SQLite (better-sqlite3) and PostgreSQL (pg, SQLSTATE 23505) unique-constraint violations. */
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
 }
 
 function projectSettings(row: ProjectsTable): Omit<ProjectRecord, 'upstreams'> {
