@@ -58,97 +58,43 @@ import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './sch
 import type { ControlPlaneStoreOptions, Db } from './context';
 import { insertUnique, newId, StoreContext } from './context';
 import { auditBy, writeAudit, writeTeamAudit } from './audit';
+import {
+  canCallProject,
+  canManageProject,
+  forbidden,
+  isTeamMember,
+  isTeamMemberOrDirect,
+  projectRole,
+  requireAdmin,
+  requireManagedProject,
+  requireProjectRow,
+  requireSelfOrAdmin,
+  requireTeam,
+  requireTeamRights,
+  requireUser,
+  requireUserRow,
+} from './access';
+import type {
+  ApiKeyView,
+  AuditRecord,
+  AuthorizationView,
+  MemberView,
+  ProjectView,
+  TeamView,
+  TokenView,
+  Updated,
+  UpstreamView,
+  UserView,
+} from './views';
+import { toTeamView, toUserView } from './views';
 
 export type { ControlPlaneStoreOptions } from './context';
 export { newId } from './context';
 export { actorId } from './audit';
+export type * from './views';
 
 export * from './errors';
 export * from './schemas';
-
-// ---------------------------------------------------------------------------------------------------
-// Views (what the admin API and CLI return: never hashes, never credentials)
-// ---------------------------------------------------------------------------------------------------
-
-export interface TeamView {
-  id: string;
-  slug: string;
-  name: string;
-  createdAt: string;
-}
-
-export interface UserView {
-  id: string;
-  handle: string;
-  name: string;
-  createdAt: string;
-}
-
-export interface TokenView {
-  id: string;
-  userId: string;
-  name: string;
-  /** Prefix and first characters, to recognise a token; not a secret. */
-  hint: string;
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-}
-
-export interface ApiKeyView {
-  id: string;
-  projectId: string;
-  name: string;
-  hint: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
-
-export interface UpstreamView extends UpstreamRecord {
-  /** Whether a project credential is stored (mode `project`); the credential itself is never shown. */
-  credentialSet: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface ProjectView extends Omit<ProjectRecord, 'upstreams'> {
-  teamSlug: string;
-  upstreams: UpstreamView[];
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface AuthorizationView {
-  id: string;
-  upstreamId: string;
-  upstreamAlias: string;
-  projectId: string;
-  userId: string;
-  status: 'active' | 'revoked' | 'expired';
-  createdAt: string;
-  updatedAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-}
-
-export interface AuditRecord {
-  id: string;
-  at: string;
-  projectId: string | null;
-  actor: string;
-  action: string;
-  detail: Record<string, unknown> | null;
-}
-
-export interface MemberView extends UserView {
-  since: string;
-}
-
-/** What an update did: the resulting record, and whether anything actually changed. */
-export interface Updated<T> {
-  record: T;
-  changed: boolean;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Implementation
@@ -235,34 +181,16 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
-    // An API key is a credential of one project: presented elsewhere it is refused, even where
-    // anonymous callers are welcome, so a misrouted key never silently acts as someone else.
-    if (principal.kind === 'api_key') {
-      if (principal.projectId !== project.id) return false;
-      const key = await this.ctx.db
-        .selectFrom('api_keys')
-        .select('id')
-        .where('id', '=', principal.keyId)
-        .where('project_id', '=', project.id)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      return key !== undefined;
-    }
-    if (project.authMode === 'anonymous') return true;
-    if (principal.kind !== 'user') return false;
-    return this.isTeamMemberOrDirect(this.ctx.db, principal.userId, project);
+    return canCallProject(this.ctx, principal, project);
   }
 
   /** A user's role on a project for the dashboard: `team` (member of its team), `member` (direct), or none. */
   async projectRole(userId: string, project: ProjectRecord): Promise<'team' | 'member' | undefined> {
-    if (await this.isTeamMember(this.ctx.db, userId, project.teamId)) return 'team';
-    return (await this.isTeamMemberOrDirect(this.ctx.db, userId, project)) ? 'member' : undefined;
+    return projectRole(this.ctx, userId, project);
   }
 
   async canManageProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
-    if (principal.kind === 'admin') return true;
-    if (principal.kind !== 'user') return false;
-    return this.isTeamMember(this.ctx.db, principal.userId, project.teamId);
+    return canManageProject(this.ctx, principal, project);
   }
 
   async upstreamCredential(
@@ -348,7 +276,7 @@ export class ControlPlaneStore implements ControlPlane {
   // ------------------------------------------------------------------ Teams
 
   async createTeam(actor: Principal, input: { slug: string; name: string }): Promise<TeamView> {
-    this.requireAdmin(actor);
+    requireAdmin(actor);
     const { slug, name } = parse(z.strictObject({ slug: SlugSchema, name: NameSchema }), input);
     const row = { id: newId('team'), slug, name, created_at: this.ctx.nowIso() };
     await this.ctx.transaction(async (trx) => {
@@ -360,8 +288,8 @@ export class ControlPlaneStore implements ControlPlane {
 
   async updateTeam(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<TeamView>> {
     const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
-    const team = await this.requireTeam(this.ctx.db, ref);
-    await this.requireTeamRights(actor, team.id);
+    const team = await requireTeam(this.ctx.db, ref);
+    await requireTeamRights(this.ctx, actor, team.id);
     if (name === undefined || name === team.name) return { record: toTeamView(team), changed: false };
     await this.ctx.transaction(async (trx) => {
       await trx.updateTable('teams').set({ name }).where('id', '=', team.id).execute();
@@ -374,7 +302,7 @@ export class ControlPlaneStore implements ControlPlane {
   async listTeams(actor: Principal): Promise<TeamView[]> {
     let q = this.ctx.db.selectFrom('teams').selectAll('teams').orderBy('teams.slug');
     if (actor.kind !== 'admin') {
-      const userId = this.requireUser(actor);
+      const userId = requireUser(actor);
       q = q
         .innerJoin('team_members', 'team_members.team_id', 'teams.id')
         .where('team_members.user_id', '=', userId);
@@ -383,8 +311,8 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async getTeam(actor: Principal, ref: string): Promise<TeamView & { members: MemberView[] }> {
-    const team = await this.requireTeam(this.ctx.db, ref);
-    await this.requireTeamRights(actor, team.id);
+    const team = await requireTeam(this.ctx.db, ref);
+    await requireTeamRights(this.ctx, actor, team.id);
     const members = await this.ctx.db
       .selectFrom('team_members')
       .innerJoin('users', 'users.id', 'team_members.user_id')
@@ -397,9 +325,9 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async addTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<Updated<MemberView>> {
-    const team = await this.requireTeam(this.ctx.db, teamRef);
-    await this.requireTeamRights(actor, team.id);
-    const user = await this.requireUserRow(this.ctx.db, userRef);
+    const team = await requireTeam(this.ctx.db, teamRef);
+    await requireTeamRights(this.ctx, actor, team.id);
+    const user = await requireUserRow(this.ctx.db, userRef);
     return this.ctx.transaction(async (trx) => {
       const existing = await trx
         .selectFrom('team_members')
@@ -422,9 +350,9 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async removeTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<void> {
-    const team = await this.requireTeam(this.ctx.db, teamRef);
-    await this.requireTeamRights(actor, team.id);
-    const user = await this.requireUserRow(this.ctx.db, userRef);
+    const team = await requireTeam(this.ctx.db, teamRef);
+    await requireTeamRights(this.ctx, actor, team.id);
+    const user = await requireUserRow(this.ctx.db, userRef);
     await this.ctx.transaction(async (trx) => {
       const deleted = await trx
         .deleteFrom('team_members')
@@ -447,7 +375,7 @@ export class ControlPlaneStore implements ControlPlane {
   // ------------------------------------------------------------------ Users and tokens
 
   async createUser(actor: Principal, input: { handle: string; name: string }): Promise<UserView> {
-    this.requireAdmin(actor);
+    requireAdmin(actor);
     const { handle, name } = parse(z.strictObject({ handle: HandleSchema, name: NameSchema }), input);
     const row = { id: newId('usr'), handle, name, created_at: this.ctx.nowIso() };
     await this.ctx.transaction(async (trx) => {
@@ -459,8 +387,8 @@ export class ControlPlaneStore implements ControlPlane {
 
   async updateUser(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<UserView>> {
     const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
-    const user = await this.requireUserRow(this.ctx.db, ref);
-    this.requireSelfOrAdmin(actor, user.id);
+    const user = await requireUserRow(this.ctx.db, ref);
+    requireSelfOrAdmin(actor, user.id);
     if (name === undefined || name === user.name) return { record: toUserView(user), changed: false };
     await this.ctx.transaction(async (trx) => {
       await trx.updateTable('users').set({ name }).where('id', '=', user.id).execute();
@@ -470,7 +398,7 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async listUsers(actor: Principal): Promise<UserView[]> {
-    this.requireAdmin(actor);
+    requireAdmin(actor);
     return (await this.ctx.db.selectFrom('users').selectAll().orderBy('handle').execute()).map(toUserView);
   }
 
@@ -481,8 +409,8 @@ export class ControlPlaneStore implements ControlPlane {
   ): Promise<
     UserView & { teams: TeamView[]; projects: { id: string; slug: string; role: 'team' | 'direct' }[] }
   > {
-    const user = await this.requireUserRow(this.ctx.db, ref);
-    this.requireSelfOrAdmin(actor, user.id);
+    const user = await requireUserRow(this.ctx.db, ref);
+    requireSelfOrAdmin(actor, user.id);
     const teams = await this.ctx.db
       .selectFrom('teams')
       .innerJoin('team_members', 'team_members.team_id', 'teams.id')
@@ -522,8 +450,8 @@ export class ControlPlaneStore implements ControlPlane {
       z.strictObject({ name: NameSchema, expiresAt: FutureTimestampSchema.optional() }),
       input,
     );
-    const user = await this.requireUserRow(this.ctx.db, userRef);
-    this.requireSelfOrAdmin(actor, user.id);
+    const user = await requireUserRow(this.ctx.db, userRef);
+    requireSelfOrAdmin(actor, user.id);
     const expires = expiresAt === undefined ? null : this.ctx.futureIso(expiresAt);
     const token = mintToken(USER_TOKEN_PREFIX);
     const record = await this.insertUserToken(actor, user.id, name, token, expires);
@@ -539,7 +467,7 @@ export class ControlPlaneStore implements ControlPlane {
     userRef: string,
     input: { name: string; token: string },
   ): Promise<Updated<TokenView>> {
-    this.requireAdmin(actor);
+    requireAdmin(actor);
     const { name, token } = parse(z.strictObject({ name: NameSchema, token: z.string() }), input);
     if (!isWellFormedToken(token, USER_TOKEN_PREFIX)) {
       throw new ControlPlaneError(
@@ -547,7 +475,7 @@ export class ControlPlaneStore implements ControlPlane {
         `Token "${name}" must be "${USER_TOKEN_PREFIX}" followed by at least 22 base64url characters`,
       );
     }
-    const user = await this.requireUserRow(this.ctx.db, userRef);
+    const user = await requireUserRow(this.ctx.db, userRef);
     const existing = await this.ctx.db
       .selectFrom('user_tokens')
       .selectAll()
@@ -563,8 +491,8 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async listUserTokens(actor: Principal, userRef: string): Promise<TokenView[]> {
-    const user = await this.requireUserRow(this.ctx.db, userRef);
-    this.requireSelfOrAdmin(actor, user.id);
+    const user = await requireUserRow(this.ctx.db, userRef);
+    requireSelfOrAdmin(actor, user.id);
     const rows = await this.ctx.db
       .selectFrom('user_tokens')
       .selectAll()
@@ -600,8 +528,8 @@ export class ControlPlaneStore implements ControlPlane {
 
   async createProject(actor: Principal, input: NewProject): Promise<ProjectView> {
     const p = parse(NewProjectSchema, input);
-    const team = await this.requireTeam(this.ctx.db, p.team);
-    await this.requireTeamRights(actor, team.id);
+    const team = await requireTeam(this.ctx.db, p.team);
+    await requireTeamRights(this.ctx, actor, team.id);
     const now = this.ctx.nowIso();
     const row: ProjectsTable = {
       id: newId('prj'),
@@ -627,7 +555,7 @@ export class ControlPlaneStore implements ControlPlane {
   async listProjects(actor: Principal): Promise<ProjectView[]> {
     let q = this.ctx.db.selectFrom('projects').selectAll('projects').orderBy('projects.slug');
     if (actor.kind !== 'admin') {
-      const userId = this.requireUser(actor);
+      const userId = requireUser(actor);
       q = q
         .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
         .where('team_members.user_id', '=', userId);
@@ -637,7 +565,7 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async getProject(actor: Principal, ref: string): Promise<ProjectView> {
-    const row = await this.requireManagedProject(actor, ref);
+    const row = await requireManagedProject(this.ctx, actor, ref);
     return this.toProjectView(this.ctx.db, row);
   }
 
@@ -647,13 +575,13 @@ export class ControlPlaneStore implements ControlPlane {
     patchInput: ProjectPatch,
   ): Promise<Updated<ProjectView>> {
     const patch = parse(ProjectPatchSchema, patchInput);
-    const row = await this.requireManagedProject(actor, ref);
+    const row = await requireManagedProject(this.ctx, actor, ref);
     const current = await this.toProjectRecord(this.ctx.db, row);
     let teamId = row.team_id;
     if (patch.team !== undefined) {
-      const team = await this.requireTeam(this.ctx.db, patch.team);
+      const team = await requireTeam(this.ctx.db, patch.team);
       // Moving a project hands it to another team: the actor must belong to that team as well.
-      if (team.id !== row.team_id) await this.requireTeamRights(actor, team.id);
+      if (team.id !== row.team_id) await requireTeamRights(this.ctx, actor, team.id);
       teamId = team.id;
     }
     const cache = parse(CacheConfigSchema, { ...current.cache, ...patch.cache }, 'cache');
@@ -713,7 +641,7 @@ export class ControlPlaneStore implements ControlPlane {
    * longer authenticate; the deletion workflow then stops its tasks and removes everything. Idempotent.
    */
   async markProjectDeleting(actor: Principal, ref: string): Promise<ProjectRecord> {
-    const row = await this.requireManagedProject(actor, ref);
+    const row = await requireManagedProject(this.ctx, actor, ref);
     if (row.deleting_at === null || row.deleting_at === undefined) {
       await this.ctx.transaction(async (trx) => {
         await trx
@@ -739,7 +667,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   /** Deletes the project's control-plane rows (settings, members, keys, upstreams, authorizations). */
   async deleteProject(actor: Principal, ref: string): Promise<ProjectRecord> {
-    const row = await this.requireManagedProject(actor, ref);
+    const row = await requireManagedProject(this.ctx, actor, ref);
     const record = await this.toProjectRecord(this.ctx.db, row);
     await this.ctx.transaction(async (trx) => {
       const upstreamIds = trx.selectFrom('upstreams').select('id').where('project_id', '=', row.id);
@@ -757,7 +685,7 @@ export class ControlPlaneStore implements ControlPlane {
   // ------------------------------------------------------------------ Direct project members
 
   async listProjectMembers(actor: Principal, projectRef: string): Promise<MemberView[]> {
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const rows = await this.ctx.db
       .selectFrom('project_members')
       .innerJoin('users', 'users.id', 'project_members.user_id')
@@ -774,8 +702,8 @@ export class ControlPlaneStore implements ControlPlane {
     projectRef: string,
     userRef: string,
   ): Promise<Updated<MemberView>> {
-    const project = await this.requireManagedProject(actor, projectRef);
-    const user = await this.requireUserRow(this.ctx.db, userRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
+    const user = await requireUserRow(this.ctx.db, userRef);
     return this.ctx.transaction(async (trx) => {
       const existing = await trx
         .selectFrom('project_members')
@@ -798,8 +726,8 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async removeProjectMember(actor: Principal, projectRef: string, userRef: string): Promise<void> {
-    const project = await this.requireManagedProject(actor, projectRef);
-    const user = await this.requireUserRow(this.ctx.db, userRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
+    const user = await requireUserRow(this.ctx.db, userRef);
     await this.ctx.transaction(async (trx) => {
       const deleted = await trx
         .deleteFrom('project_members')
@@ -828,7 +756,7 @@ export class ControlPlaneStore implements ControlPlane {
     input: { name: string },
   ): Promise<{ key: string; record: ApiKeyView }> {
     const { name } = parse(z.strictObject({ name: NameSchema }), input);
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const key = mintToken(API_KEY_PREFIX);
     return { key, record: await this.insertApiKey(actor, project.id, name, key) };
   }
@@ -839,7 +767,7 @@ export class ControlPlaneStore implements ControlPlane {
     projectRef: string,
     input: { name: string; key: string },
   ): Promise<Updated<ApiKeyView>> {
-    this.requireAdmin(actor);
+    requireAdmin(actor);
     const { name, key } = parse(z.strictObject({ name: NameSchema, key: z.string() }), input);
     if (!isWellFormedToken(key, API_KEY_PREFIX)) {
       throw new ControlPlaneError(
@@ -847,7 +775,7 @@ export class ControlPlaneStore implements ControlPlane {
         `API key "${name}" must be "${API_KEY_PREFIX}" followed by at least 22 base64url characters`,
       );
     }
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const existing = await this.ctx.db
       .selectFrom('api_keys')
       .selectAll()
@@ -863,7 +791,7 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async listApiKeys(actor: Principal, projectRef: string): Promise<ApiKeyView[]> {
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const rows = await this.ctx.db
       .selectFrom('api_keys')
       .selectAll()
@@ -875,7 +803,7 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async revokeApiKey(actor: Principal, projectRef: string, keyId: string): Promise<ApiKeyView> {
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const row = await this.ctx.db
       .selectFrom('api_keys')
       .selectAll()
@@ -896,7 +824,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   async addUpstream(actor: Principal, projectRef: string, input: NewUpstream): Promise<UpstreamView> {
     const u = parse(NewUpstreamSchema, input);
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const now = this.ctx.nowIso();
     const id = newId('ups');
     const row: UpstreamsTable = {
@@ -930,7 +858,7 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   async listUpstreams(actor: Principal, projectRef: string): Promise<UpstreamView[]> {
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     return (await this.upstreamRows(this.ctx.db, project.id)).map(toUpstreamView);
   }
 
@@ -941,7 +869,7 @@ export class ControlPlaneStore implements ControlPlane {
     patchInput: UpstreamPatch,
   ): Promise<Updated<UpstreamView>> {
     const patch = parse(UpstreamPatchSchema, patchInput);
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const row = await this.requireUpstreamRow(project, alias);
     const next: UpstreamsTable = { ...row };
     const fields: string[] = [];
@@ -1005,7 +933,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   /** Removes an upstream with its credential and every user authorization granted for it. */
   async removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
-    const project = await this.requireManagedProject(actor, projectRef);
+    const project = await requireManagedProject(this.ctx, actor, projectRef);
     const row = await this.requireUpstreamRow(project, alias);
     await this.ctx.transaction(async (trx) => {
       await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
@@ -1156,11 +1084,11 @@ export class ControlPlaneStore implements ControlPlane {
 
   /** Managers see every user's authorizations for the project; other users see their own. */
   async listUpstreamAuthorizations(actor: Principal, projectRef: string): Promise<AuthorizationView[]> {
-    const project = await this.requireProjectRow(this.ctx.db, projectRef);
+    const project = await requireProjectRow(this.ctx.db, projectRef);
     const record = await this.toProjectRecord(this.ctx.db, project);
     const manages = await this.canManageProject(actor, record);
     if (!manages && !(actor.kind === 'user' && (await this.canCallProject(actor, record)))) {
-      throw await this.forbidden(actor, project.id, 'authorization.list');
+      throw await forbidden(this.ctx, actor, project.id, 'authorization.list');
     }
     let q = this.ctx.db
       .selectFrom('upstream_authorizations')
@@ -1191,7 +1119,7 @@ export class ControlPlaneStore implements ControlPlane {
       const projectId = await this.auditProjectId(actor, opts.project);
       q = q.where('project_id', '=', projectId);
     } else {
-      this.requireAdmin(actor);
+      requireAdmin(actor);
     }
     if (opts.before !== undefined) q = q.where('id', '<', opts.before);
     const rows = await q.execute();
@@ -1207,50 +1135,6 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ Internals
 
-  private requireAdmin(actor: Principal): void {
-    if (actor.kind !== 'admin')
-      throw new ControlPlaneError('forbidden', 'Only the administrator may do this');
-  }
-
-  private requireUser(actor: Principal): string {
-    if (actor.kind !== 'user')
-      throw new ControlPlaneError('forbidden', 'Only users and the administrator may do this');
-    return actor.userId;
-  }
-
-  private requireSelfOrAdmin(actor: Principal, userId: string): void {
-    if (actor.kind === 'admin') return;
-    if (actor.kind === 'user' && actor.userId === userId) return;
-    throw new ControlPlaneError('forbidden', 'Only the user themselves or the administrator may do this');
-  }
-
-  private async requireTeamRights(actor: Principal, teamId: string): Promise<void> {
-    if (actor.kind === 'admin') return;
-    if (actor.kind === 'user' && (await this.isTeamMember(this.ctx.db, actor.userId, teamId))) return;
-    throw new ControlPlaneError('forbidden', 'Only members of the team or the administrator may do this');
-  }
-
-  /** The project row if `actor` manages it; forbidden attempts by users are audited. */
-  private async requireManagedProject(actor: Principal, ref: string): Promise<ProjectsTable> {
-    const row = await this.requireProjectRow(this.ctx.db, ref);
-    if (actor.kind === 'admin') return row;
-    if (actor.kind === 'user' && (await this.isTeamMember(this.ctx.db, actor.userId, row.team_id)))
-      return row;
-    throw await this.forbidden(actor, row.id, 'project.manage');
-  }
-
-  private async forbidden(
-    actor: Principal,
-    projectId: string,
-    attempted: string,
-  ): Promise<ControlPlaneError> {
-    await auditBy(this.ctx, this.ctx.db, actor, projectId, 'access.denied', { attempted });
-    return new ControlPlaneError(
-      'forbidden',
-      "Only members of the project's team or the administrator may do this",
-    );
-  }
-
   private async auditProjectId(actor: Principal, ref: string): Promise<string> {
     const row = await this.ctx.db
       .selectFrom('projects')
@@ -1259,9 +1143,9 @@ export class ControlPlaneStore implements ControlPlane {
       .executeTakeFirst();
     if (row) {
       if (actor.kind === 'admin') return row.id;
-      if (actor.kind === 'user' && (await this.isTeamMember(this.ctx.db, actor.userId, row.team_id)))
+      if (actor.kind === 'user' && (await isTeamMember(this.ctx.db, actor.userId, row.team_id)))
         return row.id;
-      throw await this.forbidden(actor, row.id, 'audit.list');
+      throw await forbidden(this.ctx, actor, row.id, 'audit.list');
     }
     // A deleted project's trail stays readable by the admin, by project id.
     if (actor.kind === 'admin') return ref;
@@ -1275,24 +1159,24 @@ export class ControlPlaneStore implements ControlPlane {
     userRef: string | undefined,
     op: 'grant' | 'revoke',
   ) {
-    const project = await this.requireProjectRow(this.ctx.db, projectRef);
+    const project = await requireProjectRow(this.ctx.db, projectRef);
     const record = await this.toProjectRecord(this.ctx.db, project);
     let user;
     if (userRef === undefined) {
       if (actor.kind !== 'user')
         throw new ControlPlaneError('invalid', 'Name the user the authorization is for');
-      user = await this.requireUserRow(this.ctx.db, actor.userId);
+      user = await requireUserRow(this.ctx.db, actor.userId);
     } else {
-      user = await this.requireUserRow(this.ctx.db, userRef);
+      user = await requireUserRow(this.ctx.db, userRef);
     }
     const self = actor.kind === 'user' && actor.userId === user.id;
     if (!self) {
       // On behalf of someone else: the admin may grant and revoke; project managers may only revoke.
       const allowed =
         actor.kind === 'admin' || (op === 'revoke' && (await this.canManageProject(actor, record)));
-      if (!allowed) throw await this.forbidden(actor, project.id, `authorization.${op}`);
+      if (!allowed) throw await forbidden(this.ctx, actor, project.id, `authorization.${op}`);
     }
-    if (op === 'grant' && !(await this.isTeamMemberOrDirect(this.ctx.db, user.id, record))) {
+    if (op === 'grant' && !(await isTeamMemberOrDirect(this.ctx.db, user.id, record))) {
       throw new ControlPlaneError(
         'forbidden',
         `User "${user.handle}" may not call project "${project.slug}"`,
@@ -1355,57 +1239,6 @@ export class ControlPlaneStore implements ControlPlane {
 
   private openUpstreamCredential(upstreamId: string, sealed: Uint8Array): string {
     return this.ctx.cipher.open(sealed, upstreamCredentialAad(upstreamId)).toString('utf8');
-  }
-
-  private async isTeamMember(db: Db, userId: string, teamId: string): Promise<boolean> {
-    const row = await db
-      .selectFrom('team_members')
-      .select('user_id')
-      .where('team_id', '=', teamId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
-  private async isTeamMemberOrDirect(db: Db, userId: string, project: { id: string; teamId: string }) {
-    if (await this.isTeamMember(db, userId, project.teamId)) return true;
-    const direct = await db
-      .selectFrom('project_members')
-      .select('user_id')
-      .where('project_id', '=', project.id)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    return direct !== undefined;
-  }
-
-  private async requireTeam(db: Db, ref: string) {
-    const row = await db
-      .selectFrom('teams')
-      .selectAll()
-      .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
-      .executeTakeFirst();
-    if (!row) throw new ControlPlaneError('not_found', `No team "${ref}"`);
-    return row;
-  }
-
-  private async requireUserRow(db: Db, ref: string) {
-    const row = await db
-      .selectFrom('users')
-      .selectAll()
-      .where((eb) => eb.or([eb('id', '=', ref), eb('handle', '=', ref)]))
-      .executeTakeFirst();
-    if (!row) throw new ControlPlaneError('not_found', `No user "${ref}"`);
-    return row;
-  }
-
-  private async requireProjectRow(db: Db, ref: string): Promise<ProjectsTable> {
-    const row = await db
-      .selectFrom('projects')
-      .selectAll()
-      .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
-      .executeTakeFirst();
-    if (!row) throw new ControlPlaneError('not_found', `No project "${ref}"`);
-    return row;
   }
 
   private async requireUpstreamRow(
@@ -1536,14 +1369,6 @@ function toUpstreamView(row: UpstreamsTable): UpstreamView {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-}
-
-function toTeamView(row: { id: string; slug: string; name: string; created_at: string }): TeamView {
-  return { id: row.id, slug: row.slug, name: row.name, createdAt: row.created_at };
-}
-
-function toUserView(row: { id: string; handle: string; name: string; created_at: string }): UserView {
-  return { id: row.id, handle: row.handle, name: row.name, createdAt: row.created_at };
 }
 
 function toTokenView(row: {
