@@ -26,18 +26,16 @@ import type {
   Principal,
   ProjectRecord,
   ToolProfile,
-  UpstreamAuth,
   UpstreamCredential,
   UpstreamRecord,
 } from './types';
-import type { Database, ProjectsTable, UpstreamsTable } from '../schema';
+import type { Database, ProjectsTable } from '../schema';
 import {
   API_KEY_PREFIX,
   digestsEqual,
   hashToken,
   isWellFormedToken,
   mintToken,
-  secretsEqual,
   tokenHint,
   USER_TOKEN_PREFIX,
 } from '../tokens';
@@ -48,11 +46,9 @@ import {
   HandleSchema,
   NameSchema,
   NewProjectSchema,
-  NewUpstreamSchema,
   parse,
   ProjectPatchSchema,
   SlugSchema,
-  UpstreamPatchSchema,
 } from './schemas';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
 import type { ControlPlaneStoreOptions, Db } from './context';
@@ -87,6 +83,15 @@ import type {
   UserView,
 } from './views';
 import { toTeamView, toUserView } from './views';
+import * as upstreams from './upstreams';
+import {
+  openUpstreamCredential,
+  requireUpstreamRow,
+  toAuth,
+  toUpstreamRecord,
+  toUpstreamView,
+  upstreamRows,
+} from './upstreams';
 
 export type { ControlPlaneStoreOptions } from './context';
 export { newId } from './context';
@@ -225,7 +230,7 @@ export class ControlPlaneStore implements ControlPlane {
       if (!row.credential) {
         return { ok: false, reason: `${name} needs a project credential; none is configured` };
       }
-      const secret = this.openUpstreamCredential(row.id, row.credential);
+      const secret = openUpstreamCredential(this.ctx, row.id, row.credential);
       return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: null };
     }
     // per_user
@@ -822,127 +827,25 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ Upstreams
 
-  async addUpstream(actor: Principal, projectRef: string, input: NewUpstream): Promise<UpstreamView> {
-    const u = parse(NewUpstreamSchema, input);
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const now = this.ctx.nowIso();
-    const id = newId('ups');
-    const row: UpstreamsTable = {
-      id,
-      project_id: project.id,
-      alias: u.alias,
-      url: u.url,
-      enabled: u.enabled ? 1 : 0,
-      auth_mode: u.auth.mode,
-      auth_header: u.auth.mode === 'none' ? null : (u.auth.header ?? null),
-      credential:
-        u.auth.mode === 'project' && u.auth.credential !== undefined
-          ? this.ctx.cipher.seal(Buffer.from(u.auth.credential, 'utf8'), upstreamCredentialAad(id))
-          : null,
-      created_at: now,
-      updated_at: now,
-    };
-    await this.ctx.transaction(async (trx) => {
-      await insertUnique(
-        trx.insertInto('upstreams').values(row),
-        `Upstream "${u.alias}" already exists in project "${project.slug}"`,
-      );
-      await auditBy(this.ctx, trx, actor, project.id, 'upstream.added', {
-        upstreamId: id,
-        alias: u.alias,
-        authMode: u.auth.mode,
-        credentialSet: row.credential !== null,
-      });
-    });
-    return toUpstreamView(row);
+  addUpstream(actor: Principal, projectRef: string, input: NewUpstream): Promise<UpstreamView> {
+    return upstreams.addUpstream(this.ctx, actor, projectRef, input);
   }
 
-  async listUpstreams(actor: Principal, projectRef: string): Promise<UpstreamView[]> {
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    return (await this.upstreamRows(this.ctx.db, project.id)).map(toUpstreamView);
+  listUpstreams(actor: Principal, projectRef: string): Promise<UpstreamView[]> {
+    return upstreams.listUpstreams(this.ctx, actor, projectRef);
   }
 
-  async updateUpstream(
+  updateUpstream(
     actor: Principal,
     projectRef: string,
     alias: string,
-    patchInput: UpstreamPatch,
+    patch: UpstreamPatch,
   ): Promise<Updated<UpstreamView>> {
-    const patch = parse(UpstreamPatchSchema, patchInput);
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const row = await this.requireUpstreamRow(project, alias);
-    const next: UpstreamsTable = { ...row };
-    const fields: string[] = [];
-    if (patch.url !== undefined && patch.url !== row.url) {
-      next.url = patch.url;
-      fields.push('url');
-    }
-    if (patch.enabled !== undefined && (patch.enabled ? 1 : 0) !== row.enabled) {
-      next.enabled = patch.enabled ? 1 : 0;
-      fields.push('enabled');
-    }
-    if (patch.auth !== undefined) {
-      const a = patch.auth;
-      const header = a.mode === 'none' ? null : (a.header ?? null);
-      if (a.mode !== row.auth_mode || header !== row.auth_header) {
-        next.auth_mode = a.mode;
-        next.auth_header = header;
-        fields.push('auth');
-      }
-      if (a.mode !== 'project') {
-        if (row.credential !== null) {
-          next.credential = null;
-          fields.push('credential');
-        }
-      } else if (a.credential !== undefined) {
-        const same =
-          row.credential !== null &&
-          secretsEqual(this.openUpstreamCredential(row.id, row.credential), a.credential);
-        if (!same) {
-          next.credential = this.ctx.cipher.seal(
-            Buffer.from(a.credential, 'utf8'),
-            upstreamCredentialAad(row.id),
-          );
-          fields.push('credential');
-        }
-      }
-    }
-    if (fields.length === 0) return { record: toUpstreamView(row), changed: false };
-    next.updated_at = this.ctx.nowIso();
-    await this.ctx.transaction(async (trx) => {
-      await trx
-        .updateTable('upstreams')
-        .set({
-          url: next.url,
-          enabled: next.enabled,
-          auth_mode: next.auth_mode,
-          auth_header: next.auth_header,
-          credential: next.credential,
-          updated_at: next.updated_at,
-        })
-        .where('id', '=', row.id)
-        .execute();
-      await auditBy(this.ctx, trx, actor, project.id, 'upstream.updated', {
-        upstreamId: row.id,
-        alias: row.alias,
-        fields,
-      });
-    });
-    return { record: toUpstreamView(next), changed: true };
+    return upstreams.updateUpstream(this.ctx, actor, projectRef, alias, patch);
   }
 
-  /** Removes an upstream with its credential and every user authorization granted for it. */
-  async removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const row = await this.requireUpstreamRow(project, alias);
-    await this.ctx.transaction(async (trx) => {
-      await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
-      await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
-      await auditBy(this.ctx, trx, actor, project.id, 'upstream.removed', {
-        upstreamId: row.id,
-        alias: row.alias,
-      });
-    });
+  removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
+    return upstreams.removeUpstream(this.ctx, actor, projectRef, alias);
   }
 
   // ------------------------------------------------------------------ Per-user upstream authorizations
@@ -1182,7 +1085,7 @@ export class ControlPlaneStore implements ControlPlane {
         `User "${user.handle}" may not call project "${project.slug}"`,
       );
     }
-    const row = await this.requireUpstreamRow(project, alias);
+    const row = await requireUpstreamRow(this.ctx, project, alias);
     return { project, row, user };
   }
 
@@ -1237,35 +1140,8 @@ export class ControlPlaneStore implements ControlPlane {
     return toApiKeyView(row);
   }
 
-  private openUpstreamCredential(upstreamId: string, sealed: Uint8Array): string {
-    return this.ctx.cipher.open(sealed, upstreamCredentialAad(upstreamId)).toString('utf8');
-  }
-
-  private async requireUpstreamRow(
-    project: { id: string; slug: string },
-    alias: string,
-  ): Promise<UpstreamsTable> {
-    const row = await this.ctx.db
-      .selectFrom('upstreams')
-      .selectAll()
-      .where('project_id', '=', project.id)
-      .where((eb) => eb.or([eb('alias', '=', alias), eb('id', '=', alias)]))
-      .executeTakeFirst();
-    if (!row) throw new ControlPlaneError('not_found', `No upstream "${alias}" in project "${project.slug}"`);
-    return row;
-  }
-
-  private upstreamRows(db: Db, projectId: string): Promise<UpstreamsTable[]> {
-    return db
-      .selectFrom('upstreams')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .orderBy('alias')
-      .execute();
-  }
-
   private async toProjectRecord(db: Db, row: ProjectsTable): Promise<ProjectRecord> {
-    const upstreams = await this.upstreamRows(db, row.id);
+    const upstreams = await upstreamRows(db, row.id);
     return {
       ...projectSettings(row),
       upstreams: upstreams.map(toUpstreamRecord),
@@ -1275,7 +1151,7 @@ export class ControlPlaneStore implements ControlPlane {
   private async toProjectView(db: Db, row: ProjectsTable): Promise<ProjectView> {
     const [team, upstreams] = await Promise.all([
       db.selectFrom('teams').select('slug').where('id', '=', row.team_id).executeTakeFirst(),
-      this.upstreamRows(db, row.id),
+      upstreamRows(db, row.id),
     ]);
     return {
       ...projectSettings(row),
@@ -1308,10 +1184,6 @@ function camel(column: string): string {
   return FIELD_NAMES[column] ?? column;
 }
 
-function upstreamCredentialAad(upstreamId: string): string {
-  return `upstream-credential:${upstreamId}`;
-}
-
 function authorizationAad(id: string, upstreamId: string, userId: string): string {
   return `upstream-authorization:${id}:${upstreamId}:${userId}`;
 }
@@ -1342,32 +1214,6 @@ function projectSettings(row: ProjectsTable): Omit<ProjectRecord, 'upstreams'> {
     // Parsed so settings added to the schemas later get their defaults on old rows.
     cache: CacheConfigSchema.parse(JSON.parse(row.cache)) as CacheConfig,
     limits: LimitsConfigSchema.parse(JSON.parse(row.limits)) as LimitsConfig,
-  };
-}
-
-function toAuth(row: UpstreamsTable): UpstreamAuth {
-  const header = row.auth_header ?? undefined;
-  if (row.auth_mode === 'project') return { mode: 'project', ...(header && { header }) };
-  if (row.auth_mode === 'per_user') return { mode: 'per_user', ...(header && { header }) };
-  return { mode: 'none' };
-}
-
-function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
-  return {
-    id: row.id,
-    alias: row.alias,
-    url: row.url,
-    enabled: Number(row.enabled) !== 0,
-    auth: toAuth(row),
-  };
-}
-
-function toUpstreamView(row: UpstreamsTable): UpstreamView {
-  return {
-    ...toUpstreamRecord(row),
-    credentialSet: row.credential !== null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   };
 }
 
