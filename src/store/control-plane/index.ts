@@ -17,19 +17,16 @@
  */
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { CacheConfig, LimitsConfig } from '../../config/config';
-import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
 import type { Cipher } from '../cipher';
 import type {
   AuditEvent,
   ControlPlane,
   Principal,
   ProjectRecord,
-  ToolProfile,
   UpstreamCredential,
   UpstreamRecord,
 } from './types';
-import type { Database, ProjectsTable } from '../schema';
+import type { Database } from '../schema';
 import {
   API_KEY_PREFIX,
   digestsEqual,
@@ -45,13 +42,11 @@ import {
   FutureTimestampSchema,
   HandleSchema,
   NameSchema,
-  NewProjectSchema,
   parse,
-  ProjectPatchSchema,
   SlugSchema,
 } from './schemas';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
-import type { ControlPlaneStoreOptions, Db } from './context';
+import type { ControlPlaneStoreOptions } from './context';
 import { insertUnique, newId, StoreContext } from './context';
 import { auditBy, writeAudit, writeTeamAudit } from './audit';
 import {
@@ -84,14 +79,10 @@ import type {
 } from './views';
 import { toTeamView, toUserView } from './views';
 import * as upstreams from './upstreams';
-import {
-  openUpstreamCredential,
-  requireUpstreamRow,
-  toAuth,
-  toUpstreamRecord,
-  toUpstreamView,
-  upstreamRows,
-} from './upstreams';
+import * as projects from './projects';
+import { toProjectRecord } from './projects';
+import * as deletion from './deletion';
+import { openUpstreamCredential, requireUpstreamRow, toAuth } from './upstreams';
 
 export type { ControlPlaneStoreOptions } from './context';
 export { newId } from './context';
@@ -175,14 +166,14 @@ export class ControlPlaneStore implements ControlPlane {
       .where('slug', '=', slug)
       .where('deleting_at', 'is', null)
       .executeTakeFirst();
-    const record = row ? await this.toProjectRecord(this.ctx.db, row) : undefined;
+    const record = row ? await toProjectRecord(this.ctx.db, row) : undefined;
     this.ctx.projectCache.set(slug, { record, until: Date.now() + PROJECT_CACHE_MS });
     return record;
   }
 
   async projectById(id: string): Promise<ProjectRecord | undefined> {
     const row = await this.ctx.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? this.toProjectRecord(this.ctx.db, row) : undefined;
+    return row ? toProjectRecord(this.ctx.db, row) : undefined;
   }
 
   async canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
@@ -531,160 +522,32 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ Projects
 
-  async createProject(actor: Principal, input: NewProject): Promise<ProjectView> {
-    const p = parse(NewProjectSchema, input);
-    const team = await requireTeam(this.ctx.db, p.team);
-    await requireTeamRights(this.ctx, actor, team.id);
-    const now = this.ctx.nowIso();
-    const row: ProjectsTable = {
-      id: newId('prj'),
-      slug: p.slug,
-      team_id: team.id,
-      auth_mode: p.authMode,
-      tool_profile: p.toolProfile,
-      features: JSON.stringify(p.features),
-      namespacing: p.namespacing ? 1 : 0,
-      cache: JSON.stringify(p.cache),
-      limits: JSON.stringify(p.limits),
-      created_at: now,
-      updated_at: now,
-    };
-    await this.ctx.transaction(async (trx) => {
-      await insertUnique(trx.insertInto('projects').values(row), `Project "${p.slug}" already exists`);
-      await auditBy(this.ctx, trx, actor, row.id, 'project.created', { slug: p.slug, teamId: team.id });
-    });
-    return this.toProjectView(this.ctx.db, row);
+  createProject(actor: Principal, input: NewProject): Promise<ProjectView> {
+    return projects.createProject(this.ctx, actor, input);
   }
 
-  /** Admin: every project; a user: the projects of their teams (the ones they manage). */
-  async listProjects(actor: Principal): Promise<ProjectView[]> {
-    let q = this.ctx.db.selectFrom('projects').selectAll('projects').orderBy('projects.slug');
-    if (actor.kind !== 'admin') {
-      const userId = requireUser(actor);
-      q = q
-        .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
-        .where('team_members.user_id', '=', userId);
-    }
-    const rows = await q.execute();
-    return Promise.all(rows.map((r) => this.toProjectView(this.ctx.db, r)));
+  listProjects(actor: Principal): Promise<ProjectView[]> {
+    return projects.listProjects(this.ctx, actor);
   }
 
-  async getProject(actor: Principal, ref: string): Promise<ProjectView> {
-    const row = await requireManagedProject(this.ctx, actor, ref);
-    return this.toProjectView(this.ctx.db, row);
+  getProject(actor: Principal, ref: string): Promise<ProjectView> {
+    return projects.getProject(this.ctx, actor, ref);
   }
 
-  async updateProject(
-    actor: Principal,
-    ref: string,
-    patchInput: ProjectPatch,
-  ): Promise<Updated<ProjectView>> {
-    const patch = parse(ProjectPatchSchema, patchInput);
-    const row = await requireManagedProject(this.ctx, actor, ref);
-    const current = await this.toProjectRecord(this.ctx.db, row);
-    let teamId = row.team_id;
-    if (patch.team !== undefined) {
-      const team = await requireTeam(this.ctx.db, patch.team);
-      // Moving a project hands it to another team: the actor must belong to that team as well.
-      if (team.id !== row.team_id) await requireTeamRights(this.ctx, actor, team.id);
-      teamId = team.id;
-    }
-    const cache = parse(CacheConfigSchema, { ...current.cache, ...patch.cache }, 'cache');
-    const limits = parse(LimitsConfigSchema, { ...current.limits, ...patch.limits }, 'limits');
-    const next: ProjectsTable = {
-      ...row,
-      team_id: teamId,
-      auth_mode: patch.authMode ?? row.auth_mode,
-      tool_profile: patch.toolProfile ?? row.tool_profile,
-      features: JSON.stringify({ ...current.features, ...stripUndefined(patch.features ?? {}) }),
-      namespacing: (patch.namespacing ?? current.namespacing) ? 1 : 0,
-      cache: JSON.stringify(cache),
-      limits: JSON.stringify(limits),
-    };
-    const changedFields = (
-      ['team_id', 'auth_mode', 'tool_profile', 'features', 'namespacing', 'cache', 'limits'] as const
-    ).filter((k) => next[k] !== row[k]);
-    if (changedFields.length === 0)
-      return { record: await this.toProjectView(this.ctx.db, row), changed: false };
-    if (next.namespacing === 0 && row.namespacing === 1)
-      await this.validate({ ...current, namespacing: false });
-    next.updated_at = this.ctx.nowIso();
-    await this.ctx.transaction(async (trx) => {
-      await trx
-        .updateTable('projects')
-        .set({
-          team_id: next.team_id,
-          auth_mode: next.auth_mode,
-          tool_profile: next.tool_profile,
-          features: next.features,
-          namespacing: next.namespacing,
-          cache: next.cache,
-          limits: next.limits,
-          updated_at: next.updated_at,
-        })
-        .where('id', '=', row.id)
-        .execute();
-      await auditBy(this.ctx, trx, actor, row.id, 'project.updated', {
-        fields: changedFields.map(camel),
-        ...(teamId !== row.team_id && { teamId }),
-      });
-    });
-    return { record: await this.toProjectView(this.ctx.db, next), changed: true };
+  updateProject(actor: Principal, ref: string, patch: ProjectPatch): Promise<Updated<ProjectView>> {
+    return projects.updateProject(this.ctx, actor, ref, patch);
   }
 
-  private async validate(project: ProjectRecord): Promise<void> {
-    if (!this.ctx.options.validateProject) return;
-    try {
-      await this.ctx.options.validateProject(project);
-    } catch (err) {
-      throw new ControlPlaneError('invalid', err instanceof Error ? err.message : String(err));
-    }
+  markProjectDeleting(actor: Principal, ref: string): Promise<ProjectRecord> {
+    return deletion.markProjectDeleting(this.ctx, actor, ref);
   }
 
-  /**
-   * Starts a project's deletion (docs/retention.md): from now on it no longer serves and its API keys no
-   * longer authenticate; the deletion workflow then stops its tasks and removes everything. Idempotent.
-   */
-  async markProjectDeleting(actor: Principal, ref: string): Promise<ProjectRecord> {
-    const row = await requireManagedProject(this.ctx, actor, ref);
-    if (row.deleting_at === null || row.deleting_at === undefined) {
-      await this.ctx.transaction(async (trx) => {
-        await trx
-          .updateTable('projects')
-          .set({ deleting_at: this.ctx.nowIso() })
-          .where('id', '=', row.id)
-          .execute();
-        await auditBy(this.ctx, trx, actor, row.id, 'project.deletion_started', { slug: row.slug });
-      });
-    }
-    return this.toProjectRecord(this.ctx.db, row);
+  projectsBeingDeleted(): Promise<string[]> {
+    return deletion.projectsBeingDeleted(this.ctx);
   }
 
-  /** Ids of projects whose deletion started (to resume deletions at start-up). */
-  async projectsBeingDeleted(): Promise<string[]> {
-    const rows = await this.ctx.db
-      .selectFrom('projects')
-      .select('id')
-      .where('deleting_at', 'is not', null)
-      .execute();
-    return rows.map((r) => r.id);
-  }
-
-  /** Deletes the project's control-plane rows (settings, members, keys, upstreams, authorizations). */
-  async deleteProject(actor: Principal, ref: string): Promise<ProjectRecord> {
-    const row = await requireManagedProject(this.ctx, actor, ref);
-    const record = await this.toProjectRecord(this.ctx.db, row);
-    await this.ctx.transaction(async (trx) => {
-      const upstreamIds = trx.selectFrom('upstreams').select('id').where('project_id', '=', row.id);
-      await trx.deleteFrom('upstream_authorizations').where('upstream_id', 'in', upstreamIds).execute();
-      await trx.deleteFrom('upstreams').where('project_id', '=', row.id).execute();
-      await trx.deleteFrom('api_keys').where('project_id', '=', row.id).execute();
-      await trx.deleteFrom('project_members').where('project_id', '=', row.id).execute();
-      await trx.deleteFrom('projects').where('id', '=', row.id).execute();
-      await auditBy(this.ctx, trx, actor, row.id, 'project.deleted', { slug: row.slug });
-    });
-    await this.ctx.options.onProjectDeleted?.(record);
-    return record;
+  deleteProject(actor: Principal, ref: string): Promise<ProjectRecord> {
+    return deletion.deleteProject(this.ctx, actor, ref);
   }
 
   // ------------------------------------------------------------------ Direct project members
@@ -988,7 +851,7 @@ export class ControlPlaneStore implements ControlPlane {
   /** Managers see every user's authorizations for the project; other users see their own. */
   async listUpstreamAuthorizations(actor: Principal, projectRef: string): Promise<AuthorizationView[]> {
     const project = await requireProjectRow(this.ctx.db, projectRef);
-    const record = await this.toProjectRecord(this.ctx.db, project);
+    const record = await toProjectRecord(this.ctx.db, project);
     const manages = await this.canManageProject(actor, record);
     if (!manages && !(actor.kind === 'user' && (await this.canCallProject(actor, record)))) {
       throw await forbidden(this.ctx, actor, project.id, 'authorization.list');
@@ -1063,7 +926,7 @@ export class ControlPlaneStore implements ControlPlane {
     op: 'grant' | 'revoke',
   ) {
     const project = await requireProjectRow(this.ctx.db, projectRef);
-    const record = await this.toProjectRecord(this.ctx.db, project);
+    const record = await toProjectRecord(this.ctx.db, project);
     let user;
     if (userRef === undefined) {
       if (actor.kind !== 'user')
@@ -1139,50 +1002,11 @@ export class ControlPlaneStore implements ControlPlane {
     });
     return toApiKeyView(row);
   }
-
-  private async toProjectRecord(db: Db, row: ProjectsTable): Promise<ProjectRecord> {
-    const upstreams = await upstreamRows(db, row.id);
-    return {
-      ...projectSettings(row),
-      upstreams: upstreams.map(toUpstreamRecord),
-    };
-  }
-
-  private async toProjectView(db: Db, row: ProjectsTable): Promise<ProjectView> {
-    const [team, upstreams] = await Promise.all([
-      db.selectFrom('teams').select('slug').where('id', '=', row.team_id).executeTakeFirst(),
-      upstreamRows(db, row.id),
-    ]);
-    return {
-      ...projectSettings(row),
-      teamSlug: team?.slug ?? '',
-      upstreams: upstreams.map(toUpstreamView),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------------
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-const FIELD_NAMES: Record<string, string> = {
-  team_id: 'team',
-  auth_mode: 'authMode',
-  tool_profile: 'toolProfile',
-  features: 'features',
-  namespacing: 'namespacing',
-  cache: 'cache',
-  limits: 'limits',
-};
-function camel(column: string): string {
-  return FIELD_NAMES[column] ?? column;
-}
 
 function authorizationAad(id: string, upstreamId: string, userId: string): string {
   return `upstream-authorization:${id}:${upstreamId}:${userId}`;
@@ -1199,22 +1023,6 @@ function authorizationStatus(
   if (a.revoked_at !== null) return 'revoked';
   if (a.expires_at !== null && a.expires_at <= nowIso) return 'expired';
   return 'active';
-}
-
-function projectSettings(row: ProjectsTable): Omit<ProjectRecord, 'upstreams'> {
-  const features = JSON.parse(row.features) as { tasks?: boolean };
-  return {
-    id: row.id,
-    slug: row.slug,
-    teamId: row.team_id,
-    authMode: row.auth_mode === 'anonymous' ? 'anonymous' : 'required',
-    toolProfile: row.tool_profile as ToolProfile,
-    features: { tasks: features.tasks ?? true },
-    namespacing: Number(row.namespacing) !== 0,
-    // Parsed so settings added to the schemas later get their defaults on old rows.
-    cache: CacheConfigSchema.parse(JSON.parse(row.cache)) as CacheConfig,
-    limits: LimitsConfigSchema.parse(JSON.parse(row.limits)) as LimitsConfig,
-  };
 }
 
 function toTokenView(row: {
