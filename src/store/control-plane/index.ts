@@ -37,18 +37,11 @@ import {
   USER_TOKEN_PREFIX,
 } from '../tokens';
 import { ControlPlaneError } from './errors';
-import {
-  CredentialSchema,
-  FutureTimestampSchema,
-  HandleSchema,
-  NameSchema,
-  parse,
-  SlugSchema,
-} from './schemas';
+import { CredentialSchema, FutureTimestampSchema, HandleSchema, NameSchema, parse } from './schemas';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
 import type { ControlPlaneStoreOptions } from './context';
 import { insertUnique, newId, StoreContext } from './context';
-import { auditBy, writeAudit, writeTeamAudit } from './audit';
+import { auditBy, writeAudit } from './audit';
 import {
   canCallProject,
   canManageProject,
@@ -60,9 +53,6 @@ import {
   requireManagedProject,
   requireProjectRow,
   requireSelfOrAdmin,
-  requireTeam,
-  requireTeamRights,
-  requireUser,
   requireUserRow,
 } from './access';
 import type {
@@ -82,6 +72,8 @@ import * as upstreams from './upstreams';
 import * as projects from './projects';
 import { toProjectRecord } from './projects';
 import * as deletion from './deletion';
+import * as teams from './teams';
+import * as memberships from './memberships';
 import { openUpstreamCredential, requireUpstreamRow, toAuth } from './upstreams';
 
 export type { ControlPlaneStoreOptions } from './context';
@@ -271,101 +263,28 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ Teams
 
-  async createTeam(actor: Principal, input: { slug: string; name: string }): Promise<TeamView> {
-    requireAdmin(actor);
-    const { slug, name } = parse(z.strictObject({ slug: SlugSchema, name: NameSchema }), input);
-    const row = { id: newId('team'), slug, name, created_at: this.ctx.nowIso() };
-    await this.ctx.transaction(async (trx) => {
-      await insertUnique(trx.insertInto('teams').values(row), `Team "${slug}" already exists`);
-      await auditBy(this.ctx, trx, actor, null, 'team.created', { teamId: row.id, slug });
-    });
-    return toTeamView(row);
+  createTeam(actor: Principal, input: { slug: string; name: string }): Promise<TeamView> {
+    return teams.createTeam(this.ctx, actor, input);
   }
 
-  async updateTeam(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<TeamView>> {
-    const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
-    const team = await requireTeam(this.ctx.db, ref);
-    await requireTeamRights(this.ctx, actor, team.id);
-    if (name === undefined || name === team.name) return { record: toTeamView(team), changed: false };
-    await this.ctx.transaction(async (trx) => {
-      await trx.updateTable('teams').set({ name }).where('id', '=', team.id).execute();
-      await auditBy(this.ctx, trx, actor, null, 'team.updated', { teamId: team.id });
-    });
-    return { record: toTeamView({ ...team, name }), changed: true };
+  updateTeam(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<TeamView>> {
+    return teams.updateTeam(this.ctx, actor, ref, input);
   }
 
-  /** Admin: every team; a user: the teams they belong to. */
-  async listTeams(actor: Principal): Promise<TeamView[]> {
-    let q = this.ctx.db.selectFrom('teams').selectAll('teams').orderBy('teams.slug');
-    if (actor.kind !== 'admin') {
-      const userId = requireUser(actor);
-      q = q
-        .innerJoin('team_members', 'team_members.team_id', 'teams.id')
-        .where('team_members.user_id', '=', userId);
-    }
-    return (await q.execute()).map(toTeamView);
+  listTeams(actor: Principal): Promise<TeamView[]> {
+    return teams.listTeams(this.ctx, actor);
   }
 
-  async getTeam(actor: Principal, ref: string): Promise<TeamView & { members: MemberView[] }> {
-    const team = await requireTeam(this.ctx.db, ref);
-    await requireTeamRights(this.ctx, actor, team.id);
-    const members = await this.ctx.db
-      .selectFrom('team_members')
-      .innerJoin('users', 'users.id', 'team_members.user_id')
-      .selectAll('users')
-      .select('team_members.created_at as since')
-      .where('team_members.team_id', '=', team.id)
-      .orderBy('users.handle')
-      .execute();
-    return { ...toTeamView(team), members: members.map((m) => ({ ...toUserView(m), since: m.since })) };
+  getTeam(actor: Principal, ref: string): Promise<TeamView & { members: MemberView[] }> {
+    return teams.getTeam(this.ctx, actor, ref);
   }
 
-  async addTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<Updated<MemberView>> {
-    const team = await requireTeam(this.ctx.db, teamRef);
-    await requireTeamRights(this.ctx, actor, team.id);
-    const user = await requireUserRow(this.ctx.db, userRef);
-    return this.ctx.transaction(async (trx) => {
-      const existing = await trx
-        .selectFrom('team_members')
-        .select('created_at')
-        .where('team_id', '=', team.id)
-        .where('user_id', '=', user.id)
-        .executeTakeFirst();
-      if (existing) return { record: { ...toUserView(user), since: existing.created_at }, changed: false };
-      const since = this.ctx.nowIso();
-      await trx
-        .insertInto('team_members')
-        .values({ team_id: team.id, user_id: user.id, created_at: since })
-        .execute();
-      await writeTeamAudit(this.ctx, trx, actor, team.id, 'team.member_added', {
-        userId: user.id,
-        handle: user.handle,
-      });
-      return { record: { ...toUserView(user), since }, changed: true };
-    });
+  addTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<Updated<MemberView>> {
+    return memberships.addMember(this.ctx, actor, { team: teamRef }, userRef);
   }
 
-  async removeTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<void> {
-    const team = await requireTeam(this.ctx.db, teamRef);
-    await requireTeamRights(this.ctx, actor, team.id);
-    const user = await requireUserRow(this.ctx.db, userRef);
-    await this.ctx.transaction(async (trx) => {
-      const deleted = await trx
-        .deleteFrom('team_members')
-        .where('team_id', '=', team.id)
-        .where('user_id', '=', user.id)
-        .executeTakeFirst();
-      if (Number(deleted.numDeletedRows) === 0) {
-        throw new ControlPlaneError(
-          'not_found',
-          `User "${user.handle}" is not a member of team "${team.slug}"`,
-        );
-      }
-      await writeTeamAudit(this.ctx, trx, actor, team.id, 'team.member_removed', {
-        userId: user.id,
-        handle: user.handle,
-      });
-    });
+  removeTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<void> {
+    return memberships.removeMember(this.ctx, actor, { team: teamRef }, userRef);
   }
 
   // ------------------------------------------------------------------ Users and tokens
@@ -552,67 +471,16 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ Direct project members
 
-  async listProjectMembers(actor: Principal, projectRef: string): Promise<MemberView[]> {
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const rows = await this.ctx.db
-      .selectFrom('project_members')
-      .innerJoin('users', 'users.id', 'project_members.user_id')
-      .selectAll('users')
-      .select('project_members.created_at as since')
-      .where('project_members.project_id', '=', project.id)
-      .orderBy('users.handle')
-      .execute();
-    return rows.map((r) => ({ ...toUserView(r), since: r.since }));
+  listProjectMembers(actor: Principal, projectRef: string): Promise<MemberView[]> {
+    return memberships.listProjectMembers(this.ctx, actor, projectRef);
   }
 
-  async addProjectMember(
-    actor: Principal,
-    projectRef: string,
-    userRef: string,
-  ): Promise<Updated<MemberView>> {
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const user = await requireUserRow(this.ctx.db, userRef);
-    return this.ctx.transaction(async (trx) => {
-      const existing = await trx
-        .selectFrom('project_members')
-        .select('created_at')
-        .where('project_id', '=', project.id)
-        .where('user_id', '=', user.id)
-        .executeTakeFirst();
-      if (existing) return { record: { ...toUserView(user), since: existing.created_at }, changed: false };
-      const since = this.ctx.nowIso();
-      await trx
-        .insertInto('project_members')
-        .values({ project_id: project.id, user_id: user.id, created_at: since })
-        .execute();
-      await auditBy(this.ctx, trx, actor, project.id, 'project.member_added', {
-        userId: user.id,
-        handle: user.handle,
-      });
-      return { record: { ...toUserView(user), since }, changed: true };
-    });
+  addProjectMember(actor: Principal, projectRef: string, userRef: string): Promise<Updated<MemberView>> {
+    return memberships.addMember(this.ctx, actor, { project: projectRef }, userRef);
   }
 
-  async removeProjectMember(actor: Principal, projectRef: string, userRef: string): Promise<void> {
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const user = await requireUserRow(this.ctx.db, userRef);
-    await this.ctx.transaction(async (trx) => {
-      const deleted = await trx
-        .deleteFrom('project_members')
-        .where('project_id', '=', project.id)
-        .where('user_id', '=', user.id)
-        .executeTakeFirst();
-      if (Number(deleted.numDeletedRows) === 0) {
-        throw new ControlPlaneError(
-          'not_found',
-          `User "${user.handle}" is not a direct member of project "${project.slug}"`,
-        );
-      }
-      await auditBy(this.ctx, trx, actor, project.id, 'project.member_removed', {
-        userId: user.id,
-        handle: user.handle,
-      });
-    });
+  removeProjectMember(actor: Principal, projectRef: string, userRef: string): Promise<void> {
+    return memberships.removeMember(this.ctx, actor, { project: projectRef }, userRef);
   }
 
   // ------------------------------------------------------------------ API keys
