@@ -27,20 +27,12 @@ import type {
   UpstreamRecord,
 } from './types';
 import type { Database } from '../schema';
-import {
-  API_KEY_PREFIX,
-  digestsEqual,
-  hashToken,
-  isWellFormedToken,
-  mintToken,
-  tokenHint,
-  USER_TOKEN_PREFIX,
-} from '../tokens';
+import { API_KEY_PREFIX, USER_TOKEN_PREFIX } from '../tokens';
 import { ControlPlaneError } from './errors';
-import { CredentialSchema, FutureTimestampSchema, HandleSchema, NameSchema, parse } from './schemas';
+import { CredentialSchema, FutureTimestampSchema, parse } from './schemas';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
 import type { ControlPlaneStoreOptions } from './context';
-import { insertUnique, newId, StoreContext } from './context';
+import { newId, StoreContext } from './context';
 import { auditBy, writeAudit } from './audit';
 import {
   canCallProject,
@@ -50,9 +42,7 @@ import {
   isTeamMemberOrDirect,
   projectRole,
   requireAdmin,
-  requireManagedProject,
   requireProjectRow,
-  requireSelfOrAdmin,
   requireUserRow,
 } from './access';
 import type {
@@ -67,13 +57,16 @@ import type {
   UpstreamView,
   UserView,
 } from './views';
-import { toTeamView, toUserView } from './views';
 import * as upstreams from './upstreams';
 import * as projects from './projects';
 import { toProjectRecord } from './projects';
 import * as deletion from './deletion';
 import * as teams from './teams';
 import * as memberships from './memberships';
+import * as users from './users';
+import * as userTokens from './user-tokens';
+import * as apiKeys from './api-keys';
+import { apiKeyPrincipal } from './api-keys';
 import { openUpstreamCredential, requireUpstreamRow, toAuth } from './upstreams';
 
 export type { ControlPlaneStoreOptions } from './context';
@@ -106,41 +99,14 @@ export class ControlPlaneStore implements ControlPlane {
       const user = await this.userToken(token);
       return user && { kind: 'user', userId: user.userId };
     }
-    const hash = hashToken(token);
-    if (token.startsWith(API_KEY_PREFIX)) {
-      const row = await this.ctx.db
-        .selectFrom('api_keys')
-        .innerJoin('projects', 'projects.id', 'api_keys.project_id')
-        .select(['api_keys.id', 'api_keys.project_id', 'api_keys.key_hash'])
-        .where('api_keys.key_hash', '=', hash)
-        .where('api_keys.revoked_at', 'is', null)
-        .where('projects.deleting_at', 'is', null)
-        .executeTakeFirst();
-      if (!row || !digestsEqual(row.key_hash, hash)) return undefined;
-      return { kind: 'api_key', keyId: row.id, projectId: row.project_id };
-    }
+    if (token.startsWith(API_KEY_PREFIX)) return apiKeyPrincipal(this.ctx, token);
     return undefined;
   }
 
-  /**
-   * A valid (unrevoked, unexpired) personal access token: whose it is, which token, and until when. The
-   * dashboard binds its sessions to the token this returns.
-   */
-  async userToken(
+  userToken(
     token: string,
   ): Promise<{ userId: string; tokenId: string; expiresAt: string | null } | undefined> {
-    if (token.length > 512 || !token.startsWith(USER_TOKEN_PREFIX)) return undefined;
-    const hash = hashToken(token);
-    const row = await this.ctx.db
-      .selectFrom('user_tokens')
-      .innerJoin('users', 'users.id', 'user_tokens.user_id')
-      .select(['user_tokens.id', 'user_tokens.user_id', 'user_tokens.token_hash', 'user_tokens.expires_at'])
-      .where('user_tokens.token_hash', '=', hash)
-      .where('user_tokens.revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (!row || !digestsEqual(row.token_hash, hash)) return undefined;
-    if (row.expires_at !== null && row.expires_at <= this.ctx.nowIso()) return undefined;
-    return { userId: row.user_id, tokenId: row.id, expiresAt: row.expires_at };
+    return userTokens.userToken(this.ctx, token);
   }
 
   /**
@@ -289,154 +255,49 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ Users and tokens
 
-  async createUser(actor: Principal, input: { handle: string; name: string }): Promise<UserView> {
-    requireAdmin(actor);
-    const { handle, name } = parse(z.strictObject({ handle: HandleSchema, name: NameSchema }), input);
-    const row = { id: newId('usr'), handle, name, created_at: this.ctx.nowIso() };
-    await this.ctx.transaction(async (trx) => {
-      await insertUnique(trx.insertInto('users').values(row), `User "${handle}" already exists`);
-      await auditBy(this.ctx, trx, actor, null, 'user.created', { userId: row.id, handle });
-    });
-    return toUserView(row);
+  createUser(actor: Principal, input: { handle: string; name: string }): Promise<UserView> {
+    return users.createUser(this.ctx, actor, input);
   }
 
-  async updateUser(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<UserView>> {
-    const { name } = parse(z.strictObject({ name: NameSchema.optional() }), input);
-    const user = await requireUserRow(this.ctx.db, ref);
-    requireSelfOrAdmin(actor, user.id);
-    if (name === undefined || name === user.name) return { record: toUserView(user), changed: false };
-    await this.ctx.transaction(async (trx) => {
-      await trx.updateTable('users').set({ name }).where('id', '=', user.id).execute();
-      await auditBy(this.ctx, trx, actor, null, 'user.updated', { userId: user.id });
-    });
-    return { record: toUserView({ ...user, name }), changed: true };
+  updateUser(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<UserView>> {
+    return users.updateUser(this.ctx, actor, ref, input);
   }
 
-  async listUsers(actor: Principal): Promise<UserView[]> {
-    requireAdmin(actor);
-    return (await this.ctx.db.selectFrom('users').selectAll().orderBy('handle').execute()).map(toUserView);
+  listUsers(actor: Principal): Promise<UserView[]> {
+    return users.listUsers(this.ctx, actor);
   }
 
-  /** A user with their teams and the projects they may call (team or direct membership). */
-  async getUser(
+  getUser(
     actor: Principal,
     ref: string,
   ): Promise<
     UserView & { teams: TeamView[]; projects: { id: string; slug: string; role: 'team' | 'direct' }[] }
   > {
-    const user = await requireUserRow(this.ctx.db, ref);
-    requireSelfOrAdmin(actor, user.id);
-    const teams = await this.ctx.db
-      .selectFrom('teams')
-      .innerJoin('team_members', 'team_members.team_id', 'teams.id')
-      .selectAll('teams')
-      .where('team_members.user_id', '=', user.id)
-      .orderBy('teams.slug')
-      .execute();
-    const teamProjects = await this.ctx.db
-      .selectFrom('projects')
-      .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
-      .select(['projects.id', 'projects.slug'])
-      .where('team_members.user_id', '=', user.id)
-      .execute();
-    const direct = await this.ctx.db
-      .selectFrom('projects')
-      .innerJoin('project_members', 'project_members.project_id', 'projects.id')
-      .select(['projects.id', 'projects.slug'])
-      .where('project_members.user_id', '=', user.id)
-      .execute();
-    const projects = new Map<string, { id: string; slug: string; role: 'team' | 'direct' }>();
-    for (const p of direct) projects.set(p.id, { ...p, role: 'direct' });
-    for (const p of teamProjects) projects.set(p.id, { ...p, role: 'team' });
-    return {
-      ...toUserView(user),
-      teams: teams.map(toTeamView),
-      projects: [...projects.values()].sort((a, b) => a.slug.localeCompare(b.slug)),
-    };
+    return users.getUser(this.ctx, actor, ref);
   }
 
-  /** A new personal access token, returned once in `token`; only its hash is stored. */
-  async issueUserToken(
+  issueUserToken(
     actor: Principal,
     userRef: string,
     input: { name: string; expiresAt?: string },
   ): Promise<{ token: string; record: TokenView }> {
-    const { name, expiresAt } = parse(
-      z.strictObject({ name: NameSchema, expiresAt: FutureTimestampSchema.optional() }),
-      input,
-    );
-    const user = await requireUserRow(this.ctx.db, userRef);
-    requireSelfOrAdmin(actor, user.id);
-    const expires = expiresAt === undefined ? null : this.ctx.futureIso(expiresAt);
-    const token = mintToken(USER_TOKEN_PREFIX);
-    const record = await this.insertUserToken(actor, user.id, name, token, expires);
-    return { token, record };
+    return userTokens.issueUserToken(this.ctx, actor, userRef, input);
   }
 
-  /**
-   * Admin only (bootstrap): makes sure a token chosen in advance exists for the user. Idempotent; a
-   * token already stored for another user or revoked is a conflict rather than silently reused.
-   */
-  async ensureUserToken(
+  ensureUserToken(
     actor: Principal,
     userRef: string,
     input: { name: string; token: string },
   ): Promise<Updated<TokenView>> {
-    requireAdmin(actor);
-    const { name, token } = parse(z.strictObject({ name: NameSchema, token: z.string() }), input);
-    if (!isWellFormedToken(token, USER_TOKEN_PREFIX)) {
-      throw new ControlPlaneError(
-        'invalid',
-        `Token "${name}" must be "${USER_TOKEN_PREFIX}" followed by at least 22 base64url characters`,
-      );
-    }
-    const user = await requireUserRow(this.ctx.db, userRef);
-    const existing = await this.ctx.db
-      .selectFrom('user_tokens')
-      .selectAll()
-      .where('token_hash', '=', hashToken(token))
-      .executeTakeFirst();
-    if (existing) {
-      if (existing.user_id !== user.id) {
-        throw new ControlPlaneError('conflict', `Token "${name}" is already in use`);
-      }
-      return { record: toTokenView(existing), changed: false };
-    }
-    return { record: await this.insertUserToken(actor, user.id, name, token, null), changed: true };
+    return userTokens.ensureUserToken(this.ctx, actor, userRef, input);
   }
 
-  async listUserTokens(actor: Principal, userRef: string): Promise<TokenView[]> {
-    const user = await requireUserRow(this.ctx.db, userRef);
-    requireSelfOrAdmin(actor, user.id);
-    const rows = await this.ctx.db
-      .selectFrom('user_tokens')
-      .selectAll()
-      .where('user_id', '=', user.id)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toTokenView);
+  listUserTokens(actor: Principal, userRef: string): Promise<TokenView[]> {
+    return userTokens.listUserTokens(this.ctx, actor, userRef);
   }
 
-  async revokeToken(actor: Principal, tokenId: string): Promise<TokenView> {
-    const row = await this.ctx.db
-      .selectFrom('user_tokens')
-      .selectAll()
-      .where('id', '=', tokenId)
-      .executeTakeFirst();
-    // Another user's token id is reported as unknown rather than forbidden: ids are not disclosed.
-    const own = actor.kind === 'admin' || (actor.kind === 'user' && actor.userId === row?.user_id);
-    if (!row || !own) throw new ControlPlaneError('not_found', `No token "${tokenId}"`);
-    if (row.revoked_at !== null) return toTokenView(row);
-    const revokedAt = this.ctx.nowIso();
-    await this.ctx.transaction(async (trx) => {
-      await trx.updateTable('user_tokens').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-      await auditBy(this.ctx, trx, actor, null, 'user.token_revoked', {
-        tokenId: row.id,
-        userId: row.user_id,
-      });
-    });
-    return toTokenView({ ...row, revoked_at: revokedAt });
+  revokeToken(actor: Principal, tokenId: string): Promise<TokenView> {
+    return userTokens.revokeToken(this.ctx, actor, tokenId);
   }
 
   // ------------------------------------------------------------------ Projects
@@ -485,75 +346,28 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------------------------------ API keys
 
-  /** A new project API key, returned once in `key`; only its hash is stored. */
-  async createApiKey(
+  createApiKey(
     actor: Principal,
     projectRef: string,
     input: { name: string },
   ): Promise<{ key: string; record: ApiKeyView }> {
-    const { name } = parse(z.strictObject({ name: NameSchema }), input);
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const key = mintToken(API_KEY_PREFIX);
-    return { key, record: await this.insertApiKey(actor, project.id, name, key) };
+    return apiKeys.createApiKey(this.ctx, actor, projectRef, input);
   }
 
-  /** Admin only (bootstrap): makes sure an API key chosen in advance exists for the project. */
-  async ensureApiKey(
+  ensureApiKey(
     actor: Principal,
     projectRef: string,
     input: { name: string; key: string },
   ): Promise<Updated<ApiKeyView>> {
-    requireAdmin(actor);
-    const { name, key } = parse(z.strictObject({ name: NameSchema, key: z.string() }), input);
-    if (!isWellFormedToken(key, API_KEY_PREFIX)) {
-      throw new ControlPlaneError(
-        'invalid',
-        `API key "${name}" must be "${API_KEY_PREFIX}" followed by at least 22 base64url characters`,
-      );
-    }
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const existing = await this.ctx.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('key_hash', '=', hashToken(key))
-      .executeTakeFirst();
-    if (existing) {
-      if (existing.project_id !== project.id) {
-        throw new ControlPlaneError('conflict', `API key "${name}" is already in use`);
-      }
-      return { record: toApiKeyView(existing), changed: false };
-    }
-    return { record: await this.insertApiKey(actor, project.id, name, key), changed: true };
+    return apiKeys.ensureApiKey(this.ctx, actor, projectRef, input);
   }
 
-  async listApiKeys(actor: Principal, projectRef: string): Promise<ApiKeyView[]> {
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const rows = await this.ctx.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('project_id', '=', project.id)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toApiKeyView);
+  listApiKeys(actor: Principal, projectRef: string): Promise<ApiKeyView[]> {
+    return apiKeys.listApiKeys(this.ctx, actor, projectRef);
   }
 
-  async revokeApiKey(actor: Principal, projectRef: string, keyId: string): Promise<ApiKeyView> {
-    const project = await requireManagedProject(this.ctx, actor, projectRef);
-    const row = await this.ctx.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('id', '=', keyId)
-      .where('project_id', '=', project.id)
-      .executeTakeFirst();
-    if (!row) throw new ControlPlaneError('not_found', `No API key "${keyId}" in project "${project.slug}"`);
-    if (row.revoked_at !== null) return toApiKeyView(row);
-    const revokedAt = this.ctx.nowIso();
-    await this.ctx.transaction(async (trx) => {
-      await trx.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', row.id).execute();
-      await auditBy(this.ctx, trx, actor, project.id, 'api_key.revoked', { keyId: row.id, name: row.name });
-    });
-    return toApiKeyView({ ...row, revoked_at: revokedAt });
+  revokeApiKey(actor: Principal, projectRef: string, keyId: string): Promise<ApiKeyView> {
+    return apiKeys.revokeApiKey(this.ctx, actor, projectRef, keyId);
   }
 
   // ------------------------------------------------------------------ Upstreams
@@ -819,57 +633,6 @@ export class ControlPlaneStore implements ControlPlane {
     const row = await requireUpstreamRow(this.ctx, project, alias);
     return { project, row, user };
   }
-
-  private async insertUserToken(
-    actor: Principal,
-    userId: string,
-    name: string,
-    token: string,
-    expiresAt: string | null,
-  ): Promise<TokenView> {
-    const row = {
-      id: newId('tok'),
-      user_id: userId,
-      name,
-      token_hash: hashToken(token),
-      hint: tokenHint(token),
-      created_at: this.ctx.nowIso(),
-      expires_at: expiresAt,
-      revoked_at: null,
-    };
-    await this.ctx.transaction(async (trx) => {
-      await insertUnique(trx.insertInto('user_tokens').values(row), 'Token already exists');
-      await auditBy(this.ctx, trx, actor, null, 'user.token_issued', {
-        tokenId: row.id,
-        userId,
-        name,
-        expiresAt,
-      });
-    });
-    return toTokenView(row);
-  }
-
-  private async insertApiKey(
-    actor: Principal,
-    projectId: string,
-    name: string,
-    key: string,
-  ): Promise<ApiKeyView> {
-    const row = {
-      id: newId('key'),
-      project_id: projectId,
-      name,
-      key_hash: hashToken(key),
-      hint: tokenHint(key),
-      created_at: this.ctx.nowIso(),
-      revoked_at: null,
-    };
-    await this.ctx.transaction(async (trx) => {
-      await insertUnique(trx.insertInto('api_keys').values(row), 'API key already exists');
-      await auditBy(this.ctx, trx, actor, projectId, 'api_key.created', { keyId: row.id, name });
-    });
-    return toApiKeyView(row);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -891,44 +654,6 @@ function authorizationStatus(
   if (a.revoked_at !== null) return 'revoked';
   if (a.expires_at !== null && a.expires_at <= nowIso) return 'expired';
   return 'active';
-}
-
-function toTokenView(row: {
-  id: string;
-  user_id: string;
-  name: string;
-  hint: string;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-}): TokenView {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    name: row.name,
-    hint: row.hint,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-  };
-}
-
-function toApiKeyView(row: {
-  id: string;
-  project_id: string;
-  name: string;
-  hint: string;
-  created_at: string;
-  revoked_at: string | null;
-}): ApiKeyView {
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    name: row.name,
-    hint: row.hint,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
 }
 
 function toAuthorizationView(
