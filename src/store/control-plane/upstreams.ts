@@ -102,7 +102,7 @@ export async function updateUpstream(
   return { record: toUpstreamView(next), changed: true };
 }
 
-/** The row after a patch, and the fields that really change (a credential equal to the stored one does not). */
+/** The row after a patch, and the fields that really change (resending the stored credential is none). */
 function patchedUpstream(
   ctx: StoreContext,
   row: UpstreamsTable,
