@@ -122,6 +122,7 @@ async function memberSet(ctx: StoreContext, actor: Principal, of: MembersOf): Pr
   };
 }
 
+/** The key column of a new row: the one place the two tables differ. */
 function keyColumn(members: Members): { team_id: string } | { project_id: string } {
   return members.table === 'team_members' ? { team_id: members.id } : { project_id: members.id };
 }
