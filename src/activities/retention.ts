@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { ControlPlaneStore } from '../store/control-plane';
 import { ControlPlaneError } from '../store/control-plane';
-import type { Principal } from '../store/control-plane-types';
+import type { Principal } from '../store/control-plane/types';
 import type { TaskStore } from '../store/task-store';
 import type { PurgeBatchInput, StopProjectTasksInput, StopProjectTasksResult } from '../workflows/messages';
 import { cancelTaskUpdate } from '../workflows/messages';

@@ -1,6 +1,6 @@
 /** Inputs and outputs of the task activities (shared with the workflow as types only). */
 import type { JsonRpcErrorObject } from '../protocol';
-import type { Principal } from '../store/control-plane-types';
+import type { Principal } from '../store/control-plane/types';
 import type { CallerRef, TaskObservation, UpstreamCallRequest } from '../workflows/messages';
 
 /** Whose credential reaches which upstream: resolved afresh for every upstream request. */

@@ -5,7 +5,7 @@
  * access to the project gets the same 404 as a project that does not exist.
  */
 import { ProtocolError } from '../protocol';
-import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane-types';
+import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane/types';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 

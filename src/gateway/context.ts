@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Implementation, InputRequests, RequestMeta } from '../protocol';
 import { ProtocolError } from '../protocol';
-import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane-types';
+import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane/types';
 import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
 import type { TaskEngine } from '../temporal/task-engine';

@@ -4,7 +4,7 @@
  * started with, so a task never silently switches to another credential).
  */
 import { ProtocolError } from '../protocol';
-import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane-types';
+import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
 import type { ResolvedEndpoint } from './routing';
 
 export async function resolveEndpoint(

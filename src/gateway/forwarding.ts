@@ -5,7 +5,7 @@
  */
 import type { ClientCapabilities, DiscoverResult } from '../protocol';
 import { META, RelayedError, ProtocolError, TASKS_EXTENSION } from '../protocol';
-import type { ControlPlane, UpstreamRecord } from '../store/control-plane-types';
+import type { ControlPlane, UpstreamRecord } from '../store/control-plane/types';
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
 import { UpstreamTransportError } from '../upstream/errors';

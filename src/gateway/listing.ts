@@ -11,7 +11,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   TASKS_EXTENSION,
 } from '../protocol';
-import type { ProjectRecord } from '../store/control-plane-types';
+import type { ProjectRecord } from '../store/control-plane/types';
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { RequestContext, Result } from './context';
 import { decodeCursor, encodeCursor } from './cursor';

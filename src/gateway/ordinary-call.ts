@@ -4,7 +4,7 @@
  */
 import type { CallToolParams } from '../protocol';
 import { METHOD, ProtocolError } from '../protocol';
-import { principalId } from '../store/control-plane-types';
+import { principalId } from '../store/control-plane/types';
 import type { RequestContext, Result } from './context';
 import { forward } from './forwarding';
 import { applyResponseLimits } from './response-limits';

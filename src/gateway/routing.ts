@@ -7,7 +7,7 @@
  */
 import type { Tool } from '../protocol';
 import { ProtocolError } from '../protocol';
-import type { ProjectRecord, UpstreamRecord } from '../store/control-plane-types';
+import type { ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { Prompt, UpstreamCatalog } from './catalog';
 import { splitNamespaced } from './naming';

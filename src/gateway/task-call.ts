@@ -5,7 +5,7 @@
  */
 import type { CallToolParams, JsonRpcErrorObject, Tool } from '../protocol';
 import { META, PROTOCOL_VERSION, ProtocolError, RelayedError } from '../protocol';
-import { principalId } from '../store/control-plane-types';
+import { principalId } from '../store/control-plane/types';
 import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
 import { relayableMeta } from '../upstream/meta';

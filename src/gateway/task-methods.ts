@@ -14,7 +14,7 @@ import {
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
 } from '../protocol';
-import { principalId } from '../store/control-plane-types';
+import { principalId } from '../store/control-plane/types';
 import { snapshotKey } from '../store/snapshot-key';
 import type { TaskRecord } from '../store/task-store';
 import { taskKeyOf } from '../store/task-store';

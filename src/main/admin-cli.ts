@@ -15,7 +15,7 @@ import { loadConfigFile, parseConfig } from '../config/config';
 import { Cipher } from '../store/cipher';
 import type { NewProject, ProjectPatch, UpstreamAuthInput, UpstreamPatch } from '../store/control-plane';
 import { ControlPlaneError, ControlPlaneStore } from '../store/control-plane';
-import type { Principal } from '../store/control-plane-types';
+import type { Principal } from '../store/control-plane/types';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { findRepoRoot } from '../config/paths';

@@ -19,7 +19,7 @@ import {
   SlugSchema,
   UpstreamAuthInputSchema,
 } from '../store/control-plane';
-import type { Principal } from '../store/control-plane-types';
+import type { Principal } from '../store/control-plane/types';
 
 const SecretSchema = z.strictObject({ name: NameSchema, token: z.string().min(1) });
 const KeySchema = z.strictObject({ name: NameSchema, key: z.string().min(1) });

@@ -27,7 +27,7 @@ import type { Implementation } from '../protocol';
 import { ApplicationFailure } from '@temporalio/activity';
 import { Cipher } from '../store/cipher';
 import { ControlPlaneStore } from '../store/control-plane';
-import type { Principal } from '../store/control-plane-types';
+import type { Principal } from '../store/control-plane/types';
 import { ProtocolError } from '../protocol';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { openDatabase } from '../store/database';

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { ProjectRecord } from './control-plane-types';
+import type { ProjectRecord } from './control-plane/types';
 import type { Database } from './schema';
 import { hashToken } from './tokens';
 

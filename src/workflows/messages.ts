@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { InputResponses, JsonRpcErrorObject, Meta, TaskStatus } from '../protocol';
-import type { Principal } from '../store/control-plane-types';
+import type { Principal } from '../store/control-plane/types';
 
 export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
 

@@ -4,7 +4,7 @@ import type { BootstrapDocument } from '../../src/main/bootstrap';
 import { applyBootstrap, parseBootstrapDocument } from '../../src/main/bootstrap';
 import { Cipher, generateKey } from '../../src/store/cipher';
 import { ControlPlaneStore } from '../../src/store/control-plane';
-import type { Principal } from '../../src/store/control-plane-types';
+import type { Principal } from '../../src/store/control-plane/types';
 import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
 import { testStoreConfig } from '../helpers/store';

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { Cipher, generateKey } from '../../src/store/cipher';
 import { ControlPlaneError, ControlPlaneStore } from '../../src/store/control-plane';
-import type { Principal, ProjectRecord } from '../../src/store/control-plane-types';
+import type { Principal, ProjectRecord } from '../../src/store/control-plane/types';
 import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
 import { testDatabase, testStoreConfig, type TestStoreConfig } from '../helpers/store';

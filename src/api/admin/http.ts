@@ -1,7 +1,7 @@
 /** HTTP plumbing of the admin API (JSON bodies are shared with the dashboard API): the caller's principal and request bodies. */
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import type { ControlPlane, Principal } from '../../store/control-plane-types';
+import type { ControlPlane, Principal } from '../../store/control-plane/types';
 import { API_KEY_PREFIX, secretsEqual, USER_TOKEN_PREFIX } from '../../store/tokens';
 import { bearerToken } from '../authenticate';
 import { HttpError } from '../rest-errors';

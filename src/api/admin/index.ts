@@ -6,7 +6,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import type { ControlPlaneStore } from '../../store/control-plane';
-import type { Principal } from '../../store/control-plane-types';
+import type { Principal } from '../../store/control-plane/types';
 import type { Reply } from '../routes';
 import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
 import { HttpError, restErrors } from '../rest-errors';

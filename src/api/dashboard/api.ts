@@ -13,7 +13,7 @@ import type { InputRequests, JsonRpcErrorObject, TaskSnapshot } from '../../prot
 import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../protocol';
 import type { ControlPlaneStore } from '../../store/control-plane';
 import { parse } from '../../store/control-plane';
-import type { ProjectRecord } from '../../store/control-plane-types';
+import type { ProjectRecord } from '../../store/control-plane/types';
 import type { DashboardStore, ProjectRole } from '../../store/dashboard-store';
 import type { PayloadStore } from '../../store/payload-store';
 import type { TaskListQuery, TaskRecord, TaskStore } from '../../store/task-store';

@@ -5,7 +5,7 @@
  * requests need none (the browser never adds that header by itself).
  */
 import type { Context } from 'koa';
-import type { ControlPlane } from '../../store/control-plane-types';
+import type { ControlPlane } from '../../store/control-plane/types';
 import type { DashboardStore, DashboardUser } from '../../store/dashboard-store';
 import { secretsEqual } from '../../store/tokens';
 import { HttpError } from '../rest-errors';

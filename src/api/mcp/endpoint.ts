@@ -17,7 +17,7 @@ import type { McpGateway } from '../../gateway/gateway';
 import { GATEWAY_METHODS } from '../../gateway/gateway';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../protocol';
 import { HEADER, ProtocolError, REMOVED_METHODS } from '../../protocol';
-import type { ControlPlane } from '../../store/control-plane-types';
+import type { ControlPlane } from '../../store/control-plane/types';
 import type { Caller } from '../authenticate';
 import { authenticateCaller } from '../authenticate';
 import { toJsonRpcError } from '../errors';

@@ -17,7 +17,7 @@ import {
   PROTOCOL_VERSION,
   ProtocolError,
 } from '../../../protocol';
-import { principalId } from '../../../store/control-plane-types';
+import { principalId } from '../../../store/control-plane/types';
 import type { McpSessionStore } from '../../../store/mcp-sessions';
 import type { Caller } from '../../authenticate';
 import type { ResponseStream } from '../response-stream';

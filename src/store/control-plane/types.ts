@@ -1,9 +1,9 @@
 /**
  * The control plane's vocabulary: who may call what, with which upstream credential. The API and the
- * gateway depend on these types and on the `ControlPlane` interface; `src/store/control-plane.ts`
+ * gateway depend on these types and on the `ControlPlane` interface; `ControlPlaneStore` (this folder)
  * implements it over the database (SQLite or PostgreSQL).
  */
-import type { CacheConfig, LimitsConfig } from '../config/config';
+import type { CacheConfig, LimitsConfig } from '../../config/config';
 
 /** Who a request acts as. The instance administrator exists only on the admin API. */
 export type Principal =

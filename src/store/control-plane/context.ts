@@ -1,0 +1,86 @@
+/**
+ * What every control-plane module shares: the store database, the cipher that seals credentials, the
+ * clock, the options the store was built with, and the briefly cached project records. The modules are
+ * plain functions over one `StoreContext`; `ControlPlaneStore` builds it and hands it to them.
+ *
+ * Transactions: a mutation and its audit record are written in one `ctx.transaction(...)`, so they
+ * commit together or not at all. Transactions are never nested: helpers that write take the caller's
+ * `Db` (the transaction), the operations themselves open it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Cipher } from '../cipher';
+import type { Database } from '../schema';
+import { ControlPlaneError } from './errors';
+import type { ProjectRecord } from './types';
+
+/** The database or a transaction on it: reads and the writes done inside an operation take either. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export interface ControlPlaneStoreOptions {
+  /** Clock (tests). */
+  now?: () => Date;
+  /** Called after a project's rows are deleted (e.g. to stop its task workflows). */
+  onProjectDeleted?: (project: ProjectRecord) => Promise<void>;
+  /**
+   * Checks a project configuration before a change that could make it unservable is written (today:
+   * turning namespacing off while upstreams share names). Rejects with the reason.
+   */
+  validateProject?: (project: ProjectRecord) => Promise<void>;
+}
+
+export class StoreContext {
+  /** Project records by slug for MCP requests (gateway.ts); every audit write clears it (audit.ts). */
+  readonly projectCache = new Map<string, { record: ProjectRecord | undefined; until: number }>();
+  private readonly clock: () => Date;
+
+  constructor(
+    readonly db: Kysely<Database>,
+    readonly cipher: Cipher,
+    readonly options: ControlPlaneStoreOptions = {},
+  ) {
+    this.clock = options.now ?? (() => new Date());
+  }
+
+  nowIso(): string {
+    return this.clock().toISOString();
+  }
+
+  /** An expiry given by a caller, normalised; one that is not in the future is `invalid`. */
+  futureIso(timestamp: string): string {
+    const at = new Date(timestamp);
+    if (at.getTime() <= this.clock().getTime()) {
+      throw new ControlPlaneError('invalid', 'expiresAt must be in the future');
+    }
+    return at.toISOString();
+  }
+
+  /** Runs `work` in one transaction: the one way operations write. */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(work);
+  }
+}
+
+/** A random id with a readable kind prefix (`prj_…`, `usr_…`); ids are not secrets. */
+export function newId(kind: string): string {
+  return `${kind}_${randomBytes(12).toString('hex')}`;
+}
+
+/** Runs an insert; a unique-constraint violation becomes a `conflict` with the given message. */
+export async function insertUnique(
+  query: { execute(): Promise<unknown> },
+  conflictMessage: string,
+): Promise<void> {
+  try {
+    await query.execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ControlPlaneError('conflict', conflictMessage);
+    throw err;
+  }
+}
+
+/** SQLite (better-sqlite3) and PostgreSQL (pg, SQLSTATE 23505) unique-constraint violations. */
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}

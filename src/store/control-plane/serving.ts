@@ -1,0 +1,132 @@
+/**
+ * What the gateway asks the control plane while serving MCP requests: who a bearer token is, which
+ * project a request addresses, and which credential a call to an upstream may use. The project record
+ * is read on every request, so it is cached briefly (PROJECT_CACHE_MS) and dropped at once by any
+ * change written through this process (every mutation writes an audit record). Who may call, tokens,
+ * keys and authorizations are never cached. A project being deleted no longer serves.
+ */
+import { API_KEY_PREFIX, USER_TOKEN_PREFIX } from '../tokens';
+import { canCallProject } from './access';
+import { apiKeyPrincipal } from './api-keys';
+import { authorizationStatus, openAuthorization } from './authorizations';
+import type { StoreContext } from './context';
+import { toProjectRecord } from './projects';
+import type { Principal, ProjectRecord, UpstreamCredential, UpstreamRecord } from './types';
+import { openUpstreamCredential, toAuth } from './upstreams';
+import { userToken } from './user-tokens';
+
+/** How long a project read for an MCP request may be reused (changes made elsewhere show within it). */
+const PROJECT_CACHE_MS = 1000;
+
+/** A bearer token (user personal access token or project API key); undefined if unknown or revoked. */
+export async function authenticate(ctx: StoreContext, token: string): Promise<Principal | undefined> {
+  if (token.length > 512) return undefined;
+  if (token.startsWith(USER_TOKEN_PREFIX)) {
+    const user = await userToken(ctx, token);
+    return user && { kind: 'user', userId: user.userId };
+  }
+  if (token.startsWith(API_KEY_PREFIX)) return apiKeyPrincipal(ctx, token);
+  return undefined;
+}
+
+/** The project a request addresses (cached briefly, see above). */
+export async function projectBySlug(ctx: StoreContext, slug: string): Promise<ProjectRecord | undefined> {
+  const hit = ctx.projectCache.get(slug);
+  if (hit && hit.until > Date.now()) return hit.record;
+  // A project being deleted no longer serves (docs/retention.md).
+  const row = await ctx.db
+    .selectFrom('projects')
+    .selectAll()
+    .where('slug', '=', slug)
+    .where('deleting_at', 'is', null)
+    .executeTakeFirst();
+  const record = row ? await toProjectRecord(ctx.db, row) : undefined;
+  ctx.projectCache.set(slug, { record, until: Date.now() + PROJECT_CACHE_MS });
+  return record;
+}
+
+export async function projectById(ctx: StoreContext, id: string): Promise<ProjectRecord | undefined> {
+  const row = await ctx.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toProjectRecord(ctx.db, row) : undefined;
+}
+
+/** The credential `principal` is entitled to for `upstream`, never another one; or why there is none. */
+export async function upstreamCredential(
+  ctx: StoreContext,
+  principal: Principal,
+  project: ProjectRecord,
+  upstream: UpstreamRecord,
+): Promise<UpstreamCredential> {
+  const name = `Upstream "${upstream.alias}"`;
+  // No credential to look up: the (briefly cached) project record already says all that is needed.
+  if (upstream.auth.mode === 'none' && upstream.enabled) {
+    if (principal.kind !== 'admin' && !(await canCallProject(ctx, principal, project))) {
+      return { ok: false, reason: `${name}: the caller may not call project "${project.slug}"` };
+    }
+    return { ok: true, headers: {}, authorizationId: null };
+  }
+  const row = await ctx.db
+    .selectFrom('upstreams')
+    .selectAll()
+    .where('id', '=', upstream.id)
+    .where('project_id', '=', project.id)
+    .executeTakeFirst();
+  if (!row) return { ok: false, reason: `${name} is not configured for project "${project.slug}"` };
+  if (!row.enabled) return { ok: false, reason: `${name} is disabled` };
+  // The admin principal never reaches the MCP endpoint (the admin token is not an MCP credential); it
+  // asks here only for the gateway's own configuration checks, which use the project's credential.
+  if (principal.kind !== 'admin' && !(await canCallProject(ctx, principal, project))) {
+    return { ok: false, reason: `${name}: the caller may not call project "${project.slug}"` };
+  }
+  const auth = toAuth(row);
+  if (auth.mode === 'none') return { ok: true, headers: {}, authorizationId: null };
+  if (auth.mode === 'project') {
+    if (!row.credential) {
+      return { ok: false, reason: `${name} needs a project credential; none is configured` };
+    }
+    const secret = openUpstreamCredential(ctx, row.id, row.credential);
+    return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: null };
+  }
+  // per_user
+  if (principal.kind !== 'user') {
+    const who = principal.kind === 'api_key' ? 'API key callers' : `${principal.kind} callers`;
+    return {
+      ok: false,
+      reason: `${name} needs each user's own authorization; ${who} have none (call with a user token)`,
+    };
+  }
+  const auths = await ctx.db
+    .selectFrom('upstream_authorizations')
+    .selectAll()
+    .where('upstream_id', '=', row.id)
+    .where('user_id', '=', principal.userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  const now = ctx.nowIso();
+  const active = auths.find((a) => authorizationStatus(a, now) === 'active');
+  if (!active) {
+    const latest = auths[0];
+    if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted` };
+    if (latest.revoked_at !== null) {
+      return { ok: false, reason: `${name} needs your authorization; yours was revoked` };
+    }
+    return { ok: false, reason: `${name} needs your authorization; yours expired at ${latest.expires_at}` };
+  }
+  const secret = openAuthorization(ctx, active);
+  return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
+}
+
+/** Whether the upstream authorization a task started with is still valid (not revoked, not expired). */
+export async function authorizationValid(ctx: StoreContext, authorizationId: string): Promise<boolean> {
+  const row = await ctx.db
+    .selectFrom('upstream_authorizations')
+    .select(['revoked_at', 'expires_at'])
+    .where('id', '=', authorizationId)
+    .executeTakeFirst();
+  return row !== undefined && authorizationStatus(row, ctx.nowIso()) === 'active';
+}
+
+function credentialHeaders(header: string | undefined, secret: string): Record<string, string> {
+  return header === undefined ? { Authorization: `Bearer ${secret}` } : { [header]: secret };
+}

@@ -1,0 +1,229 @@
+/**
+ * A project's upstreams: the MCP servers it routes to, each with an alias unique in the project, a URL,
+ * an on/off switch and how calls to it are authorised (none, one project credential, or each user's
+ * own authorization: authorizations.ts). The project credential is sealed with the store cipher, bound
+ * to the upstream's id, and never returned: views say only whether one is set. Removing an upstream
+ * removes its credential and every user authorization granted for it. Project managers only.
+ */
+import type { z } from 'zod';
+import type { UpstreamsTable } from '../schema';
+import { secretsEqual } from '../tokens';
+import { requireManagedProject } from './access';
+import { auditBy } from './audit';
+import type { Db, StoreContext } from './context';
+import { insertUnique, newId } from './context';
+import { ControlPlaneError } from './errors';
+import type { NewUpstream, UpstreamPatch } from './schemas';
+import { NewUpstreamSchema, parse, UpstreamPatchSchema } from './schemas';
+import type { Principal, UpstreamAuth, UpstreamRecord } from './types';
+import type { Updated, UpstreamView } from './views';
+
+export async function addUpstream(
+  ctx: StoreContext,
+  actor: Principal,
+  projectRef: string,
+  input: NewUpstream,
+): Promise<UpstreamView> {
+  const u = parse(NewUpstreamSchema, input);
+  const project = await requireManagedProject(ctx, actor, projectRef);
+  const now = ctx.nowIso();
+  const id = newId('ups');
+  const row: UpstreamsTable = {
+    id,
+    project_id: project.id,
+    alias: u.alias,
+    url: u.url,
+    enabled: u.enabled ? 1 : 0,
+    auth_mode: u.auth.mode,
+    auth_header: u.auth.mode === 'none' ? null : (u.auth.header ?? null),
+    credential:
+      u.auth.mode === 'project' && u.auth.credential !== undefined
+        ? sealUpstreamCredential(ctx, id, u.auth.credential)
+        : null,
+    created_at: now,
+    updated_at: now,
+  };
+  await ctx.transaction(async (trx) => {
+    await insertUnique(
+      trx.insertInto('upstreams').values(row),
+      `Upstream "${u.alias}" already exists in project "${project.slug}"`,
+    );
+    await auditBy(ctx, trx, actor, project.id, 'upstream.added', {
+      upstreamId: id,
+      alias: u.alias,
+      authMode: u.auth.mode,
+      credentialSet: row.credential !== null,
+    });
+  });
+  return toUpstreamView(row);
+}
+
+export async function listUpstreams(
+  ctx: StoreContext,
+  actor: Principal,
+  projectRef: string,
+): Promise<UpstreamView[]> {
+  const project = await requireManagedProject(ctx, actor, projectRef);
+  return (await upstreamRows(ctx.db, project.id)).map(toUpstreamView);
+}
+
+export async function updateUpstream(
+  ctx: StoreContext,
+  actor: Principal,
+  projectRef: string,
+  alias: string,
+  patchInput: UpstreamPatch,
+): Promise<Updated<UpstreamView>> {
+  const patch = parse(UpstreamPatchSchema, patchInput);
+  const project = await requireManagedProject(ctx, actor, projectRef);
+  const row = await requireUpstreamRow(ctx, project, alias);
+  const { next, fields } = patchedUpstream(ctx, row, patch);
+  if (fields.length === 0) return { record: toUpstreamView(row), changed: false };
+  next.updated_at = ctx.nowIso();
+  await ctx.transaction(async (trx) => {
+    await trx
+      .updateTable('upstreams')
+      .set({
+        url: next.url,
+        enabled: next.enabled,
+        auth_mode: next.auth_mode,
+        auth_header: next.auth_header,
+        credential: next.credential,
+        updated_at: next.updated_at,
+      })
+      .where('id', '=', row.id)
+      .execute();
+    await auditBy(ctx, trx, actor, project.id, 'upstream.updated', {
+      upstreamId: row.id,
+      alias: row.alias,
+      fields,
+    });
+  });
+  return { record: toUpstreamView(next), changed: true };
+}
+
+/** The row after a patch, and the fields that really change (resending the stored credential is none). */
+function patchedUpstream(
+  ctx: StoreContext,
+  row: UpstreamsTable,
+  patch: z.output<typeof UpstreamPatchSchema>,
+): { next: UpstreamsTable; fields: string[] } {
+  const next: UpstreamsTable = { ...row };
+  const fields: string[] = [];
+  if (patch.url !== undefined && patch.url !== row.url) {
+    next.url = patch.url;
+    fields.push('url');
+  }
+  if (patch.enabled !== undefined && (patch.enabled ? 1 : 0) !== row.enabled) {
+    next.enabled = patch.enabled ? 1 : 0;
+    fields.push('enabled');
+  }
+  if (patch.auth !== undefined) {
+    const a = patch.auth;
+    const header = a.mode === 'none' ? null : (a.header ?? null);
+    if (a.mode !== row.auth_mode || header !== row.auth_header) {
+      next.auth_mode = a.mode;
+      next.auth_header = header;
+      fields.push('auth');
+    }
+    if (a.mode !== 'project') {
+      if (row.credential !== null) {
+        next.credential = null;
+        fields.push('credential');
+      }
+    } else if (a.credential !== undefined) {
+      const same =
+        row.credential !== null &&
+        secretsEqual(openUpstreamCredential(ctx, row.id, row.credential), a.credential);
+      if (!same) {
+        next.credential = sealUpstreamCredential(ctx, row.id, a.credential);
+        fields.push('credential');
+      }
+    }
+  }
+  return { next, fields };
+}
+
+/** Removes an upstream with its credential and every user authorization granted for it. */
+export async function removeUpstream(
+  ctx: StoreContext,
+  actor: Principal,
+  projectRef: string,
+  alias: string,
+): Promise<void> {
+  const project = await requireManagedProject(ctx, actor, projectRef);
+  const row = await requireUpstreamRow(ctx, project, alias);
+  await ctx.transaction(async (trx) => {
+    await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
+    await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
+    await auditBy(ctx, trx, actor, project.id, 'upstream.removed', {
+      upstreamId: row.id,
+      alias: row.alias,
+    });
+  });
+}
+
+/** An upstream of the project by alias or id. */
+export async function requireUpstreamRow(
+  ctx: StoreContext,
+  project: { id: string; slug: string },
+  alias: string,
+): Promise<UpstreamsTable> {
+  const row = await ctx.db
+    .selectFrom('upstreams')
+    .selectAll()
+    .where('project_id', '=', project.id)
+    .where((eb) => eb.or([eb('alias', '=', alias), eb('id', '=', alias)]))
+    .executeTakeFirst();
+  if (!row) throw new ControlPlaneError('not_found', `No upstream "${alias}" in project "${project.slug}"`);
+  return row;
+}
+
+/** A project's upstreams, by alias. */
+export function upstreamRows(db: Db, projectId: string): Promise<UpstreamsTable[]> {
+  return db
+    .selectFrom('upstreams')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('alias')
+    .execute();
+}
+
+export function openUpstreamCredential(ctx: StoreContext, upstreamId: string, sealed: Uint8Array): string {
+  return ctx.cipher.open(sealed, upstreamCredentialAad(upstreamId)).toString('utf8');
+}
+
+function sealUpstreamCredential(ctx: StoreContext, upstreamId: string, credential: string): Buffer {
+  return ctx.cipher.seal(Buffer.from(credential, 'utf8'), upstreamCredentialAad(upstreamId));
+}
+
+/** Binds a sealed project credential to its upstream: moved to another row, it does not open. */
+function upstreamCredentialAad(upstreamId: string): string {
+  return `upstream-credential:${upstreamId}`;
+}
+
+export function toAuth(row: UpstreamsTable): UpstreamAuth {
+  const header = row.auth_header ?? undefined;
+  if (row.auth_mode === 'project') return { mode: 'project', ...(header && { header }) };
+  if (row.auth_mode === 'per_user') return { mode: 'per_user', ...(header && { header }) };
+  return { mode: 'none' };
+}
+
+export function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
+  return {
+    id: row.id,
+    alias: row.alias,
+    url: row.url,
+    enabled: Number(row.enabled) !== 0,
+    auth: toAuth(row),
+  };
+}
+
+export function toUpstreamView(row: UpstreamsTable): UpstreamView {
+  return {
+    ...toUpstreamRecord(row),
+    credentialSet: row.credential !== null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
