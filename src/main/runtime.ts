@@ -16,7 +16,7 @@ import { LegacyClients } from '../api/mcp/legacy/adapter';
 import { InputRequestIds } from '../api/mcp/legacy/input-ids';
 import { SessionTokens } from '../api/mcp/legacy/session';
 import { Subscriptions } from '../api/mcp/subscriptions';
-import { McpSessionStore } from '../store/mcp-sessions';
+import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
 import type { Config } from '../config/config';
 import { McpGateway } from '../gateway/gateway';
 import { UpstreamCatalog } from '../gateway/catalog';
@@ -171,6 +171,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),
       sessions: new McpSessionStore(db),
       inputIds: new InputRequestIds(cipher),
+      answers: new McpClientAnswerStore(db, cipher, 15 * 60_000),
       serverInfo,
     });
     const app = createApp({

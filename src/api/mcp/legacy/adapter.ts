@@ -18,9 +18,10 @@ import {
   ProtocolError,
 } from '../../../protocol';
 import { principalId } from '../../../store/control-plane/types';
-import type { McpSessionStore } from '../../../store/mcp-sessions';
+import type { McpClientAnswerStore, McpSessionStore } from '../../../store/mcp-sessions';
 import type { Caller } from '../../authenticate';
 import type { ResponseStream } from '../response-stream';
+import { CallInputBridge } from './call-input';
 import type { InputRequestIds } from './input-ids';
 import type { LegacySession, SessionTokens } from './session';
 import type { LegacyBridge } from './tasks';
@@ -32,6 +33,7 @@ export interface LegacyDeps {
   tokens: SessionTokens;
   sessions: McpSessionStore;
   inputIds: InputRequestIds;
+  answers: McpClientAnswerStore;
   serverInfo: Implementation;
 }
 
@@ -57,9 +59,11 @@ const FORWARDED = new Set([
 
 export class LegacyClients {
   private readonly tasks: LegacyTasks;
+  private readonly callInput: CallInputBridge;
 
   constructor(private readonly deps: LegacyDeps) {
     this.tasks = new LegacyTasks(deps.inputIds);
+    this.callInput = new CallInputBridge(deps.inputIds, deps.answers);
   }
 
   /**
@@ -146,32 +150,55 @@ export class LegacyClients {
       case LEGACY_METHOD.tasksList:
         if (!sessionTakesTasks(session)) throw methodNotFound(message.method);
         return this.tasks.handle(this.bridge(x, session), message.method, params);
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        // Accepted so the era's clients work; updates are not pushed to 2025 sessions (docs/interop.md).
+        if (typeof params.uri !== 'string')
+          throw new ProtocolError('InvalidParams', 'params.uri must be a string');
+        return {};
       default:
         if (!FORWARDED.has(message.method)) throw methodNotFound(message.method);
         return legacyResult(
-          await this.deps.gateway.handle(
-            this.internal(x, session, message.method, params, {
-              ...(message.method === 'tools/list' && { advertise: sessionTakesTasks(session) }),
-            }),
-          ),
+          await this.bridge(x, session).forward(message.method, params, {
+            ...(message.method === 'tools/list' && { advertise: sessionTakesTasks(session) }),
+          }),
         );
     }
   }
 
-  /** A POSTed response to one of the gateway's input requests: handed to its task like `tasks/update`. */
-  async answer(x: LegacyExchange, session: LegacySession, response: { id: unknown; result?: unknown }) {
-    await this.tasks.answer(this.bridge(x, session), response);
+  /**
+   * A POSTed response to one of the gateway's requests: a task's input goes to the task like
+   * `tasks/update`; a waiting call's answer is parked for the replica holding the call. Responses whose
+   * id is not one of ours for this session are ignored.
+   */
+  async answer(
+    x: LegacyExchange,
+    session: LegacySession,
+    response: { id: unknown; result?: unknown; error?: unknown },
+  ): Promise<void> {
+    const target = this.deps.inputIds.open(response.id, session);
+    if (target?.kind === 'task') await this.tasks.answer(this.bridge(x, session), target, response);
+    if (target?.kind === 'call') {
+      await this.deps.answers.put(
+        target.slot,
+        response.result !== undefined ? { result: response.result } : { error: response.error ?? null },
+      );
+    }
   }
 
   /** What the task surface needs of this request: internal calls, the stream, the session. */
   private bridge(x: LegacyExchange, session: LegacySession): LegacyBridge {
+    const c = { session, stream: x.stream, signal: x.signal };
     return {
-      session,
-      stream: x.stream,
-      signal: x.signal,
+      ...c,
       gateway: this.deps.gateway,
       call: (method: string, params: Record<string, unknown>, tasks?: McpCall['tasks'], withTasks = false) =>
         this.internal(x, session, method, params, tasks, withTasks),
+      // Input an ordinary call asks for (MRTR) travels as the era's server requests on this stream.
+      forward: (method: string, params: Record<string, unknown>, tasks?: McpCall['tasks']) =>
+        this.callInput.run(c, params, (p) =>
+          this.deps.gateway.handle(this.internal(x, session, method, p, tasks)),
+        ),
     };
   }
 

@@ -29,6 +29,8 @@ export interface LegacyBridge {
     tasks?: McpCall['tasks'],
     withTasks?: boolean,
   ): McpCall;
+  /** Answers an internal call, relaying any input it asks for (MRTR) to the client on this stream. */
+  forward(method: string, params: Record<string, unknown>, tasks?: McpCall['tasks']): Promise<Result>;
 }
 
 type Result = Record<string, unknown>;
@@ -50,7 +52,7 @@ export class LegacyTasks {
       if (result.resultType !== 'task') return legacyResult(result);
       return { task: legacyTask(result), ...(result._meta !== undefined && { _meta: result._meta }) };
     }
-    return legacyResult(await b.gateway.handle(b.call('tools/call', rest, { relayInput: this.relay(b) })));
+    return legacyResult(await b.forward('tools/call', rest, { relayInput: this.relay(b) }));
   }
 
   async handle(b: LegacyBridge, method: string, params: Result): Promise<Result> {
@@ -67,10 +69,12 @@ export class LegacyTasks {
     return legacyTask(await this.get(b, taskId));
   }
 
-  /** A POSTed answer to one of our input requests; ids that are not ours for this session are ignored. */
-  async answer(b: LegacyBridge, response: { id: unknown; result?: unknown }): Promise<void> {
-    const target = this.inputIds.open(response.id, b.session);
-    if (!target) return;
+  /** A POSTed answer to one of the task input requests this surface sent. */
+  async answer(
+    b: LegacyBridge,
+    target: { taskKey: string; inputKey: string },
+    response: { result?: unknown },
+  ) {
     // An error instead of an answer: the client would not answer, which is what `cancel` says.
     const answer = response.result !== undefined ? response.result : { action: 'cancel' };
     await b.gateway.answerTaskInput(b.call('tasks/update', {}, undefined, true), target.taskKey, {
@@ -151,7 +155,7 @@ export class LegacyTasks {
         const { mode, _meta, ...params } = (request.params ?? {}) as Result;
         b.stream.notify({
           jsonrpc: '2.0',
-          id: this.inputIds.idFor(b.session, { taskKey, inputKey }),
+          id: this.inputIds.idFor(b.session, { kind: 'task', taskKey, inputKey }),
           method: 'elicitation/create',
           params: {
             ...params,
