@@ -78,7 +78,7 @@ export default tseslint.config(
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },
   },
   {
-    // The dashboard's browser module (served as is, no build step).
+    // The dashboard's browser modules (served as they are, no build step).
     files: ['src/api/dashboard/ui/**/*.js'],
     languageOptions: { sourceType: 'module', globals: globals.browser },
   },

@@ -1,20 +1,40 @@
 /**
- * Serves the dashboard's single page and its assets from src/api/dashboard/ui (plain HTML, CSS and one
- * JavaScript module: no build step, no third-party code, nothing fetched from elsewhere). A strict
+ * Serves the dashboard's single page and its assets from src/api/dashboard/ui (plain HTML, CSS and small
+ * JavaScript modules: no build step, no third-party code, nothing fetched from elsewhere). A strict
  * Content-Security-Policy allows only the gateway's own scripts, styles and API.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Middleware } from 'koa';
 
 const UI_DIR = path.join(__dirname, 'ui');
 const ASSET_PREFIX = '/dashboard/assets/';
 
-const ASSETS: Record<string, { file: string; type: string }> = {
-  'app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
-  'app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
-  'favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
+/** What is served as an asset, by file ending; anything else in the folder (index.html) is not. */
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+/**
+ * Every asset in the folder and its subfolders, by its path below the folder (`views/tasks.js`). Only
+ * these exact names are served, so a request cannot reach anything else; links are not followed.
+ */
+function readAssets(dir: string, prefix = ''): Array<[string, Asset]> {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry): Array<[string, Asset]> => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return readAssets(file, `${prefix}${entry.name}/`);
+    const type = CONTENT_TYPES[path.extname(entry.name)];
+    if (!entry.isFile() || type === undefined) return [];
+    return [[`${prefix}${entry.name}`, { body: readFileSync(file), type }]];
+  });
+}
 
 const SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy': [
@@ -35,12 +55,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 export function dashboardUi(): Middleware {
   // Read once: the files are part of the release, not user content.
   const index = readFileSync(path.join(UI_DIR, 'index.html'));
-  const assets = new Map(
-    Object.entries(ASSETS).map(([name, a]) => [
-      name,
-      { body: readFileSync(path.join(UI_DIR, a.file)), type: a.type },
-    ]),
-  );
+  const assets = new Map(readAssets(UI_DIR));
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === '/' || ctx.path === '/dashboard') {

@@ -1,0 +1,72 @@
+/**
+ * A viewer's projects and a project's task list (`/v1/projects`, `/v1/projects/:project/tasks`): task
+ * metadata only, a page at a time, with the counts of every group under the same Assigned filter.
+ */
+import type { TaskListQuery } from '../../store/task-store';
+import { TASK_GROUPS } from '../../store/task-store';
+import { HttpError } from '../rest-errors';
+import { projectFor } from './access';
+import { ok, viewerRoute } from './routing';
+import { decodeListCursor, encodeListCursor, mentionedUsers, taskSummaryView } from './views';
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
+
+export const PROJECT_ROUTES = [
+  viewerRoute('GET', '/v1/projects', async (deps, _req, viewer) =>
+    ok({ projects: await deps.dashboard.projectsOf(viewer.user.id) }),
+  ),
+  viewerRoute('GET', '/v1/projects/:project', async (deps, req, viewer) => {
+    const { project, role } = await projectFor(deps, req, viewer);
+    return ok({
+      project: { slug: project.slug, role },
+      viewer: viewer.user,
+      people: (await deps.dashboard.peopleOf(project)).map(({ handle, name }) => ({ handle, name })),
+    });
+  }),
+
+  viewerRoute('GET', '/v1/projects/:project/tasks', async (deps, req, viewer) => {
+    const { project } = await projectFor(deps, req, viewer);
+    const q = listQuery(req.query, project.id, viewer.user.id);
+    const [tasks, counts] = await Promise.all([
+      deps.store.listProjectTasks({ ...q, limit: q.limit + 1 }),
+      deps.store.countProjectTasks(project.id, q.assigned),
+    ]);
+    const page = tasks.slice(0, q.limit);
+    const last = page.at(-1);
+    const people = await deps.dashboard.usersByIds(mentionedUsers(page));
+    return ok({
+      group: q.group,
+      assigned: req.query.get('assigned') ?? 'all',
+      counts,
+      tasks: page.map((t) => taskSummaryView(t, people)),
+      ...(tasks.length > q.limit && last && { nextCursor: encodeListCursor(last) }),
+    });
+  }),
+];
+
+function listQuery(query: URLSearchParams, project: string, viewerId: string): TaskListQuery {
+  const group = query.get('group') ?? 'all';
+  if (!(TASK_GROUPS as readonly string[]).includes(group)) {
+    throw new HttpError('invalid', `"group" must be one of ${TASK_GROUPS.join(', ')}`);
+  }
+  const assignedParam = query.get('assigned');
+  let assigned: TaskListQuery['assigned'];
+  if (assignedParam === 'any') assigned = { kind: 'any' };
+  else if (assignedParam === 'me') assigned = { kind: 'user', userId: viewerId };
+  else if (assignedParam !== null && assignedParam !== 'all') {
+    throw new HttpError('invalid', '"assigned" must be "all", "any" or "me"');
+  }
+  const limitParam = query.get('limit');
+  if (limitParam !== null && !/^\d{1,4}$/.test(limitParam))
+    throw new HttpError('invalid', '"limit" must be a number');
+  const limit = Math.min(MAX_PAGE, Math.max(1, Number(limitParam ?? DEFAULT_PAGE)));
+  const cursor = query.get('cursor');
+  return {
+    project,
+    group: group as TaskListQuery['group'],
+    ...(assigned && { assigned }),
+    ...(cursor !== null && { after: decodeListCursor(cursor) }),
+    limit,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * How the dashboard API's routes are declared: what every handler is given (the API's dependencies,
+ * the request, the viewer) and the two kinds of route, open (signing in) and for a signed-in viewer.
+ */
+import type { Context } from 'koa';
+import type { McpGateway } from '../../gateway/gateway';
+import type { ControlPlaneStore } from '../../store/control-plane';
+import type { DashboardStore } from '../../store/dashboard-store';
+import type { PayloadStore } from '../../store/payload-store';
+import type { TaskStore } from '../../store/task-store';
+import type { Reply } from '../routes';
+import { routePattern } from '../routes';
+import type { Viewer } from './session';
+
+export interface DashboardApiDeps {
+  gateway: Pick<McpGateway, 'answerTaskInput' | 'cancelTaskByKey' | 'currentSnapshot'>;
+  controlPlane: Pick<
+    ControlPlaneStore,
+    'authenticate' | 'userToken' | 'projectBySlug' | 'projectRole' | 'authorizationValid' | 'audit'
+  >;
+  dashboard: DashboardStore;
+  store: TaskStore;
+  payloads: PayloadStore;
+  /** The Temporal Web UI and namespace, for workflow links (team members only). */
+  temporalUi?: { url: string; namespace: string };
+  logger?: { error(obj: object, msg: string): void };
+}
+
+export interface Request {
+  ctx: Context;
+  params: string[];
+  body: Record<string, unknown>;
+  query: URLSearchParams;
+}
+type Handler = (deps: DashboardApiDeps, req: Request, viewer: Viewer | undefined) => Promise<Reply>;
+type ViewerHandler = (deps: DashboardApiDeps, req: Request, viewer: Viewer) => Promise<Reply>;
+
+export interface Route {
+  method: string;
+  pattern: RegExp;
+  handler: Handler;
+  /** The viewer is authenticated before the body is read. */
+  signedIn: boolean;
+}
+
+export const ok = (body: unknown): Reply => ({ body });
+
+export function route(method: string, pattern: string, handler: Handler, signedIn = false): Route {
+  return { method, pattern: routePattern(pattern), handler, signedIn };
+}
+
+/** A route for a signed-in viewer (bearer token or session), authenticated before the body is read. */
+export function viewerRoute(method: string, pattern: string, handler: ViewerHandler): Route {
+  return route(
+    method,
+    pattern,
+    (deps, req, viewer) => {
+      if (!viewer) throw new Error('viewerRoute reached without a viewer');
+      return handler(deps, req, viewer);
+    },
+    true,
+  );
+}

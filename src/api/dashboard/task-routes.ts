@@ -1,0 +1,88 @@
+/**
+ * One task as the dashboard shows it (`/v1/projects/:project/tasks/:task`, its timeline and its
+ * payload): metadata for anyone with a role on the project, the payload only where the task's access
+ * allows, read from the live workflow so the status and the open input requests agree.
+ */
+import type { PayloadDenial, TaskAccess } from '../../gateway/task-access';
+import type { InputRequests, JsonRpcErrorObject, TaskSnapshot } from '../../protocol';
+import type { TaskRecord } from '../../store/task-store';
+import { HttpError } from '../rest-errors';
+import { refuse, taskFor } from './access';
+import type { DashboardApiDeps } from './routing';
+import { ok, viewerRoute } from './routing';
+import { mentionedUsers, taskMetadataView, timelineView } from './views';
+
+export const TASK_ROUTES = [
+  viewerRoute('GET', '/v1/projects/:project/tasks/:task', async (deps, req, viewer) => {
+    const t = await taskFor(deps, req, viewer);
+    const events = await deps.store.listEvents(t.task.taskKey);
+    const people = await deps.dashboard.usersByIds([...mentionedUsers([t.task]), ...mentionedUsers(events)]);
+    // One live query, so the status and the open input requests shown agree with each other.
+    const snapshot = t.access.payload.visible ? await deps.gateway.currentSnapshot(t.task) : t.task.snapshot;
+    const payload = await payloadView(deps, t.task, t.access, snapshot);
+    return ok({
+      task: { ...taskMetadataView(t.task, people), status: snapshot.status },
+      timeline: timelineView(events, people),
+      payload,
+      controls: {
+        assign: t.access.assign,
+        cancel: t.access.cancel,
+        answer: t.access.answer && snapshot.status === 'input_required',
+      },
+      ...(t.access.workflowLink && { workflow: workflowView(deps, t.task) }),
+    });
+  }),
+  viewerRoute('GET', '/v1/projects/:project/tasks/:task/timeline', async (deps, req, viewer) => {
+    const { task } = await taskFor(deps, req, viewer);
+    const events = await deps.store.listEvents(task.taskKey);
+    return ok({ timeline: timelineView(events, await deps.dashboard.usersByIds(mentionedUsers(events))) });
+  }),
+  viewerRoute('GET', '/v1/projects/:project/tasks/:task/payload', async (deps, req, viewer) => {
+    const t = await taskFor(deps, req, viewer);
+    const snapshot = t.access.payload.visible ? await deps.gateway.currentSnapshot(t.task) : t.task.snapshot;
+    const payload = await payloadView(deps, t.task, t.access, snapshot);
+    if (!payload.visible) {
+      refuse(deps, t, viewer, `payload hidden: ${payload.reason}`);
+      throw new HttpError(payload.reason, payload.message);
+    }
+    return ok({ payload });
+  }),
+];
+
+type PayloadView =
+  | {
+      visible: true;
+      arguments?: unknown;
+      inputRequests?: InputRequests;
+      result?: Record<string, unknown>;
+      error?: JsonRpcErrorObject;
+    }
+  | { visible: false; reason: PayloadDenial; message: string };
+
+async function payloadView(
+  deps: DashboardApiDeps,
+  task: TaskRecord,
+  access: TaskAccess,
+  snapshot: TaskSnapshot,
+): Promise<PayloadView> {
+  if (!access.payload.visible) return access.payload;
+  const request = await deps.payloads.firstOf<{ arguments?: unknown }>(task.taskKey, 'request');
+  return {
+    visible: true,
+    ...(request?.arguments !== undefined && { arguments: request.arguments }),
+    ...(snapshot.status === 'input_required' &&
+      snapshot.inputRequests && { inputRequests: snapshot.inputRequests }),
+    ...(snapshot.result && { result: snapshot.result }),
+    ...(snapshot.error && { error: snapshot.error }),
+  };
+}
+
+function workflowView(deps: DashboardApiDeps, task: TaskRecord) {
+  const ui = deps.temporalUi;
+  return {
+    id: task.workflowId,
+    ...(ui && {
+      url: `${ui.url.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(ui.namespace)}/workflows/${encodeURIComponent(task.workflowId)}`,
+    }),
+  };
+}

@@ -1,0 +1,33 @@
+// How values are shown: times, statuses, people and callers, and raw JSON.
+import { h } from './dom.js';
+
+export function formatTime(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+export function ago(iso) {
+  const seconds = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
+  if (seconds < 60) return `${Math.max(seconds, 0)} s ago`;
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.round(seconds / 3600)} h ago`;
+  return `${Math.round(seconds / 86400)} d ago`;
+}
+
+export function statusBadge(status) {
+  return h('span', { class: `badge status-${status}` }, status.replace('_', ' '));
+}
+
+export function personName(p) {
+  return p ? p.handle : '—';
+}
+
+export function callerText(caller) {
+  if (caller.kind === 'user') return caller.user ? caller.user.handle : 'user';
+  if (caller.kind === 'api_key') return 'API key';
+  return caller.kind;
+}
+
+export function json(value) {
+  return h('pre', { class: 'json' }, JSON.stringify(value, null, 2));
+}

@@ -1,0 +1,69 @@
+// Which view the URL fragment names, and drawing it: the session is checked first (no session, no view
+// but sign-in), then the view renders into <main>, and focus goes where the navigation asked.
+//   #/signin · #/ (projects) · #/p/<slug>?group=…&assigned=… (tasks) · #/p/<slug>/t/<ref> (one task)
+import { api, ApiError } from './api.js';
+import { h, replace } from './dom.js';
+import { renderWho } from './frame.js';
+import { go } from './nav.js';
+import { stopRefresh } from './refresh.js';
+import { state } from './state.js';
+import { renderProjects } from './views/projects.js';
+import { renderSignIn } from './views/signin.js';
+import { renderTask } from './views/task-detail.js';
+import { renderTasks } from './views/tasks.js';
+
+function parseRoute() {
+  const raw = location.hash.replace(/^#/, '') || '/';
+  const [path, search = ''] = raw.split('?');
+  let parts;
+  try {
+    parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return { name: 'projects' }; // a mangled address lands on the project list
+  }
+  const query = new URLSearchParams(search);
+  if (parts[0] === 'signin') return { name: 'signin' };
+  if (parts[0] === 'p' && parts[1] && parts[2] === 't' && parts[3]) {
+    return { name: 'task', slug: parts[1], ref: parts[3] };
+  }
+  if (parts[0] === 'p' && parts[1]) {
+    return {
+      name: 'tasks',
+      slug: parts[1],
+      group: query.get('group') ?? 'all',
+      assigned: query.get('assigned') ?? 'all',
+    };
+  }
+  return { name: 'projects' };
+}
+
+export async function render() {
+  stopRefresh();
+  const renderId = ++state.renderId;
+  const route = parseRoute();
+  const main = document.getElementById('main');
+  if (route.name !== 'signin' && !state.user) {
+    try {
+      const session = await api('GET', '/v1/session');
+      state.user = session.user;
+      state.csrf = session.csrfToken ?? null;
+    } catch {
+      if (renderId === state.renderId) go('#/signin');
+      return;
+    }
+  }
+  renderWho();
+  try {
+    if (route.name === 'signin') renderSignIn(main);
+    else if (route.name === 'projects') await renderProjects(main, renderId);
+    else if (route.name === 'tasks') await renderTasks(main, route, renderId);
+    else if (route.name === 'task') await renderTask(main, route, renderId);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return;
+    replace(main, h('div', { class: 'notice error', role: 'alert' }, err.message));
+  }
+  // Navigation started from a control (a tab, a filter button) keeps the keyboard there.
+  const focus = state.focusAfterRender;
+  state.focusAfterRender = null;
+  if (focus && renderId === state.renderId) document.querySelector(focus)?.focus();
+}

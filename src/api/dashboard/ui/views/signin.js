@@ -1,0 +1,53 @@
+// The sign-in page: a user token is exchanged for a session cookie; the token is not kept by the browser.
+import { api } from '../api.js';
+import { h, replace } from '../dom.js';
+import { setCrumbs } from '../frame.js';
+import { go } from '../nav.js';
+import { state } from '../state.js';
+
+export function renderSignIn(main) {
+  setCrumbs();
+  document.title = 'Sign in · TaskRouter';
+  const error = h('p', { class: 'field-error', role: 'alert' });
+  const input = h('input', {
+    id: 'token',
+    name: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    required: true,
+    placeholder: 'trp_…',
+  });
+  const form = h(
+    'form',
+    {
+      class: 'card narrow',
+      onsubmit: async (event) => {
+        event.preventDefault();
+        error.textContent = '';
+        try {
+          const session = await api('POST', '/v1/session', { token: input.value.trim() });
+          state.user = session.user;
+          state.csrf = session.csrfToken;
+          input.value = '';
+          go('#/');
+        } catch (err) {
+          error.textContent = err.message;
+          input.focus();
+        }
+      },
+    },
+    h('h1', {}, 'Sign in'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Use your personal access token (trp_…). It is exchanged for a browser session; the token is not stored by the browser.',
+    ),
+    h('label', { for: 'token' }, 'User token'),
+    input,
+    error,
+    h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
+  );
+  replace(main, form);
+  input.focus();
+}

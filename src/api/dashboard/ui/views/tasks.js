@@ -1,0 +1,195 @@
+// A project's tasks: the group tabs with their counts, the Assigned filter, the task table and "Load
+// more", refreshed live without moving the keyboard focus.
+import { api } from '../api.js';
+import { h, keepFocus, replace } from '../dom.js';
+import { ago, callerText, formatTime, personName, statusBadge } from '../format.js';
+import { setCrumbs } from '../frame.js';
+import { goAndFocus, tasksHash } from '../nav.js';
+import { keepRefreshing } from '../refresh.js';
+import { state } from '../state.js';
+
+const GROUPS = [
+  ['all', 'All'],
+  ['pending', 'Pending'],
+  ['completed', 'Completed'],
+  ['failed', 'Failed'],
+  ['cancelled', 'Cancelled'],
+];
+const ASSIGNED = [
+  ['all', 'All tasks'],
+  ['any', 'Assigned'],
+  ['me', 'Assigned to me'],
+];
+const LIST_REFRESH_MS = 2000;
+
+export async function renderTasks(main, route, renderId) {
+  const { slug, group, assigned } = route;
+  setCrumbs({ label: 'Projects', href: '#/' }, { label: slug });
+  document.title = `${slug} tasks · TaskRouter`;
+  const params = () => {
+    const q = new URLSearchParams({ group, assigned });
+    return `/v1/projects/${encodeURIComponent(slug)}/tasks?${q}`;
+  };
+  let data = await api('GET', params());
+  if (renderId !== state.renderId) return;
+
+  const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Task groups' });
+  // Buttons, not a select: a select fires "change" on every arrow key, which would navigate.
+  const filter = h(
+    'div',
+    { class: 'segmented', role: 'group', 'aria-label': 'Assigned filter' },
+    ASSIGNED.map(([value, label]) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          'data-assigned': value,
+          'aria-pressed': value === assigned ? 'true' : 'false',
+          onclick: () => goAndFocus(tasksHash(slug, group, value), `[data-assigned="${value}"]`),
+        },
+        label,
+      ),
+    ),
+  );
+  const panel = h('div', { id: 'task-panel', role: 'tabpanel', 'aria-labelledby': `tab-${group}` });
+  const more = h('div', { class: 'more' });
+
+  const drawTabs = () =>
+    replace(
+      tabs,
+      GROUPS.map(([value, label]) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            role: 'tab',
+            id: `tab-${value}`,
+            'data-group': value,
+            'aria-selected': value === group ? 'true' : 'false',
+            'aria-controls': 'task-panel',
+            tabindex: value === group ? '0' : '-1',
+            onclick: () => goAndFocus(tasksHash(slug, value, assigned), `[data-group="${value}"]`),
+            onkeydown: (event) => {
+              const i = GROUPS.findIndex(([g]) => g === value);
+              const next = event.key === 'ArrowRight' ? i + 1 : event.key === 'ArrowLeft' ? i - 1 : null;
+              if (next === null) return;
+              event.preventDefault();
+              const target = GROUPS[(next + GROUPS.length) % GROUPS.length][0];
+              goAndFocus(tasksHash(slug, target, assigned), `[data-group="${target}"]`);
+            },
+          },
+          label,
+          ' ',
+          h('span', { class: 'count', 'data-count': value }, String(data.counts[value])),
+        ),
+      ),
+    );
+
+  let rows = data.tasks;
+  const drawRows = () => {
+    if (rows.length === 0) {
+      return replace(panel, h('p', { class: 'empty muted' }, 'No tasks here.'));
+    }
+    replace(
+      panel,
+      h(
+        'table',
+        { class: 'tasks' },
+        h('caption', { class: 'visually-hidden' }, `${GROUPS.find(([g]) => g === group)[1]} tasks`),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Tool', 'Status', 'Message', 'Caller', 'Assignee', 'Created'].map((c) =>
+              h('th', { scope: 'col' }, c),
+            ),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          rows.map((t) =>
+            h(
+              'tr',
+              { 'data-ref': t.ref, 'data-status': t.status },
+              h(
+                'td',
+                { 'data-label': 'Tool' },
+                h('a', { href: `#/p/${encodeURIComponent(slug)}/t/${t.ref}` }, t.tool),
+                h('span', { class: 'muted small' }, ` ${t.upstream}`),
+              ),
+              h('td', { 'data-label': 'Status' }, statusBadge(t.status)),
+              h('td', { 'data-label': 'Message', class: 'message' }, t.statusMessage ?? ''),
+              h('td', { 'data-label': 'Caller' }, callerText(t.caller)),
+              h('td', { 'data-label': 'Assignee', class: 'assignee' }, personName(t.assignee)),
+              h(
+                'td',
+                { 'data-label': 'Created' },
+                h('time', { datetime: t.createdAt, title: formatTime(t.createdAt) }, ago(t.createdAt)),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  };
+  let nextCursor = data.nextCursor;
+  let pagesLoaded = 1;
+  const drawMore = () =>
+    replace(
+      more,
+      nextCursor &&
+        h(
+          'button',
+          {
+            type: 'button',
+            onclick: async () => {
+              const page = await api('GET', `${params()}&cursor=${encodeURIComponent(nextCursor)}`);
+              const firstNew = page.tasks[0]?.ref;
+              rows = rows.concat(page.tasks);
+              nextCursor = page.nextCursor;
+              pagesLoaded += 1;
+              drawRows();
+              drawMore();
+              // Keyboard users continue at the first task of the new page.
+              if (firstNew) panel.querySelector(`tr[data-ref="${firstNew}"] a`)?.focus();
+            },
+          },
+          'Load more',
+        ),
+    );
+
+  drawTabs();
+  drawRows();
+  drawMore();
+  replace(
+    main,
+    h('div', { class: 'heading-row' }, h('h1', {}, 'Tasks'), h('div', { class: 'filter' }, filter)),
+    tabs,
+    panel,
+    more,
+  );
+
+  // Live refresh: counts and the first page, redrawn only when something changed (keeps focus put).
+  let seen = JSON.stringify(data);
+  keepRefreshing(renderId, LIST_REFRESH_MS, async () => {
+    const fresh = await api('GET', params());
+    if (renderId !== state.renderId) return;
+    const text = JSON.stringify(fresh);
+    if (text === seen) return;
+    seen = text;
+    data = fresh;
+    keepFocus(() => {
+      drawTabs();
+      // Once further pages are loaded, only the counts refresh (replacing the rows would drop them).
+      if (pagesLoaded === 1) {
+        rows = fresh.tasks;
+        nextCursor = fresh.nextCursor;
+        drawRows();
+        drawMore();
+      }
+    });
+  });
+}

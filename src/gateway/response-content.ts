@@ -1,0 +1,101 @@
+/**
+ * What a response limit works on: the size of a tools/call result, the places whose text it may change
+ * (text blocks and embedded text resources, the "slots"), and the note it leaves in `_meta`. Shared by
+ * compaction (response-compaction.ts) and truncation (response-truncation.ts); pure, no I/O.
+ */
+import { canonicalJson } from './result-cache';
+
+/** The gateway-owned `_meta` key carrying the note of what the limit changed. */
+export const RESPONSE_LIMIT_META_KEY = 'com.taskrouter/responseLimit';
+
+export type CompactionStep = 'minify-json' | 'drop-duplicate-text' | 'collapse-whitespace';
+
+export interface LimitReport {
+  policy: 'truncate' | 'compact' | 'error';
+  limitBytes: number;
+  originalBytes: number;
+  finalBytes: number;
+  /** Code points removed from text by truncation (summed over blocks). */
+  removedChars?: number;
+  droppedStructuredContent?: boolean;
+  /** Lossless steps that changed the result, in the order applied. */
+  compacted?: CompactionStep[];
+}
+
+/** The note written under `_meta["com.taskrouter/responseLimit"]` (the report minus `finalBytes`). */
+export type LimitNote = Omit<LimitReport, 'finalBytes'>;
+
+export type Result = Record<string, unknown>;
+
+/** UTF-8 bytes of `JSON.stringify(result)`. */
+export function resultSize(result: Result): number {
+  return Buffer.byteLength(JSON.stringify(result), 'utf8');
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function withNote(result: Result, note: LimitNote): Result {
+  const meta = isPlainObject(result._meta) ? result._meta : {};
+  return { ...result, _meta: { ...meta, [RESPONSE_LIMIT_META_KEY]: note } };
+}
+
+// ---- text slots: the places whose text may be changed ----
+
+/** A text block's `text`, or an embedded text resource's `resource.text`. */
+export interface Slot {
+  index: number;
+  text: string;
+  kind: 'text' | 'resource';
+}
+
+export function contentOf(result: Result): unknown[] {
+  return Array.isArray(result.content) ? (result.content as unknown[]) : [];
+}
+
+export function textSlots(result: Result): Slot[] {
+  const slots: Slot[] = [];
+  contentOf(result).forEach((block, index) => {
+    if (!isPlainObject(block)) return;
+    if (block.type === 'text' && typeof block.text === 'string') {
+      slots.push({ index, text: block.text, kind: 'text' });
+    } else if (
+      block.type === 'resource' &&
+      isPlainObject(block.resource) &&
+      typeof block.resource.text === 'string'
+    ) {
+      slots.push({ index, text: block.resource.text, kind: 'resource' });
+    }
+  });
+  return slots;
+}
+
+/** A copy of `result` with some slot texts replaced (new block objects for changed blocks only). */
+export function withTexts(result: Result, replacements: Map<number, string>): Result {
+  if (replacements.size === 0) return result;
+  const content = contentOf(result).map((block, index) => {
+    const text = replacements.get(index);
+    if (text === undefined || !isPlainObject(block)) return block;
+    if (block.type === 'text') return { ...block, text };
+    return { ...block, resource: { ...(block.resource as Record<string, unknown>), text } };
+  });
+  return { ...result, content };
+}
+
+export function isJsonContainer(text: string): boolean {
+  const t = text.trimStart();
+  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A text block whose JSON equals structuredContent (the backwards-compatibility copy) carries its information. */
+export function duplicatesStructured(text: string, structured: unknown): boolean {
+  if (!isJsonContainer(text)) return false;
+  return canonicalJson(JSON.parse(text)) === canonicalJson(structured);
+}

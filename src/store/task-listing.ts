@@ -1,0 +1,96 @@
+/**
+ * The dashboard's reads over a project's tasks (docs/dashboard.md): a page of the task list, newest
+ * first, and the per-group counts on its tabs, both under the same Assigned filter.
+ */
+import type { Kysely, WhereInterface } from 'kysely';
+import type { TaskStatus } from '../protocol';
+import type { Database } from './schema';
+import type { TaskSealing } from './task-sealing';
+import type { TaskGroup, TaskListQuery, TaskSummary } from './task-types';
+
+const GROUP_STATUSES: Record<Exclude<TaskGroup, 'all'>, TaskStatus[]> = {
+  pending: ['working', 'input_required'],
+  completed: ['completed'],
+  failed: ['failed'],
+  cancelled: ['cancelled'],
+};
+
+/** A page of a project's tasks, newest first (ties broken by task key). */
+export async function listProjectTasks(
+  db: Kysely<Database>,
+  sealing: TaskSealing,
+  q: TaskListQuery,
+): Promise<TaskSummary[]> {
+  let query = db
+    .selectFrom('tasks')
+    .select([
+      'task_key',
+      'workflow_id',
+      'caller_kind',
+      'caller_id',
+      'upstream',
+      'tool',
+      'status',
+      'status_message',
+      'created_at',
+      'last_updated_at',
+      'assignee_user_id',
+    ])
+    .where('project', '=', q.project);
+  if (q.group !== 'all') query = query.where('status', 'in', GROUP_STATUSES[q.group]);
+  query = whereAssigned(query, q.assigned);
+  const after = q.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '<', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('task_key', '<', after.taskKey)]),
+      ]),
+    );
+  }
+  const rows = await query.orderBy('created_at', 'desc').orderBy('task_key', 'desc').limit(q.limit).execute();
+  return rows.map((r) => ({
+    taskKey: r.task_key,
+    workflowId: r.workflow_id,
+    caller: { kind: r.caller_kind, id: r.caller_id },
+    upstream: r.upstream,
+    tool: r.tool,
+    status: r.status as TaskStatus,
+    ...(r.status_message !== null && { statusMessage: sealing.openMessage(r.task_key, r.status_message) }),
+    createdAt: r.created_at,
+    lastUpdatedAt: r.last_updated_at,
+    ...(r.assignee_user_id != null && { assigneeUserId: r.assignee_user_id }),
+  }));
+}
+
+/** How many of a project's tasks fall in each group (under the same assignment filter as the list). */
+export async function countProjectTasks(
+  db: Kysely<Database>,
+  project: string,
+  assigned?: TaskListQuery['assigned'],
+): Promise<Record<TaskGroup, number>> {
+  const query = db
+    .selectFrom('tasks')
+    .select((eb) => ['status', eb.fn.countAll<string | number>().as('n')])
+    .where('project', '=', project);
+  const rows = await whereAssigned(query, assigned).groupBy('status').execute();
+  const counts: Record<TaskGroup, number> = { all: 0, pending: 0, completed: 0, failed: 0, cancelled: 0 };
+  for (const row of rows) {
+    const n = Number(row.n);
+    counts.all += n;
+    for (const [group, statuses] of Object.entries(GROUP_STATUSES)) {
+      if (statuses.includes(row.status as TaskStatus)) counts[group as TaskGroup] += n;
+    }
+  }
+  return counts;
+}
+
+/** The dashboard's Assigned filter, the same for a page of tasks and for the tab counts. */
+function whereAssigned<QB extends WhereInterface<Database, 'tasks'>>(
+  query: QB,
+  assigned: TaskListQuery['assigned'],
+): QB {
+  if (assigned?.kind === 'any') return query.where('assignee_user_id', 'is not', null) as QB;
+  if (assigned?.kind === 'user') return query.where('assignee_user_id', '=', assigned.userId) as QB;
+  return query;
+}
