@@ -59,6 +59,8 @@ export interface CallTaskOptions {
    * task then cannot get its input.
    */
   relayInput?: (taskKey: string, requests: InputRequests) => boolean;
+  /** The gateway started a task to answer this call inline (its answer now survives the request). */
+  onStarted?: (taskId: string) => void;
 }
 
 export type Result = Record<string, unknown>;

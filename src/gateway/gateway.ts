@@ -20,6 +20,7 @@ import {
   getTask,
   updateTask,
 } from './task-methods';
+import { resumeInlineTask } from './inline-task';
 import { callTool } from './tool-call';
 
 export type { GatewayDeps, McpCall } from './context';
@@ -92,6 +93,11 @@ export class McpGateway {
   /** Cancels a task of this caller (tasks/cancel); the upstream's refusal is the caller's error. */
   async cancelTaskByKey(call: McpCall, taskKey: string): Promise<void> {
     return cancelTaskByKey(this.context(call), taskKey);
+  }
+
+  /** Waits again for a task of this caller that answers a call inline (a resumed response stream). */
+  async resumeInlineTask(call: McpCall, taskId: string): Promise<Result> {
+    return resumeInlineTask(this.context(call), taskId);
   }
 
   /** The task's snapshot, refined by the live workflow while it runs (see task-methods.ts). */

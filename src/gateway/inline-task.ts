@@ -22,7 +22,8 @@ import { revealId } from './responses';
 import type { RoutedTool } from './routing';
 import type { LaunchedTask } from './task-call';
 import { firstResult, launchTask } from './task-call';
-import { currentSnapshot } from './task-methods';
+import { currentSnapshot, ownedTask } from './task-methods';
+import { taskKeyOf } from '../store/task-store';
 import { taskWorkflowId } from '../workflows/messages';
 
 /** How often the wait looks at the task (the store has every change the workflow records). */
@@ -38,10 +39,20 @@ export async function runTaskInline(
 ): Promise<Result> {
   const launched = await launchTask(ctx, params, routed, headers);
   if (launched.outcome.kind !== 'task') return firstResult(ctx, launched);
+  ctx.call.tasks?.onStarted?.(launched.taskId);
   return waitForTask(ctx, launched);
 }
 
-async function waitForTask(ctx: RequestContext, launched: LaunchedTask): Promise<Result> {
+/** Waits (again) for a task answering a call inline: a client resuming the lost stream of that call. */
+export async function resumeInlineTask(ctx: RequestContext, taskId: string): Promise<Result> {
+  await ownedTask(ctx, taskKeyOf(taskId));
+  return waitForTask(ctx, { taskId, taskKey: taskKeyOf(taskId) });
+}
+
+async function waitForTask(
+  ctx: RequestContext,
+  launched: Pick<LaunchedTask, 'taskId' | 'taskKey'>,
+): Promise<Result> {
   const { call, deps } = ctx;
   const deadline = Date.now() + (call.project.limits.inlineTaskWaitMs ?? DEFAULT_INLINE_TASK_WAIT_MS);
   const progress = progressReporter(ctx);
@@ -90,7 +101,7 @@ function finalAnswer(ctx: RequestContext, taskId: string, s: TaskSnapshot): Resu
  */
 async function relayOrGiveUp(
   ctx: RequestContext,
-  launched: LaunchedTask,
+  launched: Pick<LaunchedTask, 'taskId' | 'taskKey'>,
   s: TaskSnapshot,
   relayed: Set<string>,
 ): Promise<void> {

@@ -112,7 +112,7 @@ async function requireUpstreamTasks(ctx: RequestContext, task: TaskRecord, opera
  * same single lookup), so a foreign task is indistinguishable from a missing one. Every refusal is
  * audited; none has any other effect.
  */
-async function ownedTask(ctx: RequestContext, taskKey: string): Promise<TaskRecord> {
+export async function ownedTask(ctx: RequestContext, taskKey: string): Promise<TaskRecord> {
   const { call, deps } = ctx;
   if (!declaresTasks(call.params._meta[META.clientCapabilities])) {
     throw new ProtocolError('MissingRequiredClientCapability', 'This request requires the Tasks extension', {

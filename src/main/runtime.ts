@@ -13,7 +13,7 @@ import { createActivities } from '../activities';
 import { createRetentionActivities } from '../activities/retention';
 import { createApp } from '../api/app';
 import { LegacyClients } from '../api/mcp/legacy/adapter';
-import { InputRequestIds } from '../api/mcp/legacy/input-ids';
+import { InputRequestIds, ResumeTokens } from '../api/mcp/legacy/input-ids';
 import { SessionTokens } from '../api/mcp/legacy/session';
 import { Subscriptions } from '../api/mcp/subscriptions';
 import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
@@ -171,6 +171,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),
       sessions: new McpSessionStore(db),
       inputIds: new InputRequestIds(cipher),
+      resume: new ResumeTokens(cipher),
       answers: new McpClientAnswerStore(db, cipher, 15 * 60_000),
       serverInfo,
     });

@@ -8,22 +8,75 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as Client2, StreamableHTTPClientTransport as Transport2 } from '@modelcontextprotocol/client';
+import pino from 'pino';
+import type { Runtime } from '../../src/main/runtime';
+import { startRuntime } from '../../src/main/runtime';
+import { SessionTokens } from '../../src/api/mcp/legacy/session';
+import { Cipher } from '../../src/store/cipher';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 
 let gw: TestGateway;
+/** A second API replica on the same store and keys: any replica must serve any session. */
+let replica: Runtime;
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({
+    projects: (url) => [{ slug: 'other', namespacing: false, upstreams: [{ alias: 'example', url }] }],
+  });
+  replica = await startRuntime({
+    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
+    logger: pino({ level: 'silent' }),
+    api: true,
+    worker: false,
+  });
 });
 afterAll(async () => {
+  await replica?.close();
   await gw?.close();
 });
 
+/** A fetch that sends each request to the next replica in turn (no stickiness). */
+function alternating(): typeof fetch {
+  const bases = [new URL(gw.client.url).origin, String(replica.url)];
+  let next = 0;
+  return (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const base = bases[next++ % bases.length] as string;
+    return fetch(new URL(url.pathname + url.search, base), init);
+  };
+}
+
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** `initialize` by hand; returns the session id. */
+async function initialize(url = gw.client.url, version = '2025-11-25'): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: HEADERS,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+}
+
+async function post(sessionId: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(gw.client.url, {
+    method: 'POST',
+    headers: { ...HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
 const TASK_CAPABILITIES = { tasks: { list: {}, cancel: {}, requests: { elicitation: { create: {} } } } };
 
-async function sdk1(capabilities: Record<string, unknown> = {}) {
+async function sdk1(capabilities: Record<string, unknown> = {}, fetchFn?: typeof fetch) {
   const client = new Client({ name: 'sdk1-test', version: '1.0.0' }, { capabilities });
-  const transport = new StreamableHTTPClientTransport(new URL(gw.client.url));
+  const transport = new StreamableHTTPClientTransport(new URL(gw.client.url), {
+    ...(fetchFn && { fetch: fetchFn }),
+  });
   await client.connect(transport);
   return { client, transport };
 }
@@ -40,6 +93,8 @@ describe('SDK 1.x client', () => {
     expect(transport.sessionId).toMatch(/^mcs1\./);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['greet', 'slow_compute']));
+    expect((await client.listResources()).resources.length).toBeGreaterThan(0);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain('test_simple_prompt');
     expect(text(await client.callTool({ name: 'greet', arguments: { name: 'Ada' } }))).toContain('Ada');
     await client.ping();
     await client.setLoggingLevel('warning');
@@ -101,22 +156,138 @@ describe('SDK 1.x client', () => {
   });
 });
 
+describe('SDK 1.x client, two API replicas, requests alternating between them', () => {
+  test('ordinary and task-only tools, and 2025-11-25 tasks with input', async () => {
+    const { client } = await sdk1({ elicitation: { form: {} }, ...TASK_CAPABILITIES }, alternating());
+    client.setRequestHandler(ElicitRequestSchema, async () => ({
+      action: 'accept',
+      content: { confirm: true },
+    }));
+    await client.listTools();
+    expect(text(await client.callTool({ name: 'greet', arguments: { name: 'Cy' } }))).toContain('Cy');
+    expect((await client.callTool({ name: 'failing_job', arguments: {} })).isError).toBe(true);
+    let confirmed: unknown;
+    for await (const m of client.experimental.tasks.callToolStream(
+      { name: 'confirm_delete', arguments: { filename: 'b.txt' } },
+      CallToolResultSchema,
+    )) {
+      if (m.type === 'result') confirmed = m.result;
+      if (m.type === 'error') throw m.error;
+    }
+    expect(text(confirmed)).toMatch(/deleted/i);
+    await client.close();
+  });
+});
+
 describe('SDK 2.x client', () => {
   test.each([
-    ['default (legacy)', undefined],
-    ['auto', { mode: 'auto' as const }],
-  ])('%s: connects, lists and calls an ordinary and a task-only tool', async (_name, versionNegotiation) => {
-    const client = new Client2(
-      { name: 'sdk2-test', version: '2.0.0' },
-      versionNegotiation ? { versionNegotiation } : {},
+    ['default (legacy)', undefined, false],
+    ['auto', { mode: 'auto' as const }, false],
+    ['default (legacy), alternating replicas', undefined, true],
+    ['auto, alternating replicas', { mode: 'auto' as const }, true],
+  ])(
+    '%s: connects, lists and calls an ordinary and a task-only tool',
+    async (_name, versionNegotiation, alternate) => {
+      const client = new Client2(
+        { name: 'sdk2-test', version: '2.0.0' },
+        versionNegotiation ? { versionNegotiation } : {},
+      );
+      await client.connect(
+        new Transport2(new URL(gw.client.url), alternate ? { fetch: alternating() } : undefined),
+      );
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('greet');
+      const greeting = await client.callTool({ name: 'greet', arguments: { name: 'Bo' } });
+      expect(text(greeting)).toContain('Bo');
+      const job = await client.callTool({ name: 'failing_job', arguments: {} });
+      expect(job.isError).toBe(true);
+      await client.close();
+    },
+  );
+});
+
+describe('a lost response stream', () => {
+  test('resumes on the other replica with Last-Event-ID and gets the final answer', async () => {
+    const session = String((await initialize()).headers.get('mcp-session-id'));
+    const controller = new AbortController();
+    const res = await post(
+      session,
+      { jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'failing_job', arguments: {} } },
+      {},
     );
-    await client.connect(new Transport2(new URL(gw.client.url)));
-    const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toContain('greet');
-    const greeting = await client.callTool({ name: 'greet', arguments: { name: 'Bo' } });
-    expect(text(greeting)).toContain('Bo');
-    const job = await client.callTool({ name: 'failing_job', arguments: {} });
-    expect(job.isError).toBe(true);
-    await client.close();
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    // Read until the first event id (the priming event), then drop the stream.
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let seen = '';
+    while (!/^id: (\S+)$/m.test(seen)) seen += new TextDecoder().decode((await reader.read()).value);
+    const lastEventId = (/^id: (\S+)$/m.exec(seen) as RegExpExecArray)[1] as string;
+    await reader.cancel();
+    controller.abort();
+
+    const resumed = await fetch(new URL(new URL(gw.client.url).pathname, String(replica.url)), {
+      headers: {
+        accept: 'text/event-stream',
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-11-25',
+        'last-event-id': lastEventId,
+      },
+    });
+    expect(resumed.status).toBe(200);
+    const events = (await resumed.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: ') && l.length > 6)
+      .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+    expect(events.at(-1)).toMatchObject({ id: 42, result: { isError: true } });
+  });
+});
+
+describe('bad input', () => {
+  const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+
+  test('forged, expired, ended and foreign session ids get 404', async () => {
+    expect((await post('mcs1.forged', ping)).status).toBe(404);
+    const tokens = new SessionTokens(new Cipher(gw.config.encryption), -1000);
+    const expired = tokens.issue({
+      projectId: 'p',
+      caller: 'anonymous:anonymous',
+      version: '2025-11-25',
+      capabilities: {},
+    });
+    expect((await post(expired.token, ping)).status).toBe(404);
+    // A session of another project is foreign here, even for the same caller.
+    const foreign = String((await initialize(gw.clientFor('other').url)).headers.get('mcp-session-id'));
+    expect((await post(foreign, ping)).status).toBe(404);
+    const own = String((await initialize()).headers.get('mcp-session-id'));
+    expect((await post(own, ping)).status).toBe(200);
+  });
+
+  test('unknown versions: -32602 with the supported list on initialize, -32022 on a session request', async () => {
+    const init = await initialize(gw.client.url, '1999-01-01');
+    const body = (await init.json()) as { error: { code: number; data: { supported: string[] } } };
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.data.supported).toEqual(['2025-11-25', '2025-06-18', '2025-03-26']);
+    const session = String((await initialize()).headers.get('mcp-session-id'));
+    const res = await post(session, ping, { 'mcp-protocol-version': '1999-01-01' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32022);
+  });
+
+  test("a 2026 client's initialize is still a removed method (404, -32601)", async () => {
+    const res = await fetch(gw.client.url, {
+      method: 'POST',
+      headers: { ...HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'initialize' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    expect(res.status).toBe(404);
   });
 });

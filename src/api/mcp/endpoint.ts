@@ -209,7 +209,7 @@ async function legacyDispatch(
   respond(ctx, 200, { jsonrpc: '2.0', id: message.id, result });
 }
 
-/** GET and DELETE of a 2025-era session: DELETE ends it; a server stream (GET) is not offered (405). */
+/** GET and DELETE of a 2025-era session: DELETE ends it; GET resumes a lost stream, or is 405. */
 function sessionRequest(legacy: LegacyClients | undefined): Step {
   return async (ctx) => {
     if (!legacy) throw new Error('sessionRequest without the 2025 adapter');
@@ -220,7 +220,19 @@ function sessionRequest(legacy: LegacyClients | undefined): Step {
       emptyReply(ctx, 200);
       return;
     }
-    await legacy.session(x);
+    const session = await legacy.session(x);
+    // A lost response stream of a call answered by a durable task resumes here, on any replica.
+    const point = legacy.resumePoint(x, session);
+    if (point) {
+      ctx.state.mcp.id = point.requestId;
+      respond(ctx, 200, {
+        jsonrpc: '2.0',
+        id: point.requestId,
+        result: await legacy.resume(x, session, point),
+      });
+      return;
+    }
+    // No server stream otherwise (the era allows 405): nothing is sent outside a request.
     ctx.state.mcp.status = 405;
     emptyReply(ctx, 405);
     ctx.set('Allow', 'POST, DELETE');

@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 
 export class ResponseStream {
   private streaming = false;
+  private eventId: (() => string) | undefined;
 
   /** `onStart` runs once, when the stream opens: the HTTP framework must then leave the response alone. */
   constructor(
@@ -38,6 +39,18 @@ export class ResponseStream {
     this.res.write(`: ${text}\n\n`);
   }
 
+  /**
+   * From now on every event carries an `id:` from `next`, so a client that loses the stream can resume
+   * it (`Last-Event-ID`). Only streams whose answer survives the request (a durable task) are resumable.
+   */
+  resumable(next: () => string): void {
+    this.eventId = next;
+    // A priming event (an id, no data): clients learn where to resume before anything else is sent.
+    if (!this.canStream) return;
+    this.start();
+    this.res.write(`id: ${next()}\ndata: \n\n`);
+  }
+
   /** Opens the stream now (e.g. for `subscriptions/listen`). */
   start(): void {
     if (this.streaming) return;
@@ -59,6 +72,7 @@ export class ResponseStream {
   }
 
   private writeEvent(message: Record<string, unknown>): void {
-    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    const id = this.eventId ? `id: ${this.eventId()}\n` : '';
+    this.res.write(`${id}event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 }

@@ -22,7 +22,7 @@ import type { McpClientAnswerStore, McpSessionStore } from '../../../store/mcp-s
 import type { Caller } from '../../authenticate';
 import type { ResponseStream } from '../response-stream';
 import { CallInputBridge } from './call-input';
-import type { InputRequestIds } from './input-ids';
+import type { InputRequestIds, ResumePoint, ResumeTokens } from './input-ids';
 import type { LegacySession, SessionTokens } from './session';
 import type { LegacyBridge } from './tasks';
 import { LegacyTasks } from './tasks';
@@ -33,6 +33,7 @@ export interface LegacyDeps {
   tokens: SessionTokens;
   sessions: McpSessionStore;
   inputIds: InputRequestIds;
+  resume: ResumeTokens;
   answers: McpClientAnswerStore;
   serverInfo: Implementation;
 }
@@ -128,6 +129,25 @@ export class LegacyClients {
     return session;
   }
 
+  /** Where a GET with `Last-Event-ID` resumes: a response stream whose answer is a durable task. */
+  resumePoint(x: LegacyExchange, session: LegacySession): ResumePoint | undefined {
+    return this.deps.resume.open(x.header('last-event-id'), session);
+  }
+
+  /** Answers the resumed request from its task, on any replica (the stream keeps resumable ids). */
+  async resume(
+    x: LegacyExchange,
+    session: LegacySession,
+    point: ResumePoint,
+  ): Promise<Record<string, unknown>> {
+    const b = this.bridge(x, session, point.requestId);
+    if (point.kind === 'result')
+      return this.tasks.handle(b, LEGACY_METHOD.tasksResult, { taskId: point.taskId });
+    b.resumable('inline', point.taskId);
+    const call = b.call('tools/call', {}, { relayInput: this.tasks.relayFor(b) }, true);
+    return legacyResult(await this.deps.gateway.resumeInlineTask(call, point.taskId));
+  }
+
   async end(x: LegacyExchange): Promise<void> {
     const session = await this.session(x);
     await this.deps.sessions.end(session.nonce, session.expiresAt);
@@ -143,13 +163,13 @@ export class LegacyClients {
           throw new ProtocolError('InvalidParams', 'params.level must be a logging level');
         return {};
       case 'tools/call':
-        return this.tasks.callTool(this.bridge(x, session), params);
+        return this.tasks.callTool(this.bridge(x, session, message.id), params);
       case 'tasks/get':
       case 'tasks/cancel':
       case LEGACY_METHOD.tasksResult:
       case LEGACY_METHOD.tasksList:
         if (!sessionTakesTasks(session)) throw methodNotFound(message.method);
-        return this.tasks.handle(this.bridge(x, session), message.method, params);
+        return this.tasks.handle(this.bridge(x, session, message.id), message.method, params);
       case 'resources/subscribe':
       case 'resources/unsubscribe':
         // Accepted so the era's clients work; updates are not pushed to 2025 sessions (docs/interop.md).
@@ -187,10 +207,13 @@ export class LegacyClients {
   }
 
   /** What the task surface needs of this request: internal calls, the stream, the session. */
-  private bridge(x: LegacyExchange, session: LegacySession): LegacyBridge {
+  private bridge(x: LegacyExchange, session: LegacySession, requestId: string | number = 0): LegacyBridge {
     const c = { session, stream: x.stream, signal: x.signal };
     return {
       ...c,
+      // Once the answer is a durable task, the stream's events carry ids a client can resume from.
+      resumable: (kind: ResumePoint['kind'], taskId: string) =>
+        x.stream.resumable(() => this.deps.resume.eventId(session, { kind, taskId, requestId })),
       gateway: this.deps.gateway,
       call: (method: string, params: Record<string, unknown>, tasks?: McpCall['tasks'], withTasks = false) =>
         this.internal(x, session, method, params, tasks, withTasks),

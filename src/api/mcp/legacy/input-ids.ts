@@ -9,10 +9,8 @@
  * - a waiting call's answer slot: the answer is parked in the store for the replica holding the call.
  */
 import type { Cipher } from '../../../store/cipher';
+import { SealedValues } from './sealed';
 import type { LegacySession } from './session';
-
-const PREFIX = 'mci1.';
-const AAD = 'mcp-input-request:v1';
 
 export type InputTarget =
   { kind: 'task'; taskKey: string; inputKey: string } | { kind: 'call'; slot: string };
@@ -25,28 +23,55 @@ interface Sealed {
 }
 
 export class InputRequestIds {
-  constructor(private readonly cipher: Cipher) {}
+  private readonly values: SealedValues<Sealed>;
+
+  constructor(cipher: Cipher) {
+    this.values = new SealedValues(cipher, 'mci1.', 'mcp-input-request:v1');
+  }
 
   idFor(session: LegacySession, target: InputTarget): string {
-    const sealed: Sealed =
+    return this.values.seal(
       target.kind === 'task'
         ? { t: target.taskKey, k: target.inputKey, n: session.nonce }
-        : { s: target.slot, n: session.nonce };
-    return PREFIX + this.cipher.sealJson(sealed, AAD).toString('base64url');
+        : { s: target.slot, n: session.nonce },
+    );
   }
 
   /** Where an answer goes, or undefined when the id is not one of ours for this session. */
   open(id: unknown, session: LegacySession): InputTarget | undefined {
-    if (typeof id !== 'string' || !id.startsWith(PREFIX) || id.length > 4096) return undefined;
-    try {
-      const s = this.cipher.openJson<Sealed>(Buffer.from(id.slice(PREFIX.length), 'base64url'), AAD);
-      if (s.n !== session.nonce) return undefined;
-      if (s.s !== undefined) return { kind: 'call', slot: s.s };
-      return s.t !== undefined && s.k !== undefined
-        ? { kind: 'task', taskKey: s.t, inputKey: s.k }
-        : undefined;
-    } catch {
-      return undefined;
-    }
+    const s = this.values.open(id);
+    if (s?.n !== session.nonce) return undefined;
+    if (s.s !== undefined) return { kind: 'call', slot: s.s };
+    return s.t !== undefined && s.k !== undefined ? { kind: 'task', taskKey: s.t, inputKey: s.k } : undefined;
+  }
+}
+
+/**
+ * SSE event ids of a response whose answer is a durable task (an inline wait, or `tasks/result`): the
+ * task, the request being answered and the session. A client that lost the stream resumes it with a GET
+ * carrying `Last-Event-ID`, on any replica, and gets the answer.
+ */
+export interface ResumePoint {
+  kind: 'inline' | 'result';
+  taskId: string;
+  requestId: string | number;
+}
+
+export class ResumeTokens {
+  private readonly values: SealedValues<ResumePoint & { n: string; q: number }>;
+  private seq = 0;
+
+  constructor(cipher: Cipher) {
+    this.values = new SealedValues(cipher, 'mce1.', 'mcp-event-id:v1');
+  }
+
+  eventId(session: LegacySession, point: ResumePoint): string {
+    return this.values.seal({ ...point, n: session.nonce, q: ++this.seq });
+  }
+
+  open(lastEventId: string, session: LegacySession): ResumePoint | undefined {
+    const v = this.values.open(lastEventId);
+    if (v?.n !== session.nonce) return undefined;
+    return { kind: v.kind, taskId: v.taskId, requestId: v.requestId };
   }
 }

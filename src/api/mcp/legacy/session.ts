@@ -11,9 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Implementation, LegacyClientCapabilities, LegacyProtocolVersion } from '../../../protocol';
 import type { Cipher } from '../../../store/cipher';
-
-const PREFIX = 'mcs1.';
-const AAD = 'mcp-session:v1';
+import { SealedValues } from './sealed';
 
 export interface LegacySession {
   projectId: string;
@@ -41,11 +39,15 @@ interface Sealed {
 }
 
 export class SessionTokens {
+  private readonly values: SealedValues<Sealed>;
+
   constructor(
-    private readonly cipher: Cipher,
+    cipher: Cipher,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.values = new SealedValues(cipher, 'mcs1.', 'mcp-session:v1');
+  }
 
   issue(session: NewSession): { token: string; session: LegacySession } {
     const full: LegacySession = {
@@ -62,19 +64,13 @@ export class SessionTokens {
       n: full.nonce,
       exp: full.expiresAt,
     };
-    return { token: PREFIX + this.cipher.sealJson(sealed, AAD).toString('base64url'), session: full };
+    return { token: this.values.seal(sealed), session: full };
   }
 
   /** The session, or undefined when the token is malformed, forged, sealed by an unknown key, or expired. */
   open(token: string): LegacySession | undefined {
-    if (!token.startsWith(PREFIX) || token.length > 8192) return undefined;
-    let s: Sealed;
-    try {
-      s = this.cipher.openJson<Sealed>(Buffer.from(token.slice(PREFIX.length), 'base64url'), AAD);
-    } catch {
-      return undefined;
-    }
-    if (typeof s.exp !== 'number' || s.exp <= this.now()) return undefined;
+    const s = this.values.open(token);
+    if (typeof s?.exp !== 'number' || s.exp <= this.now()) return undefined;
     return {
       projectId: s.p,
       caller: s.c,

@@ -29,6 +29,8 @@ export interface LegacyBridge {
     tasks?: McpCall['tasks'],
     withTasks?: boolean,
   ): McpCall;
+  /** Makes the response resumable: its events name the task (and request) that will answer it. */
+  resumable(kind: 'inline' | 'result', taskId: string): void;
   /** Answers an internal call, relaying any input it asks for (MRTR) to the client on this stream. */
   forward(method: string, params: Record<string, unknown>, tasks?: McpCall['tasks']): Promise<Result>;
 }
@@ -52,7 +54,12 @@ export class LegacyTasks {
       if (result.resultType !== 'task') return legacyResult(result);
       return { task: legacyTask(result), ...(result._meta !== undefined && { _meta: result._meta }) };
     }
-    return legacyResult(await b.forward('tools/call', rest, { relayInput: this.relay(b) }));
+    return legacyResult(
+      await b.forward('tools/call', rest, {
+        relayInput: this.relay(b),
+        onStarted: (taskId) => b.resumable('inline', taskId),
+      }),
+    );
   }
 
   async handle(b: LegacyBridge, method: string, params: Result): Promise<Result> {
@@ -88,6 +95,7 @@ export class LegacyTasks {
 
   /** `tasks/result`: waits for the outcome, delivering open input requests on the way. */
   private async result(b: LegacyBridge, taskId: string): Promise<Result> {
+    b.resumable('result', taskId);
     const relay = this.relay(b, taskId);
     const relayed = new Set<string>();
     const call = b.call('tasks/get', { taskId }, undefined, true);
@@ -141,6 +149,11 @@ export class LegacyTasks {
       }
       await sleep(CHECK_EVERY_MS, undefined, { signal: b.signal }).catch(() => {});
     }
+  }
+
+  /** The relay of a resumed inline wait (its open input goes out again on the new stream). */
+  relayFor(b: LegacyBridge) {
+    return this.relay(b);
   }
 
   /**
