@@ -403,10 +403,10 @@ function parseArgs(argv: string[]): RunConformanceOptions {
     else if (arg === '--verbose') opts.echo = true;
     else if (arg === '--revision') {
       const value = argv[++i];
-      if (value !== '2026-07-28' && value !== '2025-11-25') throw new Error('--revision 2026-07-28|2025-11-25');
+      if (value !== '2026-07-28' && value !== '2025-11-25')
+        throw new Error('--revision 2026-07-28|2025-11-25');
       opts.revision = value;
-    }
-    else if (arg === '--scenario') {
+    } else if (arg === '--scenario') {
       const value = argv[++i];
       if (!value) throw new Error('--scenario needs a scenario name');
       opts.scenario = value;
