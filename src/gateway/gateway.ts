@@ -21,6 +21,7 @@ import {
   updateTask,
 } from './task-methods';
 import { resumeInlineTask } from './inline-task';
+import { listCallerTasks } from './task-list';
 import { callTool } from './tool-call';
 
 export type { GatewayDeps, McpCall } from './context';
@@ -93,6 +94,11 @@ export class McpGateway {
   /** Cancels a task of this caller (tasks/cancel); the upstream's refusal is the caller's error. */
   async cancelTaskByKey(call: McpCall, taskKey: string): Promise<void> {
     return cancelTaskByKey(this.context(call), taskKey);
+  }
+
+  /** The caller's tasks in the project whose ids the gateway still keeps (2025-era `tasks/list`). */
+  async listCallerTasks(call: McpCall, cursor: unknown): Promise<Result> {
+    return listCallerTasks(this.context(call), cursor);
   }
 
   /** Waits again for a task of this caller that answers a call inline (a resumed response stream). */

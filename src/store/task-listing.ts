@@ -3,6 +3,7 @@
  * first, and the per-group counts on its tabs, both under the same Assigned filter.
  */
 import type { Kysely, WhereInterface } from 'kysely';
+import { z } from 'zod';
 import type { TaskStatus } from '../protocol';
 import type { Database } from './schema';
 import type { TaskSealing } from './task-sealing';
@@ -38,6 +39,7 @@ export async function listProjectTasks(
     ])
     .where('project', '=', q.project);
   if (q.group !== 'all') query = query.where('status', 'in', GROUP_STATUSES[q.group]);
+  if (q.caller) query = query.where('caller_kind', '=', q.caller.kind).where('caller_id', '=', q.caller.id);
   query = whereAssigned(query, q.assigned);
   const after = q.after;
   if (after) {
@@ -93,4 +95,27 @@ function whereAssigned<QB extends WhereInterface<Database, 'tasks'>>(
   if (assigned?.kind === 'any') return query.where('assignee_user_id', 'is not', null) as QB;
   if (assigned?.kind === 'user') return query.where('assignee_user_id', '=', assigned.userId) as QB;
   return query;
+}
+
+/** Where a page of a task list ends: the last row's creation time and key (newest first). */
+export interface TaskPosition {
+  createdAt: string;
+  taskKey: string;
+}
+
+const CursorSchema = z.strictObject({ c: z.string().max(40), k: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/** An opaque cursor for the page after `last`. */
+export function encodeTaskCursor(last: TaskPosition): string {
+  return Buffer.from(JSON.stringify({ c: last.createdAt, k: last.taskKey }), 'utf8').toString('base64url');
+}
+
+/** The position a cursor names; undefined when it is not one of ours. */
+export function decodeTaskCursor(cursor: string): TaskPosition | undefined {
+  try {
+    const parsed = CursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+    return { createdAt: parsed.c, taskKey: parsed.k };
+  } catch {
+    return undefined;
+  }
 }

@@ -40,6 +40,8 @@ export interface TaskListQuery {
   /** Project id. */
   project: string;
   group: TaskGroup;
+  /** Only the tasks of this caller (2025-era `tasks/list`). */
+  caller?: Caller;
   /** Only tasks with a human assignee (`any`), or assigned to this user id. */
   assigned?: { kind: 'any' } | { kind: 'user'; userId: string };
   /** Position after which the page starts (newest first): the last row of the previous page. */

@@ -132,16 +132,22 @@ describe('SDK 1.x client', () => {
 
     const seen: string[] = [];
     let final: unknown;
+    let taskId = '';
     for await (const m of client.experimental.tasks.callToolStream(
       { name: 'slow_compute', arguments: { seconds: 0.3 } },
       CallToolResultSchema,
     )) {
       seen.push(m.type);
+      if (m.type === 'taskCreated') taskId = m.task.taskId;
       if (m.type === 'result') final = m.result;
       if (m.type === 'error') throw m.error;
     }
     expect(seen[0]).toBe('taskCreated');
     expect(text(final)).toContain('slow_compute');
+    // tasks/list shows the caller's own tasks, with the same ids and the era's task shape.
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.find((t) => t.taskId === taskId)).toMatchObject({ status: 'completed' });
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('completed');
 
     let confirmed: unknown;
     for await (const m of client.experimental.tasks.callToolStream(

@@ -2,10 +2,11 @@
  * The dashboard's JSON shapes: task metadata (never payloads) for lists and details, timelines, and the
  * list cursor. Everything here is safe to show to anyone with a role on the project.
  */
-import { z } from 'zod';
 import type { DashboardUser } from '../../store/dashboard-store';
 import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/task-store';
 import { HttpError } from '../rest-errors';
+import type { TaskPosition } from '../../store/task-listing';
+import { decodeTaskCursor, encodeTaskCursor } from '../../store/task-listing';
 
 export interface PersonView {
   handle: string;
@@ -97,17 +98,10 @@ export function timelineView(events: TaskEvent[], people: People) {
 
 // ── list cursor ────────────────────────────────────────────────────────────────────────────────────
 
-const CursorSchema = z.strictObject({ c: z.string().max(40), k: z.string().regex(/^[0-9a-f]{64}$/) });
+export const encodeListCursor = encodeTaskCursor;
 
-export function encodeListCursor(last: { createdAt: string; taskKey: string }): string {
-  return Buffer.from(JSON.stringify({ c: last.createdAt, k: last.taskKey }), 'utf8').toString('base64url');
-}
-
-export function decodeListCursor(cursor: string): { createdAt: string; taskKey: string } {
-  try {
-    const parsed = CursorSchema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
-    return { createdAt: parsed.c, taskKey: parsed.k };
-  } catch {
-    throw new HttpError('invalid', 'Invalid "cursor"');
-  }
+export function decodeListCursor(cursor: string): TaskPosition {
+  const position = decodeTaskCursor(cursor);
+  if (!position) throw new HttpError('invalid', 'Invalid "cursor"');
+  return position;
 }

@@ -66,7 +66,11 @@ export class LegacyTasks {
     // SDK 1.x clients also send `params.task: {}` on follow-ups: only the id matters.
     const taskId = params.taskId;
     if (method === LEGACY_METHOD.tasksList) {
-      throw new ProtocolError('MethodNotFound', 'Method not found: tasks/list');
+      const listed = await b.gateway.listCallerTasks(
+        b.call('tasks/list', {}, undefined, true),
+        params.cursor,
+      );
+      return { ...listed, tasks: (listed.tasks as Result[]).map(legacyTask) };
     }
     if (typeof taskId !== 'string')
       throw new ProtocolError('InvalidParams', 'params.taskId must be a string');
