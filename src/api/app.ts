@@ -28,11 +28,22 @@ export interface AppDeps extends McpEndpointDeps {
   trustProxy?: boolean;
 }
 
+/**
+ * An answer given before the request body was read (401, 413, 415, …) closes the connection: otherwise
+ * Node keeps reading and discarding the rest of the body, and a slow or huge one holds the connection
+ * (and delays the next request on it) for as long as the client cares to send it.
+ */
+const closeUnreadBodies: Koa.Middleware = async (ctx, next) => {
+  await next();
+  if (!ctx.req.complete && !ctx.res.headersSent) ctx.set('Connection', 'close');
+};
+
 export function createApp(deps: AppDeps): RequestHandler {
   const app = new Koa();
   app.proxy = deps.trustProxy ?? false;
   app.silent = true; // errors are logged by our own handlers, without request payloads
   app.on('error', (err: unknown) => deps.logger.error({ err }, 'unhandled request failure'));
+  app.use(closeUnreadBodies);
   app.use(mcpEndpoint(deps));
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz' && ctx.method === 'GET') {

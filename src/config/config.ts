@@ -96,6 +96,8 @@ export const ConfigSchema = z.strictObject({
       port: z.int().min(0).max(65535).default(8080),
       /** Largest accepted request body. */
       maxBodyBytes: z.int().positive().default(4_194_304),
+      /** Deepest nesting of arrays and objects accepted in an MCP request body (docs/gateway.md). */
+      maxJsonDepth: z.int().positive().max(1000).default(128),
       /**
        * Browser origins allowed to call the endpoint. Loopback origins are always allowed while the
        * gateway listens on loopback; requests without an Origin header (non-browser clients) are allowed.

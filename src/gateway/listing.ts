@@ -162,6 +162,9 @@ function renamer(project: ProjectRecord) {
 async function list(ctx: RequestContext, spec: ListSpec): Promise<Result> {
   const { call, deps } = ctx;
   const { cursor, ...params } = call.params;
+  if (cursor !== undefined && typeof cursor !== 'string') {
+    throw new ProtocolError('InvalidParams', 'params.cursor must be a string');
+  }
   const upstreams = enabledUpstreams(call.project);
   const pending = typeof cursor === 'string' ? decodeCursor(cursor) : undefined;
   const targets = pending ? upstreams.filter((u) => pending[u.alias] !== undefined) : upstreams;

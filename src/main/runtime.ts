@@ -181,6 +181,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
       logger,
       maxBodyBytes: config.http.maxBodyBytes,
+      maxJsonDepth: config.http.maxJsonDepth,
       origin: {
         listenHost: config.http.host,
         allowedOrigins: config.http.allowedOrigins,

@@ -10,6 +10,8 @@ export const ERROR = {
   /** Missing `_meta` fields are 400 (spec MUST); other invalid params use 200, like the reference SDK. */
   InvalidParams: { code: -32602, httpStatus: 200 },
   MissingRequestMeta: { code: -32602, httpStatus: 400 },
+  /** A request nested deeper than the gateway reads (a body limit, decided before any work). */
+  TooDeep: { code: -32602, httpStatus: 400 },
   InternalError: { code: -32603, httpStatus: 200 },
   HeaderMismatch: { code: -32020, httpStatus: 400 },
   MissingRequiredClientCapability: { code: -32021, httpStatus: 400 },

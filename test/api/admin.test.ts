@@ -292,6 +292,8 @@ describe('audit and deletion', () => {
     expect(trail.text).not.toContain(MARKER);
     expect((await as('admin').get('/audit?limit=5')).body.events).toHaveLength(5);
     expect((await as('alice').get('/audit')).status).toBe(403);
+    // Filtering the instance-wide trail to a project they manage is still the administrator's.
+    expect((await as('alice').get('/audit?project=alpha')).status).toBe(403);
   });
 
   it('a team member deletes the project', async () => {

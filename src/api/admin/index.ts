@@ -211,6 +211,9 @@ const ROUTES = [
     ok({ events: await cp.listAudit(r.actor, { project: p(r, 0), ...pageOf(r.query) }) }),
   ),
   route('GET', '/audit', async (cp, r) => {
+    // The instance-wide trail is the administrator's, filtered or not; managers read their project's
+    // trail at /projects/{project}/audit (docs/admin.md).
+    if (r.actor.kind !== 'admin') throw new HttpError('forbidden', 'Only the administrator reads /audit');
     const project = r.query.get('project') ?? undefined;
     return ok({ events: await cp.listAudit(r.actor, { ...(project && { project }), ...pageOf(r.query) }) });
   }),

@@ -18,12 +18,14 @@ import { GATEWAY_METHODS } from '../../gateway/gateway';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../protocol';
 import { HEADER, ProtocolError, REMOVED_METHODS } from '../../protocol';
 import type { ControlPlane } from '../../store/control-plane/types';
+import { principalId } from '../../store/control-plane/types';
 import type { Caller } from '../authenticate';
 import { authenticateCaller } from '../authenticate';
 import { toJsonRpcError } from '../errors';
 import type { OriginPolicy } from '../origin';
 import { refuseOrigin } from '../origin';
 import { checkedEnvelope } from './envelope';
+import type { FrameLimits } from './frame';
 import { readMessage } from './frame';
 import type { LegacyClients, LegacyExchange } from './legacy/adapter';
 import { LegacyClients as Legacy } from './legacy/adapter';
@@ -35,6 +37,8 @@ export interface McpEndpointDeps {
   controlPlane: ControlPlane;
   logger: Logger;
   maxBodyBytes: number;
+  /** Deepest JSON nesting read (default 128). */
+  maxJsonDepth?: number;
   origin: OriginPolicy;
   subscriptions: Subscriptions;
   /** The 2025-era client adapter; without it 2025 requests are answered as 2026 ones (refused). */
@@ -67,11 +71,25 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
     refuseForeignOrigin(deps.origin),
     authenticate(deps.controlPlane),
   ];
-  const post = compose<McpContext>([...common, readFrame(deps.maxBodyBytes), dispatch(deps)]);
+  const post = compose<McpContext>([
+    ...common,
+    readFrame({ maxBytes: deps.maxBodyBytes, maxDepth: deps.maxJsonDepth ?? 128 }),
+    dispatch(deps),
+  ]);
   const sessionOnly = compose<McpContext>([...common, sessionRequest(deps.legacy)]);
   return async (ctx, next) => {
     const match = MCP_PATH.exec(ctx.path);
-    if (!match) return next();
+    if (!match) {
+      if (!ctx.path.startsWith('/v1/mcp/')) return next();
+      // Below an endpoint there is nothing: say so in the endpoint's own language.
+      ctx.status = 404;
+      ctx.body = {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32601, message: 'No MCP endpoint at this path' },
+      };
+      return;
+    }
     const stream = new ResponseStream(ctx.res, ctx.get('accept').includes('text/event-stream'), () => {
       ctx.respond = false; // the stream writes the response itself from here on
     });
@@ -141,9 +159,9 @@ function authenticate(controlPlane: ControlPlane): Step {
 }
 
 /** One message; a notification is accepted (202) and ends the request here. */
-function readFrame(maxBodyBytes: number): Step {
+function readFrame(limits: FrameLimits): Step {
   return async (ctx, next) => {
-    const message = await readMessage(ctx.req, ctx.get('content-type'), maxBodyBytes, {
+    const message = await readMessage(ctx.req, ctx.get('content-type'), limits, {
       // Only a 2025-era session answers requests of the gateway's (input it relayed on a stream).
       responses: ctx.get(HEADER.sessionId) !== '',
     });
@@ -173,7 +191,13 @@ function dispatch(deps: McpEndpointDeps): Step {
     const header = (name: string) => ctx.get(name);
     const meta = checkedEnvelope(message, header);
     if (method === LISTEN) {
-      await deps.subscriptions.listen(id, message.params ?? {}, stream, ctx.res);
+      if (!stream.canStream) {
+        throw new ProtocolError(
+          'InvalidRequest',
+          'subscriptions/listen answers with a stream: send Accept: text/event-stream',
+        );
+      }
+      await deps.subscriptions.listen(id, message.params ?? {}, stream, ctx.res, listenerKey(caller));
       return;
     }
     const result = await deps.gateway.handle({
@@ -237,6 +261,12 @@ function sessionRequest(legacy: LegacyClients | undefined): Step {
     emptyReply(ctx, 405);
     ctx.set('Allow', 'POST, DELETE');
   };
+}
+
+/** Whose listen streams count together against the per-caller cap. */
+function listenerKey(caller: Caller): string {
+  const p = principalId(caller.principal);
+  return `${caller.project.id}/${p.kind}:${p.id}`;
 }
 
 function exchange(ctx: McpContext): LegacyExchange {

@@ -8,6 +8,7 @@ import type { JsonRpcRequest, RequestMeta } from '../../protocol';
 import {
   decodeHeaderValue,
   HEADER,
+  LogLevelSchema,
   META,
   nameFieldFor,
   ProtocolError,
@@ -30,6 +31,18 @@ function validateEnvelope(message: JsonRpcRequest): RequestMeta {
       'MissingRequestMeta',
       `params._meta must carry ${META.protocolVersion} and ${META.clientCapabilities}`,
     );
+  }
+  // Optional keys the gateway acts on must have their spec type: a wrong one is the client's mistake.
+  const token = meta.data['progressToken'];
+  if (token !== undefined && typeof token !== 'string' && !Number.isInteger(token)) {
+    throw new ProtocolError(
+      'MissingRequestMeta',
+      'params._meta.progressToken must be a string or an integer',
+    );
+  }
+  const level = meta.data[META.logLevel];
+  if (level !== undefined && !LogLevelSchema.safeParse(level).success) {
+    throw new ProtocolError('MissingRequestMeta', `params._meta["${META.logLevel}"] must be a logging level`);
   }
   return meta.data;
 }
