@@ -184,6 +184,11 @@ export interface McpClientAnswersTable {
   ciphertext: Buffer;
 }
 
+export interface ControlPlaneGenerationTable {
+  id: number;
+  generation: number;
+}
+
 export interface Database {
   payloads: PayloadsTable;
   tasks: TasksTable;
@@ -201,4 +206,5 @@ export interface Database {
   dashboard_sessions: DashboardSessionsTable;
   ended_mcp_sessions: EndedMcpSessionsTable;
   mcp_client_answers: McpClientAnswersTable;
+  control_plane_generation: ControlPlaneGenerationTable;
 }

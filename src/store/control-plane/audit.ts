@@ -1,8 +1,8 @@
 /**
  * Writing the audit trail. Every mutation records who did what in the same transaction as the change
- * (callers pass their transaction as `db`). Writing a record also drops the cached project records, so
- * a change made through this process is served at once. Details carry ids and names, never secrets.
- * Reading the trail is audit-log.ts.
+ * (callers pass their transaction as `db`; the transaction bumps the control-plane generation, so the
+ * change is served within the serving cache's check interval on every replica, see context.ts). Details
+ * carry ids and names, never secrets. Reading the trail is audit-log.ts.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db, StoreContext } from './context';
@@ -56,7 +56,6 @@ export async function writeTeamAudit(
 
 export async function writeAudit(ctx: StoreContext, db: Db, events: AuditEvent[]): Promise<void> {
   if (events.length === 0) return;
-  ctx.projectCache.clear();
   const at = ctx.nowIso();
   await db
     .insertInto('audit_events')

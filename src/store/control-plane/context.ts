@@ -1,6 +1,6 @@
 /**
  * What every control-plane module shares: the store database, the cipher that seals credentials, the
- * clock, the options the store was built with, and the briefly cached project records. The modules are
+ * clock, the options the store was built with, and the cache of what MCP requests read. The modules are
  * plain functions over one `StoreContext`; `ControlPlaneStore` builds it and hands it to them.
  *
  * Transactions: a mutation and its audit record are written in one `ctx.transaction(...)`, so they
@@ -12,6 +12,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Cipher } from '../cipher';
 import type { Database } from '../schema';
 import { ControlPlaneError } from './errors';
+import { ServingCache } from './serving-cache';
 import type { ProjectRecord } from './types';
 
 /** The database or a transaction on it: reads and the writes done inside an operation take either. */
@@ -27,11 +28,13 @@ export interface ControlPlaneStoreOptions {
    * turning namespacing off while upstreams share names). Rejects with the reason.
    */
   validateProject?: (project: ProjectRecord) => Promise<void>;
+  /** How often the serving cache checks for changes made elsewhere (serving-cache.ts; default 250 ms). */
+  changeCheckEveryMs?: number;
 }
 
 export class StoreContext {
-  /** Project records by slug for MCP requests (gateway.ts); every audit write clears it (audit.ts). */
-  readonly projectCache = new Map<string, { record: ProjectRecord | undefined; until: number }>();
+  /** What MCP requests read, cached until a control-plane change (serving-cache.ts, audit.ts). */
+  readonly serving: ServingCache;
   private readonly clock: () => Date;
 
   constructor(
@@ -40,6 +43,7 @@ export class StoreContext {
     readonly options: ControlPlaneStoreOptions = {},
   ) {
     this.clock = options.now ?? (() => new Date());
+    this.serving = new ServingCache(db, options.changeCheckEveryMs);
   }
 
   nowIso(): string {
@@ -55,9 +59,25 @@ export class StoreContext {
     return at.toISOString();
   }
 
-  /** Runs `work` in one transaction: the one way operations write. */
-  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(work);
+  /**
+   * Runs `work` in one transaction: the one way operations write. The transaction also bumps the
+   * control-plane generation, so every replica's serving cache drops what it read before the change.
+   */
+  async transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const result = await work(trx);
+        await trx
+          .updateTable('control_plane_generation')
+          .set((eb) => ({ generation: eb('generation', '+', 1) }))
+          .where('id', '=', 1)
+          .execute();
+        return result;
+      });
+    } finally {
+      // Reads cached while the change was being written saw the old state.
+      this.serving.clear();
+    }
   }
 }
 

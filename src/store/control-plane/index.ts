@@ -115,7 +115,7 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
-    return access.canCallProject(this.ctx, principal, project);
+    return serving.mayCall(this.ctx, principal, project);
   }
 
   projectRole(userId: string, project: ProjectRecord): Promise<'team' | 'member' | undefined> {
@@ -138,6 +138,7 @@ export class ControlPlaneStore implements ControlPlane {
     return serving.authorizationValid(this.ctx, authorizationId);
   }
 
+  /** The gateway's own events (refusals): recorded outside a transaction, changing nothing. */
   audit(event: AuditEvent): Promise<void> {
     return writeAudit(this.ctx, this.ctx.db, [event]);
   }

@@ -1,48 +1,53 @@
 /**
  * What the gateway asks the control plane while serving MCP requests: who a bearer token is, which
- * project a request addresses, and which credential a call to an upstream may use. The project record
- * is read on every request, so it is cached briefly (PROJECT_CACHE_MS) and dropped at once by any
- * change written through this process (every mutation writes an audit record). Who may call, tokens,
- * keys and authorizations are never cached. A project being deleted no longer serves.
+ * project a request addresses, and which credential a call to an upstream may use. Every answer is
+ * cached until the next control-plane change anywhere (serving-cache.ts), with token and authorization
+ * expiry checked on every use. A project being deleted no longer serves.
  */
-import { API_KEY_PREFIX, USER_TOKEN_PREFIX } from '../tokens';
+import { API_KEY_PREFIX, hashToken, USER_TOKEN_PREFIX } from '../tokens';
 import { canCallProject } from './access';
 import { apiKeyPrincipal } from './api-keys';
 import { authorizationStatus, openAuthorization } from './authorizations';
 import type { StoreContext } from './context';
+import type { CachedEntry } from './serving-cache';
 import { toProjectRecord } from './projects';
 import type { Principal, ProjectRecord, UpstreamCredential, UpstreamRecord } from './types';
 import { openUpstreamCredential, toAuth } from './upstreams';
 import { userToken } from './user-tokens';
 
-/** How long a project read for an MCP request may be reused (changes made elsewhere show within it). */
-const PROJECT_CACHE_MS = 1000;
-
 /** A bearer token (user personal access token or project API key); undefined if unknown or revoked. */
 export async function authenticate(ctx: StoreContext, token: string): Promise<Principal | undefined> {
   if (token.length > 512) return undefined;
+  const cached = (load: () => Promise<CachedEntry<Principal | undefined>>) =>
+    ctx.serving.get('token', hashToken(token), load, () => ctx.nowIso());
   if (token.startsWith(USER_TOKEN_PREFIX)) {
-    const user = await userToken(ctx, token);
-    return user && { kind: 'user', userId: user.userId };
+    return cached(async () => {
+      const user = await userToken(ctx, token);
+      return { value: user && { kind: 'user', userId: user.userId }, expiresAt: user?.expiresAt ?? null };
+    });
   }
-  if (token.startsWith(API_KEY_PREFIX)) return apiKeyPrincipal(ctx, token);
+  if (token.startsWith(API_KEY_PREFIX))
+    return cached(async () => ({ value: await apiKeyPrincipal(ctx, token) }));
   return undefined;
 }
 
-/** The project a request addresses (cached briefly, see above). */
-export async function projectBySlug(ctx: StoreContext, slug: string): Promise<ProjectRecord | undefined> {
-  const hit = ctx.projectCache.get(slug);
-  if (hit && hit.until > Date.now()) return hit.record;
-  // A project being deleted no longer serves (docs/retention.md).
-  const row = await ctx.db
-    .selectFrom('projects')
-    .selectAll()
-    .where('slug', '=', slug)
-    .where('deleting_at', 'is', null)
-    .executeTakeFirst();
-  const record = row ? await toProjectRecord(ctx.db, row) : undefined;
-  ctx.projectCache.set(slug, { record, until: Date.now() + PROJECT_CACHE_MS });
-  return record;
+/** The project a request addresses. */
+export function projectBySlug(ctx: StoreContext, slug: string): Promise<ProjectRecord | undefined> {
+  return ctx.serving.get(
+    'project',
+    slug,
+    async () => {
+      // A project being deleted no longer serves (docs/retention.md).
+      const row = await ctx.db
+        .selectFrom('projects')
+        .selectAll()
+        .where('slug', '=', slug)
+        .where('deleting_at', 'is', null)
+        .executeTakeFirst();
+      return { value: row ? await toProjectRecord(ctx.db, row) : undefined };
+    },
+    () => ctx.nowIso(),
+  );
 }
 
 export async function projectById(ctx: StoreContext, id: string): Promise<ProjectRecord | undefined> {
@@ -51,11 +56,38 @@ export async function projectById(ctx: StoreContext, id: string): Promise<Projec
 }
 
 /** The credential `principal` is entitled to for `upstream`, never another one; or why there is none. */
-export async function upstreamCredential(
+export function upstreamCredential(
   ctx: StoreContext,
   principal: Principal,
   project: ProjectRecord,
   upstream: UpstreamRecord,
+): Promise<UpstreamCredential> {
+  const key = `${principalKey(principal)}|${project.id}|${upstream.id}`;
+  const read = async () => {
+    const expiry = { at: null as string | null };
+    const value = await readCredential(ctx, principal, project, upstream, expiry);
+    return { value, expiresAt: expiry.at };
+  };
+  return ctx.serving.get('credential', key, read, () => ctx.nowIso());
+}
+
+/** Whether `principal` may call `project` (cached like every other serving read). */
+export function mayCall(ctx: StoreContext, principal: Principal, project: ProjectRecord): Promise<boolean> {
+  return ctx.serving.get(
+    'access',
+    `${principalKey(principal)}|${project.id}`,
+    async () => ({ value: await canCallProject(ctx, principal, project) }),
+    () => ctx.nowIso(),
+  );
+}
+
+/** The credential (see upstreamCredential); `expiry.at` is set to when a per-user one stops being valid. */
+async function readCredential(
+  ctx: StoreContext,
+  principal: Principal,
+  project: ProjectRecord,
+  upstream: UpstreamRecord,
+  expiry: { at: string | null },
 ): Promise<UpstreamCredential> {
   const name = `Upstream "${upstream.alias}"`;
   // No credential to look up: the (briefly cached) project record already says all that is needed.
@@ -114,17 +146,36 @@ export async function upstreamCredential(
     return { ok: false, reason: `${name} needs your authorization; yours expired at ${latest.expires_at}` };
   }
   const secret = openAuthorization(ctx, active);
+  expiry.at = active.expires_at;
   return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
 }
 
 /** Whether the upstream authorization a task started with is still valid (not revoked, not expired). */
-export async function authorizationValid(ctx: StoreContext, authorizationId: string): Promise<boolean> {
-  const row = await ctx.db
-    .selectFrom('upstream_authorizations')
-    .select(['revoked_at', 'expires_at'])
-    .where('id', '=', authorizationId)
-    .executeTakeFirst();
-  return row !== undefined && authorizationStatus(row, ctx.nowIso()) === 'active';
+export function authorizationValid(ctx: StoreContext, authorizationId: string): Promise<boolean> {
+  const read = async () => {
+    const row = await ctx.db
+      .selectFrom('upstream_authorizations')
+      .select(['revoked_at', 'expires_at'])
+      .where('id', '=', authorizationId)
+      .executeTakeFirst();
+    return {
+      value: row !== undefined && authorizationStatus(row, ctx.nowIso()) === 'active',
+      expiresAt: row?.expires_at ?? null,
+    };
+  };
+  return ctx.serving.get('authorization', authorizationId, read, () => ctx.nowIso());
+}
+
+/** A principal as a cache key part (ids only; nothing secret). */
+function principalKey(p: Principal): string {
+  switch (p.kind) {
+    case 'user':
+      return `user:${p.userId}`;
+    case 'api_key':
+      return `api_key:${p.keyId}:${p.projectId}`;
+    default:
+      return p.kind;
+  }
 }
 
 function credentialHeaders(header: string | undefined, secret: string): Record<string, string> {
