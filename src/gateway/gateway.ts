@@ -22,9 +22,12 @@ import {
 } from './task-methods';
 import { resumeInlineTask } from './inline-task';
 import { listCallerTasks } from './task-list';
+import type { FollowedTask } from './task-push';
+import { followableTasks, pushedTask } from './task-push';
 import { callTool } from './tool-call';
 
 export type { GatewayDeps, McpCall } from './context';
+export type { FollowedTask } from './task-push';
 export { CACHE_META_KEY } from './ordinary-call';
 
 /** Methods this gateway answers; anything else is -32601. */
@@ -99,6 +102,16 @@ export class McpGateway {
   /** The caller's tasks in the project whose ids the gateway still keeps (2025-era `tasks/list`). */
   async listCallerTasks(call: McpCall, cursor: unknown): Promise<Result> {
     return listCallerTasks(this.context(call), cursor);
+  }
+
+  /** Which of these task ids the caller may follow on a listen stream (task-push.ts). */
+  async followableTasks(call: McpCall, taskIds: readonly string[]): Promise<FollowedTask[]> {
+    return followableTasks(this.context(call), taskIds);
+  }
+
+  /** A followed task as a `notifications/tasks` payload (undefined once the task is gone). */
+  async pushedTask(call: McpCall, task: FollowedTask): Promise<Result | undefined> {
+    return pushedTask(this.context(call), task);
   }
 
   /** Waits again for a task of this caller that answers a call inline (a resumed response stream). */

@@ -165,7 +165,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       // Serving does not depend on them; the next start-up tries again (docs/retention.md).
       logger.error({ err }, 'retention schedules or pending project deletions could not be set up');
     }
-    const subscriptions = new Subscriptions();
+    const subscriptions = new Subscriptions({ gateway, store, logger });
     const legacy = new LegacyClients({
       gateway,
       tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),

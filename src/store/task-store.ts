@@ -13,7 +13,7 @@ import { TERMINAL_TASK_STATUSES } from '../protocol';
 import type { Cipher } from './cipher';
 import { dialectOf } from './dialect';
 import type { Database } from './schema';
-import { addStatusEvent, assignTask, listEvents } from './task-history';
+import { addStatusEvent, assignTask, latestEventId, listEvents, statusEventsAfter } from './task-history';
 import { countProjectTasks, listProjectTasks } from './task-listing';
 import {
   deleteProjectTasks,
@@ -147,6 +147,15 @@ export class TaskStore {
 
   async listEvents(taskKey: string): Promise<TaskEvent[]> {
     return listEvents(this.db, this.sealing, taskKey);
+  }
+
+  /** Status changes of any task after history row `afterId` (push notifications, task-history.ts). */
+  statusEventsAfter(afterId: number, limit = 500): Promise<{ id: number; taskKey: string }[]> {
+    return statusEventsAfter(this.db, afterId, limit);
+  }
+
+  latestEventId(): Promise<number> {
+    return latestEventId(this.db);
   }
 
   // ── the dashboard (docs/dashboard.md, task-listing.ts) ──────────────────────────────────────────

@@ -197,7 +197,8 @@ function dispatch(deps: McpEndpointDeps): Step {
           'subscriptions/listen answers with a stream: send Accept: text/event-stream',
         );
       }
-      await deps.subscriptions.listen(id, message.params ?? {}, stream, ctx.res, listenerKey(caller));
+      const call = { ...caller, method, params: { ...message.params, _meta: meta }, signal };
+      await deps.subscriptions.listen(call, id, stream, ctx.res, listenerKey(caller));
       return;
     }
     const result = await deps.gateway.handle({

@@ -1,57 +1,110 @@
 /**
- * `subscriptions/listen`: a long-lived SSE stream. The gateway does not relay list-change, resource or
- * task notifications yet, so it acknowledges the filter with the subset it agrees to (none) and keeps the
- * stream open until the client closes it; clients poll `tasks/get` for task status. On shutdown every
- * stream gets the final result the spec asks for, so clients see an orderly end rather than a drop.
+ * `subscriptions/listen` (MCP 2026-07-28): a long-lived SSE stream. The acknowledgement names exactly
+ * what the gateway honours of the client's filter; today that is `notifications/tasks` for the caller's
+ * own tasks among `taskIds` (Tasks extension). Task changes come from the store, not process memory:
+ * every status change a workflow records is a history row, and this replica reads the rows written
+ * since it last looked (one indexed query every `pollEveryMs` while anyone follows a task), so a stream
+ * gets its tasks' changes whichever replica or worker wrote them. A client whose replica goes away
+ * reconnects; a terminal status stays readable with `tasks/get`. On shutdown every stream gets the final
+ * result the spec asks for, so clients see an orderly end rather than a drop.
  */
 import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { FollowedTask, McpCall, McpGateway } from '../../gateway/gateway';
 import type { RequestId } from '../../protocol';
-import { META, ProtocolError } from '../../protocol';
+import { META, ProtocolError, TERMINAL_TASK_STATUSES } from '../../protocol';
+import type { TaskStore } from '../../store/task-store';
 import type { ResponseStream } from './response-stream';
 
 /** The listen request's filter: what the client asks to be told. */
-const ListenParamsSchema = z.looseObject({ notifications: z.looseObject({}).optional() });
+const ListenParamsSchema = z.looseObject({
+  notifications: z
+    .looseObject({
+      toolsListChanged: z.boolean().optional(),
+      promptsListChanged: z.boolean().optional(),
+      resourcesListChanged: z.boolean().optional(),
+      resourceSubscriptions: z.array(z.string()).optional(),
+      taskIds: z.array(z.string().max(200)).optional(),
+    })
+    .optional(),
+});
+
+export interface SubscriptionsDeps {
+  gateway: McpGateway;
+  store: TaskStore;
+  logger?: Logger;
+  /** Open streams one caller may hold on one project (each holds a connection). Default 16. */
+  maxPerListener?: number;
+  /** How often followed tasks are looked up in the store. Default 250 ms. */
+  pollEveryMs?: number;
+}
+
+interface Listener {
+  id: RequestId;
+  call: McpCall;
+  stream: ResponseStream;
+  /** Followed tasks by task key, with the last state sent (so unchanged rows send nothing). */
+  tasks: Map<string, { task: FollowedTask; sent?: string }>;
+}
 
 export class Subscriptions {
   private readonly open = new Map<ServerResponse, () => void>();
   private readonly perListener = new Map<string, number>();
+  private readonly listeners = new Set<Listener>();
+  private feedCursor: number | undefined;
+  private feed: Promise<void> | undefined;
+  private closed = false;
 
-  /** `maxPerListener`: open streams one caller may hold on one project (each holds a connection). */
-  constructor(private readonly maxPerListener = 16) {}
+  constructor(private readonly deps: SubscriptionsDeps) {}
 
   async listen(
+    call: McpCall,
     id: RequestId,
-    params: Record<string, unknown>,
     stream: ResponseStream,
     res: ServerResponse,
-    listener: string,
+    listenerKey: string,
   ) {
-    if (!ListenParamsSchema.safeParse(params).success) {
-      throw new ProtocolError('InvalidParams', 'params.notifications must be an object');
-    }
-    const held = this.perListener.get(listener) ?? 0;
-    if (held >= this.maxPerListener) {
-      throw new ProtocolError(
-        'InvalidRequest',
-        `At most ${this.maxPerListener} open subscriptions per caller`,
-      );
-    }
-    this.perListener.set(listener, held + 1);
-    res.once('close', () => {
-      const left = (this.perListener.get(listener) ?? 1) - 1;
-      if (left > 0) this.perListener.set(listener, left);
-      else this.perListener.delete(listener);
-    });
+    const params = ListenParamsSchema.safeParse(call.params);
+    if (!params.success)
+      throw new ProtocolError('InvalidParams', 'params.notifications must be a subscription filter');
+    const max = this.deps.maxPerListener ?? 16;
+    const held = this.perListener.get(listenerKey) ?? 0;
+    if (held >= max)
+      throw new ProtocolError('InvalidRequest', `At most ${max} open subscriptions per caller`);
+    const requested = params.data.notifications?.taskIds;
+    const followed = requested ? await this.deps.gateway.followableTasks(call, requested) : [];
+    if (followed.length > 0 && this.feedCursor === undefined)
+      this.feedCursor = await this.deps.store.latestEventId();
+
+    this.perListener.set(listenerKey, held + 1);
+    const listener: Listener = {
+      id,
+      call,
+      stream,
+      tasks: new Map(followed.map((t) => [t.taskKey, { task: t }])),
+    };
     stream.start();
     stream.notify({
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
-      params: { notifications: {}, _meta: { [META.subscriptionId]: id } },
+      params: {
+        notifications: requested ? { taskIds: followed.map((t) => t.taskId) } : {},
+        _meta: { [META.subscriptionId]: id },
+      },
     });
+    if (listener.tasks.size > 0) {
+      this.listeners.add(listener);
+      this.feed ??= this.runFeed().finally(() => (this.feed = undefined));
+    }
     await new Promise<void>((resolve) => {
       const end = () => {
         this.open.delete(res);
+        this.listeners.delete(listener);
+        const left = (this.perListener.get(listenerKey) ?? 1) - 1;
+        if (left > 0) this.perListener.set(listenerKey, left);
+        else this.perListener.delete(listenerKey);
         resolve();
       };
       this.open.set(res, () => {
@@ -68,6 +121,40 @@ export class Subscriptions {
 
   /** Ends every open stream with its final result. */
   closeAll(): void {
+    this.closed = true;
     for (const close of [...this.open.values()]) close();
+  }
+
+  /** Reads the task changes written since the last look, while anyone follows a task. */
+  private async runFeed(): Promise<void> {
+    while (!this.closed && this.listeners.size > 0) {
+      try {
+        const events = await this.deps.store.statusEventsAfter(this.feedCursor ?? 0);
+        for (const event of events) {
+          this.feedCursor = event.id;
+          for (const l of this.listeners) await this.push(l, event.taskKey);
+        }
+      } catch (err) {
+        this.deps.logger?.warn({ err: (err as Error).name }, 'task feed read failed; retrying');
+      }
+      await sleep(this.deps.pollEveryMs ?? 250);
+    }
+  }
+
+  private async push(l: Listener, taskKey: string): Promise<void> {
+    const followed = l.tasks.get(taskKey);
+    if (!followed) return;
+    const task = await this.deps.gateway.pushedTask(l.call, followed.task);
+    // Gone, or no longer the caller's to follow: stop, silently (a refusal was audited).
+    if (!task) {
+      l.tasks.delete(taskKey);
+      return;
+    }
+    const state = JSON.stringify(task);
+    if (state === followed.sent) return;
+    followed.sent = state;
+    const meta = { ...(task._meta as Record<string, unknown> | undefined), [META.subscriptionId]: l.id };
+    l.stream.notify({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: meta } });
+    if (TERMINAL_TASK_STATUSES.has(String(task.status))) l.tasks.delete(taskKey);
   }
 }

@@ -1,0 +1,174 @@
+/**
+ * Push the 2026 way: `subscriptions/listen` with the Tasks extension's `taskIds` delivers
+ * `notifications/tasks` for the caller's own tasks, from the store, so a stream on one API replica gets
+ * the changes a worker recorded anywhere. Real gateway, Temporal dev server and example upstream.
+ */
+import pino from 'pino';
+import type { Runtime } from '../../src/main/runtime';
+import { startRuntime } from '../../src/main/runtime';
+import { META, PROTOCOL_VERSION, requestHeaders } from '../../src/protocol';
+import type { TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+
+let gw: TestGateway;
+let apiOnly: Runtime;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  apiOnly = await startRuntime({
+    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
+    logger: pino({ level: 'silent' }),
+    api: true,
+    worker: false,
+  });
+});
+afterAll(async () => {
+  await apiOnly?.close();
+  await gw?.close();
+});
+
+interface Listen {
+  messages: Record<string, unknown>[];
+  /** Resolves with the first message `match` accepts. */
+  next(match: (m: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+/** Opens `subscriptions/listen` on `url` and collects the stream's messages. */
+async function listen(
+  url: string,
+  notifications: Record<string, unknown>,
+  capabilities: Record<string, unknown> = TASKS_AND_FORM_CAPS,
+) {
+  const controller = new AbortController();
+  const params = {
+    notifications,
+    _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: capabilities },
+  };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...requestHeaders('subscriptions/listen', params, PROTOCOL_VERSION),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params }),
+    signal: controller.signal,
+  });
+  const messages: Record<string, unknown>[] = [];
+  const waiters: {
+    match: (m: Record<string, unknown>) => boolean;
+    resolve: (m: Record<string, unknown>) => void;
+  }[] = [];
+  const reading = (async () => {
+    if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      const m = (await res.json()) as Record<string, unknown>;
+      messages.push(m);
+      for (const w of [...waiters]) if (w.match(m)) w.resolve(m);
+      return;
+    }
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const data = buffer
+          .slice(0, end)
+          .split('\n')
+          .find((l) => l.startsWith('data: '));
+        buffer = buffer.slice(end + 2);
+        if (!data || data.length <= 6) continue;
+        const m = JSON.parse(data.slice(6)) as Record<string, unknown>;
+        messages.push(m);
+        for (const w of [...waiters]) if (w.match(m)) w.resolve(m);
+      }
+    }
+  })().catch(() => undefined);
+  const handle: Listen = {
+    messages,
+    next(match, timeoutMs = 20_000) {
+      const seen = messages.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no matching message in ${JSON.stringify(messages)}`)),
+          timeoutMs,
+        );
+        waiters.push({ match, resolve: (m) => (clearTimeout(timer), resolve(m)) });
+      });
+    },
+    close() {
+      controller.abort();
+      void reading;
+    },
+  };
+  return { res, handle };
+}
+
+async function startTask(tool: string, args: Record<string, unknown>): Promise<string> {
+  const reply = await gw.client.callTool(tool, args, { capabilities: TASKS_AND_FORM_CAPS });
+  expect(reply.body.result?.resultType).toBe('task');
+  return String(reply.body.result?.taskId);
+}
+
+const isTaskNote = (status: string) => (m: Record<string, unknown>) =>
+  m.method === 'notifications/tasks' && (m.params as { status?: string }).status === status;
+
+test("notifications/tasks for the caller's tasks, from a stream on another API replica", async () => {
+  const taskId = await startTask('slow_compute', { seconds: 1 });
+  const { handle } = await listen(`${String(apiOnly.url)}/v1/mcp/demo`, { taskIds: [taskId, 'trt_unknown'] });
+  try {
+    const ack = await handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+    // Exactly what is honoured: the caller's own task; the unknown id is left out.
+    expect(ack.params).toMatchObject({
+      notifications: { taskIds: [taskId] },
+      _meta: { [META.subscriptionId]: 'L1' },
+    });
+    const done = await handle.next(isTaskNote('completed'));
+    expect(done.params).toMatchObject({
+      taskId,
+      status: 'completed',
+      result: { resultType: 'complete' },
+      _meta: { [META.subscriptionId]: 'L1' },
+    });
+    expect((done.params as Record<string, unknown>).resultType).toBeUndefined();
+  } finally {
+    handle.close();
+  }
+});
+
+test('input requests arrive as the task asks for them', async () => {
+  const taskId = await startTask('confirm_delete', { filename: 'push.txt' });
+  const { handle } = await listen(gw.client.url, { taskIds: [taskId] });
+  try {
+    // The task may already ask before the stream opens: the first push then carries it too.
+    const asking = await handle.next(isTaskNote('input_required')).catch(async () => {
+      const now = await gw.client.getTask(taskId, { capabilities: TASKS_AND_FORM_CAPS });
+      return { params: now.body.result } as Record<string, unknown>;
+    });
+    expect(Object.keys((asking.params as { inputRequests?: object }).inputRequests ?? {})).toEqual([
+      'confirm',
+    ]);
+  } finally {
+    handle.close();
+  }
+});
+
+test('asking for task notifications without the Tasks extension is -32021', async () => {
+  const { res, handle } = await listen(gw.client.url, { taskIds: ['trt_x'] }, { extensions: {} });
+  expect(res.status).toBe(400);
+  const reply = await handle.next((m) => 'error' in m);
+  expect((reply.error as { code: number }).code).toBe(-32021);
+});
+
+test('a listen without task ids is acknowledged with nothing honoured', async () => {
+  const { handle } = await listen(gw.client.url, { toolsListChanged: true });
+  try {
+    const ack = await handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+    expect(ack.params).toMatchObject({ notifications: {} });
+    expect((ack.params as { notifications: object }).notifications).toEqual({});
+  } finally {
+    handle.close();
+  }
+});
