@@ -5,19 +5,17 @@
  * never load the Temporal worker.
  */
 import type { ChildProcess } from 'node:child_process';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import { generateKey } from '../../src/store/cipher';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
-import { testTemporal } from '../helpers/temporal';
+import { killChildren, REPO_ROOT, spawnServe, writeServeConfig } from '../helpers/serve-process';
 
-const root = path.join(__dirname, '../..');
 let dir: string;
 let upstream: ExampleUpstream;
 const children: ChildProcess[] = [];
@@ -28,12 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const c of children) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGKILL');
-    await exited;
-  }
+  await killChildren(children);
   await upstream?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -44,7 +37,7 @@ function serveUntilExit(file: string): Promise<{ code: number | null; stderr: st
     const child = execFile(
       process.execPath,
       ['--import', 'tsx', 'src/main/serve.ts', 'all'],
-      { cwd: root, env: { ...process.env, TASKROUTER_CONFIG: file }, timeout: 60_000 },
+      { cwd: REPO_ROOT, env: { ...process.env, TASKROUTER_CONFIG: file }, timeout: 60_000 },
       (_err, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
     );
   });
@@ -80,35 +73,9 @@ test('a configuration it cannot use ends serve at once, naming the file and each
 
 test('SIGTERM lets a running request finish, refuses new connections meanwhile, and exits 0', async () => {
   const port = await getFreePort();
-  const temporal = testTemporal();
-  const configFile = path.join(dir, 'config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      http: { host: '127.0.0.1', port },
-      temporal: {
-        address: temporal.address,
-        namespace: temporal.namespace,
-        taskQueue: `serve-${randomUUID()}`,
-      },
-      store: { sqliteFile: path.join(dir, 'taskrouter.db') },
-      encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
-      tasks: { minPollIntervalMs: 50 },
-      projects: [
-        {
-          slug: 'demo',
-          authMode: 'anonymous',
-          namespacing: false,
-          upstreams: [{ alias: 'example', url: upstream.url }],
-        },
-      ],
-    }),
-  );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
-    cwd: root,
-    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const store = { sqliteFile: path.join(dir, 'taskrouter.db') };
+  const configFile = writeServeConfig(dir, { port, upstreamUrl: upstream.url, store });
+  const child = spawnServe(configFile, 'info', ['ignore', 'pipe', 'pipe']);
   children.push(child);
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -152,7 +119,7 @@ test('the API role loads no Temporal worker code', async () => {
     'const worker = Object.keys(require.cache).some((m) => /node_modules.@temporalio.worker/.test(m)); ' +
     'process.stdout.write(JSON.stringify({ loaded, worker }));';
   const stdout = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ['--import', 'tsx', '-e', script], { cwd: root }, (err, out) =>
+    execFile(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO_ROOT }, (err, out) =>
       err ? reject(err) : resolve(out),
     ),
   );
