@@ -59,16 +59,6 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
   const taskQueue = config.temporal.taskQueue;
   const startDeletion = (projectId: string) =>
     startProjectDeletion(client, taskQueue, projectId, config.retention.batchSize);
-  await shared.phases.time('api: schedules', async () => {
-    try {
-      await ensureRetentionSchedules(client, taskQueue, config.retention);
-      // Deletions interrupted between marking the project and starting the workflow resume here.
-      for (const projectId of await controlPlane.projectsBeingDeleted()) await startDeletion(projectId);
-    } catch (err) {
-      // Serving does not depend on them; the next start-up tries again (docs/retention.md).
-      logger.error({ err }, 'retention schedules or pending project deletions could not be set up');
-    }
-  });
   const subscriptions = new Subscriptions();
   const legacy = new LegacyClients({
     gateway,
@@ -105,6 +95,17 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     trustProxy: config.http.trustProxy,
   });
   const server = await listen(app, config.http.host, config.http.port);
+  // Serving does not depend on them, so they come after listening; still before start-up is reported.
+  await shared.phases.time('api: schedules', async () => {
+    try {
+      await ensureRetentionSchedules(client, taskQueue, config.retention);
+      // Deletions interrupted between marking the project and starting the workflow resume here.
+      for (const projectId of await controlPlane.projectsBeingDeleted()) await startDeletion(projectId);
+    } catch (err) {
+      // Serving does not depend on them; the next start-up tries again (docs/retention.md).
+      logger.error({ err }, 'retention schedules or pending project deletions could not be set up');
+    }
+  });
   return {
     url: server.url,
     async close(graceMs) {
