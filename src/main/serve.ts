@@ -12,6 +12,7 @@ import pino from 'pino';
 import { ConfigError, loadConfigFile, parseConfig } from '../config/config';
 import type { Config } from '../config/config';
 import { keyringFromEnv } from './keyring';
+import type { Runtime } from './runtime';
 import { handleStopSignals } from './signals';
 
 const ROLES = ['api', 'worker', 'all'] as const;
@@ -39,17 +40,22 @@ async function main(): Promise<void> {
   const configured = performance.now();
 
   const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'info' });
+  // From here on a signal stops the gateway gracefully, even one that comes while it is still starting.
+  const gateway: { starting?: Promise<Runtime> } = {};
+  handleStopSignals(logger, config.shutdownGraceMs, async () => {
+    if (gateway.starting) await (await gateway.starting).close({ graceful: true });
+  });
   const { startRuntime } = await import('./runtime');
-  const runtime = await startRuntime({
+  gateway.starting = startRuntime({
     config,
     logger,
     api: role !== 'worker',
     worker: role !== 'api',
     ensureNamespace: true,
   });
+  const runtime = await gateway.starting;
   const startupMs = { configured: Math.round(configured), ...runtime.startup };
   logger.info({ role, url: runtime.url, startupMs }, 'taskrouter started');
-  handleStopSignals(logger, config.shutdownGraceMs, () => runtime.close({ graceful: true }));
 }
 
 main().catch((err: unknown) => {
