@@ -1,14 +1,25 @@
-# TaskRouter image: the same code as `npm start`, run as separate roles (`api`, `worker`) by
-# docker-compose.yml. Debian-based on purpose: Temporal's native worker library needs glibc.
+# TaskRouter image: the compiled gateway (`npm run build`: dist/, with the workflow code bundled ahead of
+# time), run as separate roles (`api`, `worker`) by docker-compose.yml. Debian-based on purpose: Temporal's
+# native worker library needs glibc.
+
+# Build stage: all dependencies (better-sqlite3 may compile: python3, make, g++), then `npm ci`, whose
+# `prepare` script builds dist/, then drop the development dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY . .
+RUN --mount=type=cache,target=/root/.npm npm ci && npm prune --omit=dev --ignore-scripts
+
+# Runtime stage: production dependencies and the compiled code only; no TypeScript, tsx or webpack run here.
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
-COPY package.json package-lock.json ./
-COPY scripts/unshadow-node.mjs scripts/unshadow-node.mjs
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/* \
-  && npm ci && npm cache clean --force
-COPY . .
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/config ./config
 USER node
 EXPOSE 8080
-ENTRYPOINT ["node", "--import", "tsx", "src/main/serve.ts"]
+# The admin CLI in a container: node dist/src/main/admin-cli.js <command> (see docs/admin.md).
+ENTRYPOINT ["node", "dist/src/main/serve.js"]
 CMD ["all"]

@@ -16,8 +16,9 @@ if (only && !DATABASES.includes(only)) {
 
 /**
  * Test folders that never open the gateway's database (pure units, the example upstream, the Temporal
- * launcher, the conformance run and the `npm start` demo, which bring their own SQLite file). Running them
- * a second time under the PostgreSQL project would test nothing new, so that project leaves them out.
+ * launcher, the conformance run, the `npm start` demo and the serve lifecycle, which bring their own
+ * SQLite file). Running them a second time under the PostgreSQL project would test nothing new, so that
+ * project leaves them out.
  */
 const DATABASE_FREE = [
   '/test/protocol/',
@@ -30,6 +31,7 @@ const DATABASE_FREE = [
   '/test/tooling/',
   '/test/conformance/',
   '/test/main/start-demo',
+  '/test/main/serve-lifecycle',
 ];
 
 /** @type {import('jest').Config} */

@@ -48,6 +48,12 @@ export interface ActivityDeps {
   gatewayInfo: Implementation;
   settings: TaskActivitySettings;
   logger: Logger;
+  /**
+   * Aborted when the worker starts to shut down: a watch then ends as `unchanged` within about a second,
+   * so the workflow schedules the next watch on a worker that keeps running instead of this one waiting
+   * out its shutdown grace time.
+   */
+  stopping?: AbortSignal;
 }
 
 /** Failure types the workflow's retry policies refer to. */
@@ -190,6 +196,7 @@ export function createActivities(deps: ActivityDeps) {
       let failures = 0;
       let lastError = '';
       for (;;) {
+        if (deps.stopping?.aborted) return { kind: 'unchanged' };
         ctx.heartbeat();
         let reply: UpstreamReply | undefined;
         try {
@@ -211,7 +218,7 @@ export function createActivities(deps: ActivityDeps) {
           }
           if (expired(snapshot)) return { kind: 'expired' };
           if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged' };
-          await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs);
+          await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs, deps.stopping);
           continue;
         }
         if (reply?.kind === 'error') lastError = `upstream error ${reply.error.code}: ${reply.error.message}`;
@@ -219,7 +226,10 @@ export function createActivities(deps: ActivityDeps) {
         failures++;
         logger.warn({ upstream: input.upstream, failures }, 'task poll failed');
         if (failures >= settings.pollFailureBudget) return { kind: 'unreachable', message: lastError };
-        await sleepWithHeartbeat(Math.min(30_000, input.pollIntervalMs * 2 ** Math.min(failures, 6)));
+        await sleepWithHeartbeat(
+          Math.min(30_000, input.pollIntervalMs * 2 ** Math.min(failures, 6)),
+          deps.stopping,
+        );
       }
     },
 
@@ -311,11 +321,14 @@ function control(reply: UpstreamReply): ControlResult {
   return { ok: false, error: reply.error satisfies JsonRpcErrorObject };
 }
 
-/** Sleeps in short steps, heartbeating, so a cancellation request is noticed within about a second. */
-async function sleepWithHeartbeat(ms: number): Promise<void> {
+/**
+ * Sleeps in short steps, heartbeating, so a cancellation request (or `stopping`) is noticed within
+ * about a second.
+ */
+async function sleepWithHeartbeat(ms: number, stopping?: AbortSignal): Promise<void> {
   const ctx = Context.current();
   const until = Date.now() + ms;
-  for (let left = ms; left > 0; left = until - Date.now()) {
+  for (let left = ms; left > 0 && !stopping?.aborted; left = until - Date.now()) {
     ctx.heartbeat();
     await ctx.sleep(Math.min(left, 1000));
   }

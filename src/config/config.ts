@@ -192,16 +192,44 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   projects: z.array(ProjectConfigSchema).default([]),
+  /**
+   * On SIGTERM/SIGINT, how long running HTTP requests may take to finish after the server stops
+   * accepting, and then how long running activities may take before the worker cancels them.
+   */
+  shutdownGraceMs: z.int().min(0).default(10_000),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
 
-export function parseConfig(input: unknown): Config {
+/** A configuration that cannot be used; the message names the file and every offending field. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** `source` (the file the input came from) goes into the error message. */
+export function parseConfig(input: unknown, source?: string): Config {
   const result = ConfigSchema.safeParse(input);
-  if (!result.success) throw new Error(`Invalid configuration:\n${z.prettifyError(result.error)}`);
+  if (!result.success) {
+    const where = source === undefined ? '' : ` in ${source}`;
+    throw new ConfigError(`Invalid configuration${where}:\n${z.prettifyError(result.error)}`);
+  }
   return Object.freeze(result.data);
 }
 
 export function loadConfigFile(path: string): ConfigInput {
-  return JSON.parse(readFileSync(path, 'utf8')) as ConfigInput;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`Cannot read the configuration file ${path}: ${messageOf(err)}`);
+  }
+  try {
+    return JSON.parse(text) as ConfigInput;
+  } catch (err) {
+    throw new ConfigError(`The configuration file ${path} is not valid JSON: ${messageOf(err)}`);
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -324,7 +324,7 @@ export function cliConfig(env: NodeJS.ProcessEnv): Config {
   const keyring = keyringFromEnv(env);
   if (file) {
     const input = loadConfigFile(file);
-    return parseConfig(keyring ? { ...input, encryption: keyring } : input);
+    return parseConfig(keyring ? { ...input, encryption: keyring } : input, file);
   }
   const dataDir = path.resolve(findRepoRoot(__dirname), env['TASKROUTER_DATA_DIR'] ?? '.data');
   return parseConfig({

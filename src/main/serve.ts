@@ -1,49 +1,61 @@
 /**
- * Scale-out entry point: `tsx src/main/serve.ts api|worker|all` runs the gateway's roles as separate
- * processes against an existing Temporal cluster. Configuration comes from the JSON file named by
- * TASKROUTER_CONFIG (see config/taskrouter.example.json); keys may come from the environment instead.
+ * Scale-out entry point: `node dist/src/main/serve.js api|worker|all` (`npm run serve -- …`) runs the
+ * gateway's roles as separate processes against an existing Temporal cluster. Configuration comes from
+ * the JSON file named by TASKROUTER_CONFIG (see config/taskrouter.example.json); keys may come from the
+ * environment instead.
+ *
+ * The configuration is checked before anything else is loaded or connected: a bad file ends the process
+ * at once, naming the file and each offending field. SIGTERM/SIGINT stop it gracefully (runtime.ts).
  */
-import { Connection } from '@temporalio/client';
+import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import { loadConfigFile, parseConfig } from '../config/config';
-import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
-import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { ConfigError, loadConfigFile, parseConfig } from '../config/config';
+import type { Config } from '../config/config';
 import { keyringFromEnv } from './keyring';
-import { startRuntime } from './runtime';
+import type { Runtime } from './runtime';
+import { handleStopSignals } from './signals';
+
+const ROLES = ['api', 'worker', 'all'] as const;
+
+function configFromEnv(env: NodeJS.ProcessEnv): Config {
+  const file = env['TASKROUTER_CONFIG'];
+  if (!file) throw new ConfigError('TASKROUTER_CONFIG must name the configuration file');
+  const input = loadConfigFile(file);
+  const keyring = keyringFromEnv(env);
+  const adminToken = env['TASKROUTER_ADMIN_TOKEN'];
+  return parseConfig(
+    {
+      ...input,
+      ...(keyring && { encryption: keyring }),
+      ...(adminToken && { admin: { token: adminToken } }),
+    },
+    file,
+  );
+}
 
 async function main(): Promise<void> {
   const role = process.argv[2] ?? 'all';
-  if (!['api', 'worker', 'all'].includes(role)) throw new Error('usage: serve.ts api|worker|all');
-  const file = process.env['TASKROUTER_CONFIG'];
-  if (!file) throw new Error('TASKROUTER_CONFIG must name the configuration file');
-  const input = loadConfigFile(file);
-  const keyring = keyringFromEnv(process.env);
-  const adminToken = process.env['TASKROUTER_ADMIN_TOKEN'];
-  const config = parseConfig({
-    ...input,
-    ...(keyring && { encryption: keyring }),
-    ...(adminToken && { admin: { token: adminToken } }),
-  });
+  if (!ROLES.includes(role as (typeof ROLES)[number])) throw new Error('usage: serve api|worker|all');
+  const config = configFromEnv(process.env);
+  const configured = performance.now();
+
   const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'info' });
-
-  // Self-healing boot: a fresh cluster gets the namespace and search attributes the workflows need.
-  const connection = await Connection.connect({ address: config.temporal.address });
-  await ensureNamespaceAndSearchAttributes(connection, config.temporal.namespace, SEARCH_ATTRIBUTES);
-  await connection.close();
-
-  const runtime = await startRuntime({
+  // From here on a signal stops the gateway gracefully, even one that comes while it is still starting.
+  const gateway: { starting?: Promise<Runtime> } = {};
+  handleStopSignals(logger, config.shutdownGraceMs, async () => {
+    if (gateway.starting) await (await gateway.starting).close({ graceful: true });
+  });
+  const { startRuntime } = await import('./runtime');
+  gateway.starting = startRuntime({
     config,
     logger,
     api: role !== 'worker',
     worker: role !== 'api',
+    ensureNamespace: true,
   });
-  logger.info({ role, url: runtime.url }, 'taskrouter started');
-  const stop = async () => {
-    await runtime.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  const runtime = await gateway.starting;
+  const startupMs = { configured: Math.round(configured), ...runtime.startup };
+  logger.info({ role, url: runtime.url, startupMs }, 'taskrouter started');
 }
 
 main().catch((err: unknown) => {

@@ -18,6 +18,7 @@ import { keyringFromEnv, keyringFromFile } from './keyring';
 import { startRuntime } from './runtime';
 import { mintToken } from '../store/tokens';
 import { demoInstructions } from './demo-instructions';
+import { handleStopSignals } from './signals';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -54,7 +55,8 @@ async function main(): Promise<void> {
     admin: { token: demo.adminToken },
     bootstrapFile: demo.file,
   };
-  const runtime = await startRuntime({ config: parseConfig(input), logger, api: true, worker: true });
+  const config = parseConfig(input);
+  const runtime = await startRuntime({ config, logger, api: true, worker: true });
 
   process.stdout.write(
     demoInstructions({
@@ -66,18 +68,11 @@ async function main(): Promise<void> {
     }),
   );
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await runtime.close();
+  handleStopSignals(logger, config.shutdownGraceMs, async () => {
+    await runtime.close({ graceful: true });
     await upstream.close();
     await temporal.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', (s) => void stop(s));
-  process.once('SIGTERM', (s) => void stop(s));
+  });
 }
 
 /**

@@ -13,6 +13,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const IndexedValueType = temporal.api.enums.v1.IndexedValueType;
 
+/** The services used here, which a client `Connection` and a worker's `NativeConnection` both offer. */
+type Services = Pick<Connection, 'workflowService' | 'operatorService'>;
+
 const INDEXED_VALUE_TYPES: Record<SearchAttributeType, temporal.api.enums.v1.IndexedValueType> = {
   TEXT: IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
   KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
@@ -34,7 +37,7 @@ function grpcCode(err: unknown): number | undefined {
   return isGrpcServiceError(err) ? err.code : undefined;
 }
 
-async function namespaceExists(connection: Connection, namespace: string): Promise<boolean> {
+async function namespaceExists(connection: Services, namespace: string): Promise<boolean> {
   try {
     await connection.workflowService.describeNamespace({ namespace });
     return true;
@@ -46,7 +49,7 @@ async function namespaceExists(connection: Connection, namespace: string): Promi
 
 /** Returns the attributes still missing; throws if one exists with a different type (needs an operator). */
 async function missingSearchAttributes(
-  connection: Connection,
+  connection: Services,
   namespace: string,
   keys: readonly SearchAttributeKey<SearchAttributeType>[],
 ): Promise<Record<string, temporal.api.enums.v1.IndexedValueType>> {
@@ -79,7 +82,7 @@ async function missingSearchAttributes(
  * need to retry briefly.
  */
 export async function ensureNamespaceAndSearchAttributes(
-  connection: Connection,
+  connection: Services,
   namespace: string,
   keys: readonly SearchAttributeKey<SearchAttributeType>[],
 ): Promise<void> {

@@ -1,19 +1,39 @@
 /** Builds the task worker: the workflow bundle, the activities and the encrypting data converter. */
-import type { NativeConnection, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type {
+  BundleOptions,
+  NativeConnection,
+  WorkflowBundleOption,
+  WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { TaskActivities } from '../activities';
 import type { Cipher } from '../store/cipher';
 import { createDataConverter } from './codec';
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/**
+ * The workflow bundle `npm run build` writes (scripts/build.mjs): `dist/workflow-bundle.js`, two folders
+ * above the compiled `dist/src/temporal/worker.js`. Run from the TypeScript sources (tests, tsx) this
+ * path does not exist and the worker bundles in-process instead.
+ */
+export const PREBUILT_WORKFLOW_BUNDLE = path.join(__dirname, '..', '..', 'workflow-bundle.js');
 
-/** Bundling takes seconds; do it once per process. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({
+/** What goes into the bundle; the build and the in-process fallback use the same options. */
+export function workflowBundleOptions(): BundleOptions {
+  return {
     workflowsPath: require.resolve('../workflows'),
     failureConverterPath: require.resolve('./failure-converter'),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
-  });
+  };
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** The prebuilt bundle when there is one; else bundling (webpack, seconds), once per process. */
+export function workflowBundle(): Promise<WorkflowBundleOption> {
+  if (existsSync(PREBUILT_WORKFLOW_BUNDLE)) return Promise.resolve({ codePath: PREBUILT_WORKFLOW_BUNDLE });
+  bundle ??= bundleWorkflowCode(workflowBundleOptions());
   return bundle;
 }
 
@@ -25,6 +45,8 @@ export interface TaskWorkerOptions {
   cipher: Cipher;
   /** Concurrent watch activities are mostly idle I/O; allow many per process. */
   maxConcurrentActivities?: number;
+  /** How long running activities may go on after `shutdown()` before they are cancelled. */
+  shutdownGraceMs?: number;
 }
 
 export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker> {
@@ -37,6 +59,6 @@ export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker>
     dataConverter: createDataConverter(opts.cipher),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 2000,
     maxConcurrentLocalActivityExecutions: 200,
-    shutdownGraceTime: '5s',
+    shutdownGraceTime: opts.shutdownGraceMs ?? 5000,
   });
 }

@@ -3,20 +3,16 @@
  * while a task is in flight, and a fresh process finishes and serves the task.
  */
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
-import { generateKey } from '../../src/store/cipher';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
+import { killChildren, spawnServe, writeServeConfig } from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
-import { testTemporal } from '../helpers/temporal';
 
-const root = path.join(__dirname, '../..');
 let dir: string;
 let upstream: ExampleUpstream;
 let configFile: string;
@@ -27,51 +23,18 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-crash-'));
   upstream = await startExampleUpstream({ pollIntervalMs: 100 });
   port = await getFreePort();
-  const temporal = testTemporal();
-  configFile = path.join(dir, 'config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      http: { host: '127.0.0.1', port },
-      temporal: {
-        address: temporal.address,
-        namespace: temporal.namespace,
-        taskQueue: `crash-${randomUUID()}`,
-      },
-      store: await testStoreConfig(dir),
-      encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
-      tasks: { minPollIntervalMs: 50 },
-      projects: [
-        {
-          slug: 'demo',
-          authMode: 'anonymous',
-          namespacing: false,
-          upstreams: [{ alias: 'example', url: upstream.url }],
-        },
-      ],
-    }),
-  );
+  configFile = writeServeConfig(dir, { port, upstreamUrl: upstream.url, store: await testStoreConfig(dir) });
 });
 
 afterAll(async () => {
-  for (const c of children) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGKILL');
-    await exited;
-  }
+  await killChildren(children);
   await upstream?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 /** Starts `serve.ts all` and resolves once it answers HTTP. */
 async function startGatewayProcess(): Promise<ChildProcess> {
-  // Node itself runs the gateway (tsx as a loader, not as a wrapper process), so SIGKILL hits the gateway.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
-    cwd: root,
-    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawnServe(configFile, 'warn', ['ignore', 'ignore', 'pipe']);
   children.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -1,0 +1,152 @@
+/**
+ * The API role: the configuration check, the Temporal client and the HTTP app. Loaded only by processes
+ * that serve the API; it never loads the Temporal worker (worker-role.ts).
+ */
+import { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { createApp } from '../api/app';
+import { LegacyClients } from '../api/mcp/legacy/adapter';
+import { InputRequestIds, ResumeTokens } from '../api/mcp/legacy/input-ids';
+import { SessionTokens } from '../api/mcp/legacy/session';
+import { Subscriptions } from '../api/mcp/subscriptions';
+import type { Config } from '../config/config';
+import type { UpstreamCatalog } from '../gateway/catalog';
+import { resolveEndpoint } from '../gateway/credentials';
+import { McpGateway } from '../gateway/gateway';
+import { ResultCache } from '../gateway/result-cache';
+import { checkNamespacing } from '../gateway/routing';
+import type { ControlPlaneStore } from '../store/control-plane';
+import { DashboardStore } from '../store/dashboard-store';
+import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
+import { createDataConverter } from '../temporal/codec';
+import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
+import { startProjectDeletion } from '../temporal/project-deletion';
+import { ensureRetentionSchedules, triggerRetention } from '../temporal/schedules';
+import { TemporalTaskEngine } from '../temporal/task-engine';
+import { DiscoveryCache } from '../upstream/discovery';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { applyBootstrap, loadBootstrapFile } from './bootstrap';
+import { listen } from './http-server';
+import type { Role, Shared } from './roles';
+import { ADMIN } from './roles';
+
+export async function startApiRole(shared: Shared): Promise<Role & { url: string }> {
+  const { config, logger, cipher, upstream, catalog, db, store, payloads, controlPlane, serverInfo } = shared;
+  const connection = await shared.phases.time('api: temporal connection', async () => {
+    const c = await Connection.connect({ address: config.temporal.address });
+    if (shared.ensureNamespace)
+      await ensureNamespaceAndSearchAttributes(c, config.temporal.namespace, SEARCH_ATTRIBUTES);
+    return c;
+  });
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: createDataConverter(cipher),
+  });
+  const gateway = new McpGateway({
+    controlPlane,
+    upstream,
+    discovery: new DiscoveryCache(upstream, () => ({})),
+    catalog,
+    cache: new ResultCache(),
+    engine: new TemporalTaskEngine(client, config.temporal.taskQueue),
+    store,
+    payloads,
+    serverInfo,
+    logger: logger.child({ role: 'api' }),
+    startTimeoutMs: config.tasks.startTimeoutMs,
+  });
+  const taskQueue = config.temporal.taskQueue;
+  const startDeletion = (projectId: string) =>
+    startProjectDeletion(client, taskQueue, projectId, config.retention.batchSize);
+  const subscriptions = new Subscriptions({ gateway, store, logger });
+  const legacy = new LegacyClients({
+    gateway,
+    tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),
+    sessions: new McpSessionStore(db),
+    inputIds: new InputRequestIds(cipher),
+    resume: new ResumeTokens(cipher),
+    answers: new McpClientAnswerStore(db, cipher, 15 * 60_000),
+    serverInfo,
+  });
+  const app = createApp({
+    gateway,
+    controlPlane,
+    ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
+    logger,
+    maxBodyBytes: config.http.maxBodyBytes,
+    maxJsonDepth: config.http.maxJsonDepth,
+    origin: {
+      listenHost: config.http.host,
+      allowedOrigins: config.http.allowedOrigins,
+      allowedHosts: config.http.allowedHosts,
+    },
+    subscriptions,
+    legacy,
+    admin: {
+      runRetention: (kind) => triggerRetention(client, taskQueue, kind),
+      startProjectDeletion: startDeletion,
+    },
+    dashboard: {
+      dashboard: new DashboardStore(db),
+      store,
+      payloads,
+      ...(config.temporal.uiUrl !== undefined && {
+        temporalUi: { url: config.temporal.uiUrl, namespace: config.temporal.namespace },
+      }),
+    },
+    trustProxy: config.http.trustProxy,
+  });
+  const server = await listen(app, config.http.host, config.http.port);
+  // Serving does not depend on them, so they come after listening; still before start-up is reported.
+  await shared.phases.time('api: schedules', async () => {
+    try {
+      await ensureRetentionSchedules(client, taskQueue, config.retention);
+      // Deletions interrupted between marking the project and starting the workflow resume here.
+      for (const projectId of await controlPlane.projectsBeingDeleted()) await startDeletion(projectId);
+    } catch (err) {
+      // Serving does not depend on them; the next start-up tries again (docs/retention.md).
+      logger.error({ err }, 'retention schedules or pending project deletions could not be set up');
+    }
+  });
+  return {
+    url: server.url,
+    async close(graceMs) {
+      // Notification streams never end on their own: end them, then drain the other requests.
+      subscriptions.closeAll();
+      await server.close(graceMs);
+      await connection.close();
+    },
+  };
+}
+
+/**
+ * Projects declared in the configuration file belong to a team named `config`; they and the optional
+ * bootstrap file are applied idempotently. Then every project with namespacing off is checked for name
+ * collisions among its upstreams (those reachable with a project or no credential).
+ */
+export async function applyConfiguration(
+  config: Config,
+  controlPlane: ControlPlaneStore,
+  catalog: UpstreamCatalog,
+  logger: Logger,
+): Promise<void> {
+  if (config.projects.length > 0) {
+    await applyBootstrap(controlPlane, {
+      teams: [{ slug: 'config', name: 'Projects from the configuration file' }],
+      projects: config.projects.map((p) => ({ ...p, team: 'config' })),
+    });
+  }
+  if (config.bootstrapFile) await applyBootstrap(controlPlane, loadBootstrapFile(config.bootstrapFile));
+  for (const view of await controlPlane.listProjects(ADMIN)) {
+    const project = await controlPlane.projectBySlug(view.slug);
+    if (!project) continue;
+    await checkNamespacing(
+      project,
+      catalog,
+      (u) => resolveEndpoint(controlPlane, ADMIN, project, u),
+      (alias) =>
+        logger.warn({ project: project.slug, upstream: alias }, 'upstream not checked for name collisions'),
+    );
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The worker role: the Temporal worker with the task and retention activities. Loaded only by processes
+ * that run it (it brings `@temporalio/worker` and its native library). The worker is created before
+ * anything it does not need: its connection, the namespace check and the workflow bundle come first.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { createRetentionActivities } from '../activities/retention';
+import { resolveTaskEndpoint } from '../gateway/credentials';
+import { ProtocolError } from '../protocol';
+import { createDataConverter } from '../temporal/codec';
+import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
+import { installTemporalLogging } from '../temporal/runtime-logging';
+import { createTaskWorker } from '../temporal/worker';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import type { Role, Shared } from './roles';
+
+export async function startWorkerRole(shared: Shared): Promise<Role> {
+  const { config, logger, cipher, upstream, store, payloads, controlPlane, serverInfo, phases } = shared;
+  installTemporalLogging(logger.child({ component: 'temporal' }));
+  const connection = await phases.time('worker: temporal connection', async () => {
+    const c = await NativeConnection.connect({ address: config.temporal.address });
+    if (shared.ensureNamespace)
+      await ensureNamespaceAndSearchAttributes(c, config.temporal.namespace, SEARCH_ATTRIBUTES);
+    return c;
+  });
+  // Project deletion stops task workflows through a client; connected on first use.
+  let activityClient: Promise<{ client: Client; connection: Connection }> | undefined;
+  const temporalClient = async () => {
+    activityClient ??= Connection.connect({ address: config.temporal.address }).then((c) => ({
+      connection: c,
+      client: new Client({
+        connection: c,
+        namespace: config.temporal.namespace,
+        dataConverter: createDataConverter(cipher),
+      }),
+    }));
+    return (await activityClient).client;
+  };
+  const workerLogger = logger.child({ role: 'worker' });
+  // Aborted when the worker starts to shut down: watch activities hand their task back at once.
+  const stopping = new AbortController();
+  const activities = {
+    ...createActivities({
+      upstream,
+      store,
+      payloads,
+      resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
+      gatewayInfo: serverInfo,
+      settings: { ...config.tasks, finishedTaskTtlMs: config.retention.payloadTtlMs },
+      logger: workerLogger,
+      stopping: stopping.signal,
+    }),
+    ...createRetentionActivities({ store, controlPlane, temporalClient, logger: workerLogger }),
+  };
+  let worker;
+  try {
+    worker = await phases.time('worker: create', () =>
+      createTaskWorker({
+        connection,
+        namespace: config.temporal.namespace,
+        taskQueue: config.temporal.taskQueue,
+        cipher,
+        activities,
+        shutdownGraceMs: config.shutdownGraceMs,
+      }),
+    );
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+  const w = worker;
+  const run = w.run();
+  return {
+    async close() {
+      // Running activities get the worker's shutdown grace time (config.shutdownGraceMs), then are
+      // cancelled; the worker's own grace is fixed when it is created.
+      stopping.abort();
+      if (w.getState() === 'RUNNING') w.shutdown();
+      await run;
+      await connection.close();
+      if (activityClient) await (await activityClient).connection.close();
+    },
+  };
+}
+
+/** A task whose credential is gone fails its upstream calls at once instead of retrying. */
+function denied(err: unknown): never {
+  if (err instanceof ProtocolError) {
+    throw ApplicationFailure.create({
+      message: err.message,
+      type: 'UpstreamAccessDenied',
+      nonRetryable: true,
+    });
+  }
+  throw err;
+}

@@ -1,0 +1,70 @@
+/**
+ * The gateway as a real child process (`serve.ts`, through tsx) against the shared Temporal test server,
+ * for tests about processes: crashes, signals, exit codes.
+ */
+import type { ChildProcess, StdioOptions } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { generateKey } from '../../src/store/cipher';
+import { testTemporal } from './temporal';
+
+export const REPO_ROOT = path.join(__dirname, '../..');
+
+/**
+ * Writes `dir/config.json`: HTTP on `port`, a fresh task queue, the given store, a fresh key, and project
+ * `demo` (anonymous, namespacing off) on `upstreamUrl`.
+ */
+export function writeServeConfig(
+  dir: string,
+  opts: { port: number; upstreamUrl: string; store: Record<string, unknown> },
+): string {
+  const temporal = testTemporal();
+  const file = path.join(dir, 'config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      http: { host: '127.0.0.1', port: opts.port },
+      temporal: {
+        address: temporal.address,
+        namespace: temporal.namespace,
+        taskQueue: `serve-${randomUUID()}`,
+      },
+      store: opts.store,
+      encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
+      tasks: { minPollIntervalMs: 50 },
+      projects: [
+        {
+          slug: 'demo',
+          authMode: 'anonymous',
+          namespacing: false,
+          upstreams: [{ alias: 'example', url: opts.upstreamUrl }],
+        },
+      ],
+    }),
+  );
+  return file;
+}
+
+/**
+ * Starts `serve.ts all`. Node itself runs the gateway (tsx as a loader, not as a wrapper process), so
+ * signals reach the gateway.
+ */
+export function spawnServe(configFile: string, logLevel: string, stdio: StdioOptions): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: logLevel },
+    stdio,
+  });
+}
+
+/** SIGKILLs whichever of `children` still run and waits for them to exit. */
+export async function killChildren(children: readonly ChildProcess[]): Promise<void> {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGKILL');
+    await exited;
+  }
+}
