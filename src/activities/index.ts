@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Implementation, InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD } from '../protocol';
 import type { PayloadStore } from '../store/payload-store';
+import type { FirstCalls } from '../store/first-calls';
 import type { TaskStore } from '../store/task-store';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
@@ -40,6 +41,8 @@ export interface ActivityDeps {
   upstream: UpstreamClient;
   store: TaskStore;
   payloads: PayloadStore;
+  /** Claims each task's first call before it is sent (store/first-calls.ts); absent in unit tests. */
+  firstCalls?: FirstCalls;
   /**
    * The endpoint, with the credential `access.principal` is entitled to, of one of a project's upstreams.
    * Rejects (non-retryably) when that credential is gone or is not the one the task is bound to.
@@ -60,6 +63,8 @@ export interface ActivityDeps {
 export const FAILURE = {
   /** The first tools/call may have reached the upstream; re-sending could repeat a side effect. */
   callOutcomeUnknown: 'UpstreamCallOutcomeUnknown',
+  /** The task did not start before its deadline (the client was told so): nothing is sent. */
+  notStarted: 'TaskNotStarted',
   upstreamUnreachable: 'UpstreamUnreachable',
   upstreamProtocol: 'UpstreamProtocolViolation',
 } as const;
@@ -91,6 +96,31 @@ export function createActivities(deps: ActivityDeps) {
     );
   }
 
+  /**
+   * The last word before the first call is sent: not past the start deadline, and claimed in the store.
+   * A claim already there is the API's abandonment (nothing is sent) or an earlier run of this activity
+   * that may have sent it (sent again only for idempotent tools).
+   */
+  async function claimFirstCall(input: CallUpstreamToolInput): Promise<void> {
+    const notStarted = () =>
+      ApplicationFailure.create({
+        message: 'The task did not start before its deadline; nothing was sent to the upstream',
+        type: FAILURE.notStarted,
+        nonRetryable: true,
+      });
+    if (input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline)) throw notStarted();
+    const claim = await deps.firstCalls?.claim(input.taskKey, 'sending');
+    if (!claim || claim.won) return;
+    if (claim.state === 'abandoned') throw notStarted();
+    if (!input.call.idempotent) {
+      throw ApplicationFailure.create({
+        message: `The call to upstream "${input.upstream}" may already have been sent; it was not repeated because the tool is not idempotent`,
+        type: FAILURE.callOutcomeUnknown,
+        nonRetryable: true,
+      });
+    }
+  }
+
   return {
     /**
      * Sends the client's tools/call upstream, declaring the gateway's own capabilities. Sent at most once
@@ -120,6 +150,7 @@ export function createActivities(deps: ActivityDeps) {
           gatewayInfo: deps.gatewayInfo,
         }),
       };
+      await claimFirstCall(input);
       let reply: UpstreamReply | undefined;
       for (let attempt = 0; reply === undefined; attempt++) {
         try {

@@ -22,6 +22,8 @@ export interface UpstreamTaskRef extends UpstreamAccess {
 export interface CallUpstreamToolInput extends UpstreamAccess {
   taskKey: string;
   call: UpstreamCallRequest;
+  /** ISO time after which the call is not sent (TaskWorkflowInput.startDeadline). */
+  startDeadline?: string;
 }
 
 export type CallUpstreamToolResult =

@@ -164,8 +164,11 @@ export const ConfigSchema = z.strictObject({
         .default(300_000),
       /** Consecutive failed upstream polls tolerated before the task is failed. */
       pollFailureBudget: z.int().positive().default(30),
-      /** How long the API waits for the first upstream outcome of a task-aware call. */
-      startTimeoutMs: z.int().positive().default(60_000),
+      /**
+       * How long the API waits for a task to start (a worker takes it and the first upstream call is on
+       * its way) before answering that it could not start; past it the call is never sent.
+       */
+      startTimeoutMs: z.int().positive().default(10_000),
     })
     .prefault({}),
   /**

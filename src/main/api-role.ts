@@ -17,6 +17,7 @@ import { ResultCache } from '../gateway/result-cache';
 import { checkNamespacing } from '../gateway/routing';
 import type { ControlPlaneStore } from '../store/control-plane';
 import { DashboardStore } from '../store/dashboard-store';
+import { FirstCalls } from '../store/first-calls';
 import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
 import { createDataConverter } from '../temporal/codec';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
@@ -52,6 +53,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     engine: new TemporalTaskEngine(client, config.temporal.taskQueue),
     store,
     payloads,
+    firstCalls: new FirstCalls(db),
     serverInfo,
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,

@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { FirstCalls } from '../store/first-calls';
 import { createRetentionActivities } from '../activities/retention';
 import { resolveTaskEndpoint } from '../gateway/credentials';
 import { ProtocolError } from '../protocol';
@@ -47,6 +48,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       upstream,
       store,
       payloads,
+      firstCalls: new FirstCalls(shared.db),
       resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
       gatewayInfo: serverInfo,
       settings: { ...config.tasks, finishedTaskTtlMs: config.retention.payloadTtlMs },

@@ -189,6 +189,12 @@ export interface ControlPlaneGenerationTable {
   generation: number;
 }
 
+export interface FirstCallsTable {
+  task_key: string;
+  state: string;
+  at: string;
+}
+
 export interface Database {
   payloads: PayloadsTable;
   tasks: TasksTable;
@@ -207,4 +213,5 @@ export interface Database {
   ended_mcp_sessions: EndedMcpSessionsTable;
   mcp_client_answers: McpClientAnswersTable;
   control_plane_generation: ControlPlaneGenerationTable;
+  first_calls: FirstCallsTable;
 }
