@@ -43,19 +43,20 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   const workerLogger = logger.child({ role: 'worker' });
   // Aborted when the worker starts to shut down: watch activities hand their task back at once.
   const stopping = new AbortController();
+  const firstCalls = new FirstCalls(shared.db);
   const activities = {
     ...createActivities({
       upstream,
       store,
       payloads,
-      firstCalls: new FirstCalls(shared.db),
+      firstCalls,
       resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
       gatewayInfo: serverInfo,
       settings: { ...config.tasks, finishedTaskTtlMs: config.retention.payloadTtlMs },
       logger: workerLogger,
       stopping: stopping.signal,
     }),
-    ...createRetentionActivities({ store, controlPlane, temporalClient, logger: workerLogger }),
+    ...createRetentionActivities({ store, firstCalls, controlPlane, temporalClient, logger: workerLogger }),
   };
   let worker;
   try {
