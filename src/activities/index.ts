@@ -5,7 +5,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { Implementation, InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
-import { CreateTaskResultSchema, METHOD } from '../protocol';
+import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
+import { taskTerminal, taskTransitions } from '../telemetry/metrics';
 import type { PayloadStore } from '../store/payload-store';
 import type { FirstCalls } from '../store/first-calls';
 import type { TaskStore } from '../store/task-store';
@@ -288,7 +289,12 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async recordTaskSnapshot(input: RecordTaskSnapshotInput): Promise<void> {
-      await deps.store.recordSnapshot(input.taskKey, await snapshotOf(input.taskKey, input.observation));
+      const recorded = await deps.store.recordSnapshot(
+        input.taskKey,
+        await snapshotOf(input.taskKey, input.observation),
+      );
+      const status = input.observation.status;
+      if (recorded) countTransition(input.project ?? 'unknown', status);
     },
   };
 
@@ -331,6 +337,12 @@ type TaskDetail = Pick<
 
 function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The metrics of a recorded status change (src/telemetry/metrics.ts). */
+function countTransition(project: string, status: string): void {
+  taskTransitions.inc({ project, status });
+  if (TERMINAL_TASK_STATUSES.has(status)) taskTerminal.inc({ project, status });
 }
 
 /** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */

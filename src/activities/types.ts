@@ -72,4 +72,6 @@ export interface RecordTaskCreatedInput {
 export interface RecordTaskSnapshotInput {
   taskKey: string;
   observation: TaskObservation;
+  /** Project slug, for the metrics (absent in histories written before it was passed). */
+  project?: string;
 }

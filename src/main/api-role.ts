@@ -24,8 +24,10 @@ import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { ensureRetentionSchedules, triggerRetention } from '../temporal/schedules';
 import { TemporalTaskEngine } from '../temporal/task-engine';
+import { clientTracing } from '../temporal/tracing';
 import { DiscoveryCache } from '../upstream/discovery';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { temporalMetricsText } from '../telemetry/temporal-metrics';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { listen } from './http-server';
 import type { Role, Shared } from './roles';
@@ -39,10 +41,15 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       await ensureNamespaceAndSearchAttributes(c, config.temporal.namespace, SEARCH_ATTRIBUTES);
     return c;
   });
+  shared.readiness['temporal'] = async () => {
+    await connection.workflowService.getSystemInfo({});
+  };
+  const interceptors = await clientTracing();
   const client = new Client({
     connection,
     namespace: config.temporal.namespace,
     dataConverter: createDataConverter(cipher),
+    ...(interceptors && { interceptors }),
   });
   const gateway = new McpGateway({
     controlPlane,
@@ -98,6 +105,11 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       }),
     },
     trustProxy: config.http.trustProxy,
+    health: {
+      checks: shared.readiness,
+      extraMetrics: temporalMetricsText,
+      ...(config.health.metricsToken !== undefined && { metricsToken: config.health.metricsToken }),
+    },
   });
   const server = await listen(app, config.http.host, config.http.port);
   // Serving does not depend on them, so they come after listening; still before start-up is reported.

@@ -5,6 +5,7 @@
  * Each role's modules are loaded only when the role runs (api-role.ts, worker-role.ts), so an API
  * process never loads the Temporal worker and its native library (docs/performance.md).
  */
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { UpstreamCatalog } from '../gateway/catalog';
@@ -71,6 +72,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     controlPlane,
     ensureNamespace: opts.ensureNamespace ?? false,
     phases,
+    readiness: {
+      store: async () => {
+        await sql`select 1`.execute(db);
+      },
+    },
   };
   const release = async () => {
     await upstream.close();

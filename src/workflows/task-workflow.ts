@@ -252,7 +252,7 @@ async function apply(
     );
   }
   const after = state.present();
-  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after });
+  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after, project: input.projectSlug });
   if (after.status !== before.status) publishStatus(after.status);
 }
 
