@@ -33,6 +33,7 @@ import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { DashboardStore } from '../store/dashboard-store';
+import { UpstreamSessionStore } from '../store/upstream-sessions';
 import { PayloadStore } from '../store/payload-store';
 import { TaskStore } from '../store/task-store';
 import { createDataConverter } from '../temporal/codec';
@@ -44,6 +45,7 @@ import { createTaskWorker } from '../temporal/worker';
 import { UpstreamClient } from '../upstream/client';
 import { DiscoveryCache } from '../upstream/discovery';
 import { SERVER_INFO } from './server-info';
+import { probeChangedUpstreams, probeUpstream } from './upstream-probes';
 
 export interface RuntimeOptions {
   config: Config;
@@ -64,8 +66,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config, logger } = opts;
   const serverInfo: Implementation = SERVER_INFO;
   const cipher = new Cipher(config.encryption);
-  const upstream = new UpstreamClient();
-  const catalog = new UpstreamCatalog(upstream, serverInfo);
   const db: Kysely<Database> = await openDatabase(config.store);
   const store = new TaskStore(db, cipher);
   const payloads = new PayloadStore(db, cipher);
@@ -74,11 +74,19 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
   });
+  // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).
+  const upstream = new UpstreamClient({
+    clientInfo: serverInfo,
+    legacySessions: new UpstreamSessionStore(db, cipher),
+    recordProbe: (upstreamId, probe) => controlPlane.recordUpstreamProbe(upstreamId, probe),
+    onWarning: (message, detail) => logger.warn(detail, message),
+  });
+  const catalog = new UpstreamCatalog(upstream, serverInfo);
   const closers: Array<() => Promise<void>> = [];
   try {
-    // The API role owns configuration: it applies the declarative parts, then checks every project, so
-    // a refused configuration stops the process before anything serves.
-    if (opts.api) await applyConfiguration(config, controlPlane, catalog, logger);
+    // The API role owns configuration: it applies the declarative parts, probes what is new or changed,
+    // then checks every project, so a refused configuration stops the process before anything serves.
+    if (opts.api) await applyConfiguration(config, controlPlane, catalog, upstream, logger);
   } catch (err) {
     await upstream.close();
     await db.destroy();
@@ -192,6 +200,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       admin: {
         runRetention: (kind) => triggerRetention(client, taskQueue, kind),
         startProjectDeletion: startDeletion,
+        probeUpstream: (project, alias) => probeUpstream(controlPlane, upstream, project, alias),
       },
       dashboard: {
         dashboard: new DashboardStore(db),
@@ -240,6 +249,7 @@ async function applyConfiguration(
   config: Config,
   controlPlane: ControlPlaneStore,
   catalog: UpstreamCatalog,
+  upstream: UpstreamClient,
   logger: Logger,
 ): Promise<void> {
   if (config.projects.length > 0) {
@@ -249,6 +259,7 @@ async function applyConfiguration(
     });
   }
   if (config.bootstrapFile) await applyBootstrap(controlPlane, loadBootstrapFile(config.bootstrapFile));
+  await probeChangedUpstreams(controlPlane, upstream, logger);
   for (const view of await controlPlane.listProjects(ADMIN)) {
     const project = await controlPlane.projectBySlug(view.slug);
     if (!project) continue;
