@@ -159,6 +159,9 @@ export class EraSwitch {
       answered,
     });
     const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+    // Messages name the upstream already; the probe's error is shown next to it.
+    const why = (err: unknown) =>
+      (err instanceof Error ? err.message : String(err)).replace(`Upstream "${endpoint.alias}" `, '');
     let discover: string;
     try {
       const reply = await this.deps.modern(
@@ -178,17 +181,16 @@ export class EraSwitch {
             ? `offers ${parsed.data.supportedVersions.join(', ')}`
             : 'an invalid result';
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
       if (err instanceof UpstreamTransportError && !err.mayHaveReached) {
-        return this.remember(endpoint, failed(message, false));
+        return this.remember(endpoint, failed(err.message, false));
       }
-      discover = message;
+      discover = why(err);
     }
     try {
       const version = await this.deps.legacy.handshake(endpoint, signal);
       return this.remember(endpoint, found('legacy', version));
     } catch (err) {
-      const initialize = err instanceof Error ? err.message : String(err);
+      const initialize = why(err);
       const speaks = [PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS].join(', ');
       return this.remember(
         endpoint,

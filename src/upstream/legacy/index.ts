@@ -4,6 +4,7 @@
  * runs `tools/call` as 2025-11-25 tasks). Sessions: sessions.ts; requests the upstream sends: server-
  * requests.ts; tasks: tasks.ts; everything else: translate.ts. docs/interop.md has the whole picture.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import type { Implementation, TaskSupport } from '../../protocol';
 import { METHOD, taskSupportOf } from '../../protocol';
@@ -38,6 +39,8 @@ export interface LegacyUpstreamDeps {
 
 /** Upper bound on pages read for a tool list, so a looping cursor cannot hold the gateway. */
 const MAX_TOOL_PAGES = 20;
+/** How long a request waits for its session's GET stream to open (requests may arrive on it). */
+const STREAM_WAIT_MS = 2_000;
 /** A task whose ttl is unlimited keeps its session from being ended at shutdown for good. */
 const FOREVER = '9999-12-31T23:59:59.999Z';
 
@@ -58,7 +61,7 @@ export class LegacyUpstream {
   constructor(private readonly deps: LegacyUpstreamDeps) {
     this.wire = new LegacyWire(deps.dispatcher);
     this.streams = new StandaloneStreams(this.wire);
-    this.sessions = new LegacySessions(this.wire, deps.store, deps.clientInfo, (s) => this.streams.watch(s));
+    this.sessions = new LegacySessions(this.wire, deps.store, deps.clientInfo);
     this.tasks = new LegacyTasks({
       request: (s, method, params, opts) => this.wire.request(targetOf(s), method, params, opts),
       deliver: (s, message) => this.wire.deliver(targetOf(s), message),
@@ -115,10 +118,15 @@ export class LegacyUpstream {
     );
   }
 
+  /** The scope's session, with its GET stream open in this process (waited for briefly when new). */
   private async session(endpoint: UpstreamEndpoint, variant: Variant): Promise<LiveSession> {
     const session = await this.sessions.acquire(endpoint, variant);
-    this.streams.watch(session);
+    await this.listening(session);
     return session;
+  }
+
+  private async listening(session: LiveSession): Promise<void> {
+    await Promise.race([this.streams.watch(session), sleep(STREAM_WAIT_MS, undefined, { ref: false })]);
   }
 
   /** A request on the scope's session; a session the upstream forgot is replaced once and the request sent again. */
@@ -141,7 +149,7 @@ export class LegacyUpstream {
       // A forgotten session never processed the request: sending it again on a new one is safe.
       if (exchange.kind === 'session-lost' && attempt === 0) {
         session = await this.sessions.renew(current);
-        this.streams.watch(session);
+        await this.listening(session);
         continue;
       }
       return { session: current, exchange };

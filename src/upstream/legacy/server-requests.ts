@@ -34,6 +34,8 @@ interface Listener {
   abort: AbortController;
   open: boolean;
   retryAt: number;
+  /** Settles once the stream is open (or refused). */
+  ready: Promise<void>;
 }
 
 export class StandaloneStreams {
@@ -46,18 +48,30 @@ export class StandaloneStreams {
     this.wire.deliver(targetOf(session), refusal(request)).catch(() => {});
   }
 
-  /** Makes sure the session's GET stream is open in this process (stateful sessions only). */
-  watch(session: LiveSession): void {
+  /**
+   * Makes sure the session's GET stream is open in this process (stateful sessions only); settles once
+   * it is open or refused, so a call sent next finds it there.
+   */
+  async watch(session: LiveSession): Promise<void> {
     if (!session.sessionId) return;
     let listener = this.listeners.get(session.scope);
     if (listener && listener.nonce !== session.nonce) {
       listener.abort.abort();
       listener = undefined;
     }
-    if (listener && (listener.open || Date.now() < listener.retryAt)) return;
-    const next: Listener = { nonce: session.nonce, abort: new AbortController(), open: true, retryAt: 0 };
+    if (listener && (listener.open || Date.now() < listener.retryAt)) return listener.ready;
+    let opened = () => {};
+    const ready = new Promise<void>((resolve) => (opened = resolve));
+    const next: Listener = {
+      nonce: session.nonce,
+      abort: new AbortController(),
+      open: true,
+      retryAt: 0,
+      ready,
+    };
     this.listeners.set(session.scope, next);
-    void this.run(session, next);
+    void this.run(session, next, opened);
+    return ready;
   }
 
   close(): void {
@@ -65,9 +79,10 @@ export class StandaloneStreams {
     this.listeners.clear();
   }
 
-  private async run(session: LiveSession, listener: Listener): Promise<void> {
+  private async run(session: LiveSession, listener: Listener, opened: () => void): Promise<void> {
     try {
       const body = await this.wire.listen(targetOf(session), listener.abort.signal);
+      opened();
       if (!body) {
         listener.retryAt = Date.now() + REOPEN_AFTER_REFUSAL_MS;
         return;
@@ -81,6 +96,7 @@ export class StandaloneStreams {
       listener.retryAt = Date.now() + REOPEN_AFTER_REFUSAL_MS;
     } finally {
       listener.open = false;
+      opened();
     }
   }
 }

@@ -108,7 +108,6 @@ export class LegacySessions {
     private readonly wire: LegacyWire,
     private readonly store: LegacySessionStore,
     private readonly clientInfo: Implementation,
-    private readonly onLive: (session: LiveSession) => void,
   ) {}
 
   static scopeOf(endpoint: UpstreamEndpoint, variant: Variant): string {
@@ -191,7 +190,6 @@ export class LegacySessions {
 
   private remember(session: LiveSession): LiveSession {
     this.live.set(session.scope, session);
-    this.onLive(session);
     return session;
   }
 }

@@ -31,13 +31,8 @@ export const INPUT_READ_MS = 10_000;
 const ID_PREFIX = 'tr25';
 const KEY_PREFIX = 'upstream-request-';
 
-export interface TaskRef {
-  variant: Variant;
-  nonce: string;
-  upstreamTaskId: string;
-  /** The id the gateway knows the task by. */
-  id: string;
-}
+/** A task of a session (`variant`, `nonce`), and `id`, the one the gateway knows it by. */
+export type TaskRef = { id: string; variant: Variant; nonce: string; upstreamTaskId: string };
 
 export function taskRefOf(session: LiveSession, upstreamTaskId: string): TaskRef {
   const id = `${ID_PREFIX}.${session.variant}.${session.nonce}.${upstreamTaskId}`;
@@ -264,15 +259,14 @@ function complete(result: JsonObject): UpstreamReply {
   return { kind: 'result', result: { ...result, resultType: result.resultType ?? 'complete' } };
 }
 
+/** The 2026 task: intervals renamed, the gateway's id; other fields (extensions, `_meta`) as they are. */
 function flatTask(t: LegacyTask, ref: TaskRef): JsonObject {
+  const { ttl, pollInterval, ...fields } = t;
   return {
+    ...fields,
     taskId: ref.id,
-    status: t.status,
-    ...(t.statusMessage !== undefined && { statusMessage: t.statusMessage }),
-    createdAt: t.createdAt,
-    lastUpdatedAt: t.lastUpdatedAt,
-    ttlMs: t.ttl,
-    ...(t.pollInterval !== undefined && { pollIntervalMs: t.pollInterval }),
+    ttlMs: ttl,
+    ...(pollInterval !== undefined && { pollIntervalMs: pollInterval }),
   };
 }
 
