@@ -56,7 +56,10 @@ export class LegacyUpstream {
   private readonly streams: StandaloneStreams;
   private readonly tasks: LegacyTasks;
   /** Each session's tools and how they take tasks, for `params.task` and the -32021 answer. */
-  private readonly tools = new Map<string, { support: Map<string, TaskSupport>; expiresAt: number }>();
+  private readonly tools = new Map<
+    string,
+    { nonce: string; support: Map<string, TaskSupport>; expiresAt: number }
+  >();
 
   constructor(private readonly deps: LegacyUpstreamDeps) {
     this.wire = new LegacyWire(deps.dispatcher);
@@ -190,9 +193,8 @@ export class LegacyUpstream {
     name: string,
     opts: UpstreamRequestOptions,
   ): Promise<TaskSupport> {
-    const key = `${session.scope}|${session.nonce}`;
-    let entry = this.tools.get(key);
-    if (!entry || entry.expiresAt <= Date.now()) {
+    let entry = this.tools.get(session.scope);
+    if (!entry || entry.nonce !== session.nonce || entry.expiresAt <= Date.now()) {
       const support = new Map<string, TaskSupport>();
       let cursor: string | undefined;
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
@@ -214,8 +216,8 @@ export class LegacyUpstream {
         cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
         if (!cursor) break;
       }
-      entry = { support, expiresAt: Date.now() + LEGACY_LIST_TTL_MS };
-      this.tools.set(key, entry);
+      entry = { nonce: session.nonce, support, expiresAt: Date.now() + LEGACY_LIST_TTL_MS };
+      this.tools.set(session.scope, entry);
     }
     return entry.support.get(name) ?? 'forbidden';
   }
