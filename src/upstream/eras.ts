@@ -106,7 +106,7 @@ export class EraSwitch {
     } catch (err) {
       if (!(err instanceof EraRefusedError)) throw err;
       const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
-      if (known.probe.era !== 'modern') throw eraLost(endpoint)(err);
+      if (known.probe.era !== 'modern') return eraLost(endpoint)(err);
       return this.deps.modern(endpoint, method, params, opts);
     }
   }
@@ -208,10 +208,14 @@ export class EraSwitch {
   }
 }
 
-/** A 2025 session that cannot be opened although the probe said 2025: the upstream changed under us. */
+/**
+ * A 2025 request refused although the probe says 2025: the refusal itself when it was an answer (a 2025
+ * server's HTTP 400), else the upstream changed under us and the request fails.
+ */
 function eraLost(endpoint: UpstreamEndpoint) {
-  return (err: unknown): never => {
+  return (err: unknown): UpstreamReply => {
     if (!(err instanceof EraRefusedError)) throw err;
+    if (err.reply) return err.reply;
     throw new UpstreamTransportError(
       `Upstream "${endpoint.alias}" refused the 2025 protocol it answered the probe with: ${err.message}`,
       false,

@@ -11,6 +11,7 @@ import type { McpTestClient } from '../helpers/mcp-client';
 import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
 import { startHtmlServer, startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import { getFreePort } from '../../src/tooling/processes';
+import { startExampleUpstream } from '../../examples/upstream/server';
 
 const ADMIN_TOKEN = 'legacy-upstreams-admin-token';
 const FORM = { elicitation: { form: {} } };
@@ -19,6 +20,9 @@ let stateless: Sdk1Upstream;
 let stateful: Sdk1Upstream;
 let html: { url: string; close(): Promise<void> };
 let unreachableUrl: string;
+/** The port of project `switch`'s upstream, which changes era during the tests. */
+let switchPort: number;
+let switching: { close(): Promise<void> } | undefined;
 let gw: TestGateway;
 let legacy: McpTestClient;
 let mixed: McpTestClient;
@@ -30,6 +34,8 @@ beforeAll(async () => {
     startHtmlServer(),
   ]);
   unreachableUrl = `http://127.0.0.1:${await getFreePort()}/mcp`;
+  switchPort = await getFreePort();
+  switching = await startExampleUpstream({ port: switchPort });
   gw = await startTestGateway({
     config: { admin: { token: ADMIN_TOKEN } },
     projects: () => [
@@ -40,6 +46,7 @@ beforeAll(async () => {
           { alias: 'stateful', url: stateful.url },
         ],
       },
+      { slug: 'switch', upstreams: [{ alias: 'shifty', url: `http://127.0.0.1:${switchPort}/mcp` }] },
       {
         slug: 'mixed',
         upstreams: [
@@ -55,7 +62,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([stateless?.close(), stateful?.close(), html?.close()]);
+  await Promise.all([stateless?.close(), stateful?.close(), html?.close(), switching?.close()]);
 });
 
 async function admin(method: string, path: string, body?: unknown) {
@@ -193,6 +200,26 @@ test('an HTML page and an unreachable address are stored, shown with their probl
   expect(again.status).toBe(200);
   expect(again.body.probe).toMatchObject({ era: 'legacy' });
   await admin('DELETE', '/projects/mixed/upstreams/page');
+});
+
+test('an upstream replaced by a server of the other era is probed again when it refuses', async () => {
+  const shifty = gw.clientFor('switch');
+  const toolNames = async () => names((await shifty.request('tools/list')).body.result?.tools);
+  const era = async () => ((await upstreamViews('switch')).shifty?.probe as { era: string }).era;
+  expect(await toolNames()).toContain('shifty.greet');
+  expect(await era()).toBe('modern');
+
+  await switching?.close();
+  switching = await startSdk1Upstream('stateful', switchPort);
+  await new Promise((r) => setTimeout(r, 2_100)); // past the window in which a refusal reuses the last probe
+  expect(await toolNames()).toEqual(['shifty.echo', 'shifty.ask', 'shifty.ask_get']);
+  expect(await era()).toBe('legacy');
+
+  await switching.close();
+  switching = await startExampleUpstream({ port: switchPort });
+  await new Promise((r) => setTimeout(r, 2_100));
+  expect(await toolNames()).toContain('shifty.greet');
+  expect(await era()).toBe('modern');
 });
 
 test('the gateway ends its upstream sessions when it shuts down', async () => {

@@ -16,7 +16,7 @@ import {
   LEGACY_METHOD,
   LEGACY_PROTOCOL_VERSIONS,
 } from '../../protocol';
-import type { UpstreamEndpoint } from '../endpoint';
+import type { UpstreamEndpoint, UpstreamReply } from '../endpoint';
 import { UpstreamTransportError } from '../errors';
 import type { Exchange, LegacyWire, WireTarget } from './wire';
 
@@ -41,9 +41,18 @@ export interface LiveSession extends LegacySessionRecord {
   endpoint: UpstreamEndpoint;
 }
 
-/** The upstream refused the 2025 era (it speaks another): the caller re-probes it. */
+/**
+ * The upstream refused the 2025 era (it speaks another), or may have (`reply`: an HTTP 400 answer, the
+ * way a 2026-only server refuses a request without the 2026 envelope): the caller re-probes it.
+ */
 export class EraRefusedError extends Error {
   override readonly name = 'EraRefusedError';
+  constructor(
+    message: string,
+    readonly reply?: UpstreamReply,
+  ) {
+    super(message);
+  }
 }
 
 export function targetOf(session: LiveSession): WireTarget {
