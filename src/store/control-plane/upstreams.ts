@@ -86,12 +86,7 @@ export async function updateUpstream(
       .updateTable('upstreams')
       .set({
         url: next.url,
-        ...(next.probed_at === null && {
-          protocol_era: null,
-          protocol_version: null,
-          probed_at: null,
-          probe_error: null,
-        }),
+        ...(next.url !== row.url && probeColumns(undefined)),
         enabled: next.enabled,
         auth_mode: next.auth_mode,
         auth_header: next.auth_header,
@@ -120,7 +115,7 @@ function patchedUpstream(
   if (patch.url !== undefined && patch.url !== row.url) {
     next.url = patch.url;
     // What was probed at the old address says nothing about the new one.
-    Object.assign(next, { protocol_era: null, protocol_version: null, probed_at: null, probe_error: null });
+    Object.assign(next, probeColumns(undefined));
     fields.push('url');
   }
   if (patch.enabled !== undefined && (patch.enabled ? 1 : 0) !== row.enabled) {
@@ -230,17 +225,18 @@ export async function recordUpstreamProbe(
   probe: UpstreamProbe,
 ): Promise<void> {
   await ctx.transaction(async (trx) => {
-    await trx
-      .updateTable('upstreams')
-      .set({
-        protocol_era: probe.era,
-        protocol_version: probe.protocolVersion,
-        probed_at: probe.probedAt,
-        probe_error: probe.error,
-      })
-      .where('id', '=', upstreamId)
-      .execute();
+    await trx.updateTable('upstreams').set(probeColumns(probe)).where('id', '=', upstreamId).execute();
   });
+}
+
+/** The probe's columns; all null for none (never probed, or probed at another URL). */
+function probeColumns(probe: UpstreamProbe | undefined) {
+  return {
+    protocol_era: probe?.era ?? null,
+    protocol_version: probe?.protocolVersion ?? null,
+    probed_at: probe?.probedAt ?? null,
+    probe_error: probe?.error ?? null,
+  };
 }
 
 function probeOf(row: UpstreamsTable): UpstreamProbe | undefined {
