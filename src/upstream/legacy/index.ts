@@ -15,7 +15,7 @@ import { isPlainObject } from '../http';
 import { StandaloneStreams } from './server-requests';
 import type { LegacySessionStore, LiveSession, Variant } from './sessions';
 import { EraRefusedError, handshake, LegacySessions, targetOf } from './sessions';
-import { createdTask, LegacyTasks, parseTaskId } from './tasks';
+import { createdTask, LegacyTasks, parseTaskId, SESSION_GONE } from './tasks';
 import {
   declaresTasks,
   LEGACY_LIST_TTL_MS,
@@ -236,16 +236,7 @@ export class LegacyUpstream {
     const ref = typeof params.taskId === 'string' ? parseTaskId(params.taskId) : undefined;
     if (!ref) return TASK_NOT_FOUND;
     const session = await this.sessions.find(endpoint, ref.variant, ref.nonce);
-    if (!session) {
-      return {
-        kind: 'error',
-        httpStatus: 200,
-        error: {
-          code: -32602,
-          message: 'The upstream session this task lived in has ended; the upstream no longer knows the task',
-        },
-      };
-    }
+    if (!session) return SESSION_GONE;
     if (method === METHOD.tasksGet) return this.tasks.get(session, ref, opts);
     if (method === METHOD.tasksCancel) return this.tasks.cancel(session, ref, opts.signal);
     const answers = isPlainObject(params.inputResponses) ? params.inputResponses : {};

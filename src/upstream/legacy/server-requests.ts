@@ -80,21 +80,20 @@ export class StandaloneStreams {
   }
 
   private async run(session: LiveSession, listener: Listener, opened: () => void): Promise<void> {
+    let body: AsyncIterable<Buffer> | undefined;
     try {
-      const body = await this.wire.listen(targetOf(session), listener.abort.signal);
+      body = await this.wire.listen(targetOf(session), listener.abort.signal);
       opened();
-      if (!body) {
-        listener.retryAt = Date.now() + REOPEN_AFTER_REFUSAL_MS;
-        return;
+      if (body) {
+        await readSseMessages(body, (msg) => {
+          const request = typeof msg.method === 'string' ? serverRequest(msg) : undefined;
+          if (request) this.refuse(session, request);
+        });
       }
-      await readSseMessages(body, (msg) => {
-        const request = typeof msg.method === 'string' ? serverRequest(msg) : undefined;
-        if (request) this.refuse(session, request);
-      });
-      listener.retryAt = Date.now() + REOPEN_AFTER_END_MS;
     } catch {
-      listener.retryAt = Date.now() + REOPEN_AFTER_REFUSAL_MS;
+      // A stream that broke (an idle timeout) is opened again like one that ended.
     } finally {
+      listener.retryAt = Date.now() + (body ? REOPEN_AFTER_END_MS : REOPEN_AFTER_REFUSAL_MS);
       listener.open = false;
       opened();
     }

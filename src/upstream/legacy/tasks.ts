@@ -77,7 +77,8 @@ export interface TaskIo {
   lost(session: LiveSession): Promise<void>;
 }
 
-const LOST: UpstreamReply = {
+/** The answer for a task whose session is gone: what a 2026 upstream that forgot a task answers. */
+export const SESSION_GONE: UpstreamReply = {
   kind: 'error',
   httpStatus: 200,
   error: {
@@ -169,7 +170,7 @@ export class LegacyTasks {
           onRequest: (r) => this.io.refuse(session, r),
         },
       );
-      if (outcome.kind === 'session-lost') return (await this.failure(session, outcome)) ?? LOST;
+      if (outcome.kind === 'session-lost') return (await this.failure(session, outcome)) ?? SESSION_GONE;
       return complete(hideId({ ...base, ...terminal(task, outcome) }, ref));
     }
     if (task.status !== 'input_required') return complete(base);
@@ -215,7 +216,7 @@ export class LegacyTasks {
       const inputRequests: InputRequests = { [inputKeyOf(read.request.id)]: request };
       return complete(hideId({ ...base, inputRequests }, ref));
     }
-    if (read?.kind === 'session-lost') return (await this.failure(session, read)) ?? LOST;
+    if (read?.kind === 'session-lost') return (await this.failure(session, read)) ?? SESSION_GONE;
     // The task moved on while the stream was open (its outcome came instead), or nothing came.
     const now = await this.status(session, ref, opts.signal);
     if (!isTask(now)) return now;
@@ -241,7 +242,7 @@ export class LegacyTasks {
         return exchange;
       case 'session-lost':
         await this.io.lost(session);
-        return LOST;
+        return SESSION_GONE;
       default:
         throw new UpstreamTransportError(
           `Upstream "${session.endpoint.alias}" answered a task request with ${exchange.kind}`,
