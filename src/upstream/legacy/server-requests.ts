@@ -40,6 +40,7 @@ interface Listener {
 
 export class StandaloneStreams {
   private readonly listeners = new Map<string, Listener>();
+  private closed = false;
 
   constructor(private readonly wire: LegacyWire) {}
 
@@ -53,7 +54,8 @@ export class StandaloneStreams {
    * it is open or refused, so a call sent next finds it there.
    */
   async watch(session: LiveSession): Promise<void> {
-    if (!session.sessionId) return;
+    // After close no stream may open: the connection pool waits for open requests when it closes.
+    if (!session.sessionId || this.closed) return;
     let listener = this.listeners.get(session.scope);
     if (listener && listener.nonce !== session.nonce) {
       listener.abort.abort();
@@ -75,6 +77,7 @@ export class StandaloneStreams {
   }
 
   close(): void {
+    this.closed = true;
     for (const l of this.listeners.values()) l.abort.abort();
     this.listeners.clear();
   }
