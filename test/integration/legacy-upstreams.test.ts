@@ -16,6 +16,9 @@ import { startExampleUpstream } from '../../examples/upstream/server';
 const ADMIN_TOKEN = 'legacy-upstreams-admin-token';
 const FORM = { elicitation: { form: {} } };
 
+/** Starting the upstreams and the gateway (a Temporal worker bundles its workflows) on a busy machine. */
+const START_TIMEOUT_MS = 180_000;
+
 let stateless: Sdk1Upstream;
 let stateful: Sdk1Upstream;
 let html: { url: string; close(): Promise<void> };
@@ -59,7 +62,7 @@ beforeAll(async () => {
   });
   legacy = gw.clientFor('legacy');
   mixed = gw.clientFor('mixed');
-});
+}, START_TIMEOUT_MS);
 afterAll(async () => {
   await gw?.close();
   await Promise.all([stateless?.close(), stateful?.close(), html?.close(), switching?.close()]);

@@ -12,6 +12,9 @@ import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import type { ServerEverything } from '../helpers/server-everything';
 import { startServerEverything } from '../helpers/server-everything';
 
+/** Starting the upstreams and the gateway (a Temporal worker bundles its workflows) on a busy machine. */
+const START_TIMEOUT_MS = 180_000;
+
 let se: ServerEverything;
 let gw: TestGateway;
 let client: McpTestClient;
@@ -24,7 +27,7 @@ beforeAll(async () => {
     ],
   });
   client = gw.clientFor('everything');
-});
+}, START_TIMEOUT_MS);
 afterAll(async () => {
   await gw?.close();
   await se?.stop();
@@ -120,4 +123,27 @@ test('a task survives stopping the gateway processes and starting new ones', asy
   const done = await client.waitForTask(taskId, undefined, 45_000);
   expect(done.status).toBe('completed');
   expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: survivor/);
+});
+
+test('an open input request outlives a restart of the gateway processes, and the answer still arrives', async () => {
+  const taskId = await startResearch({ topic: 'python', ambiguous: true }, TASKS_AND_FORM_CAPS);
+  const asking = await client.waitForTask(taskId, (s) => s !== 'working', 30_000);
+  expect(asking.status).toBe('input_required');
+  await gw.stop();
+  await gw.start();
+  // The upstream sent its request once, before the restart; the new worker still presents it.
+  const again = await client.waitForTask(taskId, () => true);
+  expect(again).toMatchObject({ status: 'input_required', inputRequests: asking.inputRequests });
+  const [key] = Object.keys(asking.inputRequests as object);
+  const answered = await client.request(
+    'tasks/update',
+    {
+      taskId,
+      inputResponses: { [String(key)]: { action: 'accept', content: { interpretation: 'comedy' } } },
+    },
+    { capabilities: TASKS_AND_FORM_CAPS },
+  );
+  expect(answered.body.error).toBeUndefined();
+  const done = await client.waitForTask(taskId, undefined, 45_000);
+  expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: python \(comedy\)/);
 });
