@@ -12,6 +12,7 @@ import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '..
 import { UpstreamTransportError } from '../errors';
 import type { JsonObject } from '../http';
 import { isPlainObject } from '../http';
+import { refusesLegacy } from './refusals';
 import { StandaloneStreams } from './server-requests';
 import type { LegacySessionStore, LiveSession, Variant } from './sessions';
 import { EraRefusedError, handshake, LegacySessions, targetOf } from './sessions';
@@ -149,11 +150,9 @@ export class LegacyUpstream {
         onRequest: (request) => this.streams.refuse(current, request),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);
-      // 2025 servers answer JSON-RPC errors with 200; a 2026-only server refuses a request without the
-      // 2026 envelope with 400, before processing it. Either way the era is probed again.
-      if (exchange.kind === 'error' && exchange.httpStatus === 400) {
-        throw new EraRefusedError(exchange.error.message, exchange);
-      }
+      // A 2026-only server refuses a request without the 2026 envelope with HTTP 400 before processing
+      // it (SDK 2025 servers answer JSON-RPC errors with 200): the era is probed again.
+      if (refusesLegacy(exchange)) throw new EraRefusedError(exchange.error.message, exchange);
       // A forgotten session never processed the request: sending it again on a new one is safe.
       if (exchange.kind === 'session-lost' && attempt === 0) {
         session = await this.sessions.renew(current);

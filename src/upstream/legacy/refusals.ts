@@ -38,3 +38,15 @@ export function refusesModern(method: string, outcome: UpstreamReply | unknown):
   const { message } = reply.error;
   return discover || SESSION_LOST.test(message) || VERSION_REFUSED.test(message);
 }
+
+/** The 2026 envelope refusal (`params._meta must carry …protocolVersion…`), at HTTP 400. */
+const ENVELOPE_REFUSED = /_meta|protocol ?version/i;
+
+/** A 2025 request refused the way a 2026-only server refuses it: HTTP 400 about the missing envelope. */
+export function refusesLegacy(
+  reply: UpstreamReply | { kind: string },
+): reply is Extract<UpstreamReply, { kind: 'error' }> {
+  if (reply.kind !== 'error') return false;
+  const { httpStatus, error } = reply as Extract<UpstreamReply, { kind: 'error' }>;
+  return httpStatus === 400 && ENVELOPE_REFUSED.test(error.message);
+}
