@@ -19,10 +19,13 @@ export interface ServerEverything {
 const ENTRY = 'node_modules/@modelcontextprotocol/server-everything/dist/index.js';
 const READY = /listening on port/i;
 
-/** Starts server-everything in streamable HTTP mode and waits until it listens. */
-export async function startServerEverything(timeoutMs = 20_000): Promise<ServerEverything> {
+/** Starts server-everything in streamable HTTP mode (on `port`, else a free one) and waits until it listens. */
+export async function startServerEverything(
+  opts: { port?: number; timeoutMs?: number } = {},
+): Promise<ServerEverything> {
   const root = findRepoRoot(__dirname);
-  const port = await getFreePort();
+  const port = opts.port ?? (await getFreePort());
+  const timeoutMs = opts.timeoutMs ?? 20_000;
   const child: ChildProcess = spawn(process.execPath, [path.join(root, ENTRY), 'streamableHttp'], {
     cwd: root,
     env: { ...process.env, PORT: String(port) },

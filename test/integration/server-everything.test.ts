@@ -147,3 +147,18 @@ test('an open input request outlives a restart of the gateway processes, and the
   const done = await client.waitForTask(taskId, undefined, 45_000);
   expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: python \(comedy\)/);
 });
+
+test('a task whose upstream session is gone (the upstream restarted) fails with a clear error', async () => {
+  const taskId = await startResearch({ topic: 'amnesia' });
+  const port = se.port;
+  await se.stop();
+  se = await startServerEverything({ port });
+  const done = await client.waitForTask(taskId, undefined, 45_000);
+  expect(done).toMatchObject({
+    status: 'failed',
+    error: { message: expect.stringContaining('no longer knows') },
+  });
+  // Calls that need no old session just open a new one.
+  const echo = await client.callTool('echo', { message: 'again' }, { tasks: false });
+  expect(text(echo.body.result)).toBe('Echo: again');
+});
