@@ -162,6 +162,12 @@ export class EraSwitch {
     // Messages name the upstream already; the probe's error is shown next to it.
     const why = (err: unknown) =>
       (err instanceof Error ? err.message : String(err)).replace(`Upstream "${endpoint.alias}" `, '');
+    // Probed without a credential it needs (per-user upstreams, from the admin API): no verdict yet,
+    // probed again on first use with a caller's credential.
+    const locked = (status: number | undefined) =>
+      status === 401 || status === 403
+        ? failed(`The upstream wants a credential the probe did not have (HTTP ${status})`, false)
+        : undefined;
     let discover: string;
     try {
       const reply = await this.deps.modern(
@@ -170,6 +176,8 @@ export class EraSwitch {
         { _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} } },
         { signal },
       );
+      const denied = locked(reply.kind === 'error' ? reply.httpStatus : undefined);
+      if (denied) return this.remember(endpoint, denied);
       const parsed = reply.kind === 'result' ? DiscoverResultSchema.safeParse(reply.result) : undefined;
       if (parsed?.success && parsed.data.supportedVersions.includes(PROTOCOL_VERSION)) {
         return this.remember(endpoint, found('modern', PROTOCOL_VERSION));
@@ -184,6 +192,8 @@ export class EraSwitch {
       if (err instanceof UpstreamTransportError && !err.mayHaveReached) {
         return this.remember(endpoint, failed(err.message, false));
       }
+      const denied = locked(err instanceof UpstreamTransportError ? err.httpStatus : undefined);
+      if (denied) return this.remember(endpoint, denied);
       discover = why(err);
     }
     try {

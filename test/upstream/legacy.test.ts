@@ -146,3 +146,32 @@ test('a server that answers initialize with a 2024 version speaks no era the gat
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });
+
+test('an upstream that wants a credential the probe lacks gets no verdict and is probed again on use', async () => {
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests++;
+    req.resume();
+    res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Unauthorized' } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = new UpstreamClient();
+  try {
+    const endpoint = {
+      alias: 'locked',
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    };
+    expect(await client.probe(endpoint)).toMatchObject({
+      era: null,
+      error: expect.stringContaining('HTTP 401'),
+    });
+    expect(requests).toBe(1);
+    const meta = { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} };
+    await expect(client.send(endpoint, 'tools/list', { _meta: meta })).rejects.toThrow(/credential/);
+    expect(requests).toBe(2);
+  } finally {
+    await client.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
