@@ -50,6 +50,7 @@ export function createApp(deps: AppDeps): RequestHandler {
   app.on('error', (err: unknown) => deps.logger.error({ err }, 'unhandled request failure'));
   app.use(closeUnreadBodies);
   app.use(mcpEndpoint(deps));
+  if (deps.oauth) app.use(deps.oauth.metadataRoute());
   app.use(healthRoutes(deps.health));
   app.use(
     adminApi({

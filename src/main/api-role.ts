@@ -9,6 +9,7 @@ import { LegacyClients } from '../api/mcp/legacy/adapter';
 import { InputRequestIds, ResumeTokens } from '../api/mcp/legacy/input-ids';
 import { SessionTokens } from '../api/mcp/legacy/session';
 import { Subscriptions } from '../api/mcp/subscriptions';
+import { OAuthResourceServer } from '../api/oauth/resource-server';
 import type { Config } from '../config/config';
 import type { UpstreamCatalog } from '../gateway/catalog';
 import { resolveEndpoint } from '../gateway/credentials';
@@ -80,9 +81,15 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     answers: new McpClientAnswerStore(db, cipher, 15 * 60_000),
     serverInfo,
   });
+  // The configuration schema requires http.publicBaseUrl with oauth.
+  const oauth =
+    config.oauth &&
+    config.http.publicBaseUrl !== undefined &&
+    new OAuthResourceServer(config.oauth, controlPlane, config.http.publicBaseUrl);
   const app = createApp({
     gateway,
     controlPlane,
+    ...(oauth ? { oauth } : {}),
     ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
     logger,
     maxBodyBytes: config.http.maxBodyBytes,

@@ -40,6 +40,8 @@ export const BootstrapDocumentSchema = z.strictObject({
         handle: HandleSchema,
         name: NameSchema.optional(),
         tokens: z.array(SecretSchema).default([]),
+        /** Subjects at OpenID issuers that sign in as this user (docs/oauth.md). */
+        identities: z.array(z.strictObject({ issuer: z.url(), subject: z.string().min(1) })).default([]),
       }),
     )
     .default([]),
@@ -100,6 +102,12 @@ export async function applyBootstrap(cp: ControlPlaneStore, input: unknown): Pro
     for (const t of u.tokens) {
       if ((await cp.ensureUserToken(admin, u.handle, t)).changed)
         changes.push(`user ${u.handle}: token ${t.name}`);
+    }
+    const linked = u.identities.length > 0 ? await cp.listIdentities(admin, u.handle) : [];
+    for (const i of u.identities) {
+      if (linked.some((l) => l.issuer === i.issuer && l.subject === i.subject)) continue;
+      await cp.linkIdentity(admin, u.handle, i);
+      changes.push(`user ${u.handle}: identity ${i.subject} at ${i.issuer}`);
     }
   }
 

@@ -37,6 +37,8 @@ export const ERROR = {
    * the task keeps running (its id is in `data.taskId`).
    */
   TaskStillRunning: { code: -31010, httpStatus: 200 },
+  /** Application error: the OAuth issuer's keys could not be fetched, so a token cannot be checked (503). */
+  IssuerUnavailable: { code: -31011, httpStatus: 503 },
   /** 2025-era clients only: the `Mcp-Session-Id` is unknown, ended, expired or not the caller's (HTTP 404). */
   SessionNotFound: { code: -32001, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */

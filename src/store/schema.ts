@@ -174,6 +174,15 @@ export interface UpstreamAuthorizationsTable {
   revoked_at: string | null;
 }
 
+/** An external subject (issuer + configured user claim) linked to a user (migration 0012). */
+export interface ExternalIdentitiesTable {
+  id: string;
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: string;
+}
+
 export interface AuditEventsTable {
   /** Time-ordered (sorts by creation). */
   id: string;
@@ -235,4 +244,5 @@ export interface Database {
   control_plane_generation: ControlPlaneGenerationTable;
   first_calls: FirstCallsTable;
   upstream_sessions: UpstreamSessionsTable;
+  external_identities: ExternalIdentitiesTable;
 }

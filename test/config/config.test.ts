@@ -46,3 +46,36 @@ test('the Temporal Web UI address must be http(s): it becomes a link on the dash
     /uiUrl/,
   );
 });
+
+test('oauth needs the public origin that names each resource, and refuses weak algorithms', () => {
+  const keys = { activeKeyId: 'k1', keys: { k1: generateKey() } };
+  const oauth = { issuers: [{ issuer: 'https://id.example.com/realms/main' }] };
+  expect(() => parseConfig({ encryption: keys, oauth })).toThrow(/publicBaseUrl/);
+  const config = parseConfig({
+    encryption: keys,
+    oauth,
+    http: { publicBaseUrl: 'https://mcp.example.com/' },
+  });
+  expect(config.http.publicBaseUrl).toBe('https://mcp.example.com');
+  expect(config.oauth?.issuers[0]).toMatchObject({
+    userClaim: 'sub',
+    clockToleranceSec: 30,
+    requiredScopes: [],
+  });
+  for (const alg of ['none', 'HS256']) {
+    expect(() =>
+      parseConfig({
+        encryption: keys,
+        http: { publicBaseUrl: 'https://mcp.example.com' },
+        oauth: { issuers: [{ issuer: 'https://id.example.com', algorithms: [alg] }] },
+      }),
+    ).toThrow(/algorithms/);
+  }
+  expect(() =>
+    parseConfig({
+      encryption: keys,
+      http: { publicBaseUrl: 'https://mcp.example.com' },
+      oauth: { issuers: [{ issuer: 'https://id.example.com' }], dashboard: { clientId: 'x' } },
+    }),
+  ).toThrow(/dashboard/);
+});

@@ -78,7 +78,7 @@ export async function startTestGateway(
     : pino({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' });
   let runtimes: Runtime[] = [];
   const connections: Connection[] = [];
-  let port = 0;
+  let port = config.http.port;
   const client = new McpTestClient('');
 
   const gw: TestGateway = {

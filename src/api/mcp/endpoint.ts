@@ -25,6 +25,8 @@ import { principalId } from '../../store/control-plane/types';
 import type { Caller } from '../authenticate';
 import { authenticateCaller } from '../authenticate';
 import { toJsonRpcError } from '../errors';
+import { challengeHeader, tokenPrincipal } from '../oauth/mcp-auth';
+import type { OAuthResourceServer } from '../oauth/resource-server';
 import type { OriginPolicy } from '../origin';
 import { refuseOrigin } from '../origin';
 import { checkedEnvelope } from './envelope';
@@ -46,6 +48,8 @@ export interface McpEndpointDeps {
   subscriptions: Subscriptions;
   /** The 2025-era client adapter; without it 2025 requests are answered as 2026 ones (refused). */
   legacy?: LegacyClients;
+  /** OAuth access tokens beside API tokens, and the resource metadata challenge (docs/oauth.md). */
+  oauth?: OAuthResourceServer;
 }
 
 const MCP_PATH = /^\/v1\/mcp\/([^/]+)\/?$/;
@@ -72,9 +76,9 @@ type Step = Middleware<{ mcp: McpRequest }>;
 
 export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
   const common = [
-    jsonRpcReplies(deps.logger),
+    jsonRpcReplies(deps.logger, deps.oauth),
     refuseForeignOrigin(deps.origin),
-    authenticate(deps.controlPlane),
+    authenticate(deps.controlPlane, deps.oauth),
   ];
   const post = compose<McpContext>([
     ...common,
@@ -134,7 +138,7 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
 }
 
 /** Writes the reply: the result `dispatch` left, or the JSON-RPC error for whatever was thrown. */
-function jsonRpcReplies(logger: Logger): Step {
+function jsonRpcReplies(logger: Logger, oauth: OAuthResourceServer | undefined): Step {
   return async (ctx, next) => {
     const started = performance.now();
     const mcp = ctx.state.mcp;
@@ -145,6 +149,8 @@ function jsonRpcReplies(logger: Logger): Step {
       const reply = toJsonRpcError(err, mcp.id);
       outcome = String(reply.body.error.code);
       if (reply.status >= 500 && !(err instanceof ProtocolError)) logger.error({ err }, 'request failed');
+      const challenge = challengeHeader(oauth, mcp.slug, err, reply.status);
+      if (challenge !== undefined && !ctx.res.headersSent) ctx.set('WWW-Authenticate', challenge);
       respond(ctx, reply.status, reply.body);
     } finally {
       const seconds = (performance.now() - started) / 1000;
@@ -172,12 +178,14 @@ function refuseForeignOrigin(policy: OriginPolicy): Step {
   };
 }
 
-function authenticate(controlPlane: ControlPlane): Step {
+function authenticate(controlPlane: ControlPlane, oauth: OAuthResourceServer | undefined): Step {
   return async (ctx, next) => {
+    const { slug } = ctx.state.mcp;
     ctx.state.mcp.caller = await authenticateCaller(
       controlPlane,
-      ctx.state.mcp.slug,
+      slug,
       ctx.get('authorization'),
+      oauth && tokenPrincipal(oauth, oauth.resourceUrl(slug)),
     );
     await next();
   };
@@ -331,7 +339,6 @@ function respond(ctx: McpContext, status: number, body: Record<string, unknown>)
   if (ctx.res.headersSent || ctx.res.destroyed) return;
   ctx.status = status;
   ctx.set('Content-Type', 'application/json');
-  if (status === 401) ctx.set('WWW-Authenticate', 'Bearer');
   ctx.body = JSON.stringify(body);
 }
 

@@ -24,6 +24,8 @@ import * as authorizations from './authorizations';
 import type { ControlPlaneStoreOptions } from './context';
 import { StoreContext } from './context';
 import * as deletion from './deletion';
+import type { ExternalIdentity, IdentityPolicy, IdentityView } from './identities';
+import * as identities from './identities';
 import * as memberships from './memberships';
 import * as projects from './projects';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
@@ -57,6 +59,7 @@ export { actorId } from './audit';
 export type { ControlPlaneStoreOptions } from './context';
 export { newId } from './context';
 export type { ControlPlaneErrorCode } from './errors';
+export type { ExternalIdentity, IdentityPolicy, IdentityView } from './identities';
 export { ControlPlaneError } from './errors';
 export type { NewProject, NewUpstream, ProjectPatch, UpstreamAuthInput, UpstreamPatch } from './schemas';
 export {
@@ -142,6 +145,25 @@ export class ControlPlaneStore implements ControlPlane {
   /** The gateway's own events (refusals): recorded outside a transaction, changing nothing. */
   audit(event: AuditEvent): Promise<void> {
     return writeAudit(this.ctx, this.ctx.db, [event]);
+  }
+
+  // ------------------------------------------ External identities (identities.ts)
+
+  /** The user an external subject is (found, linked or provisioned per `policy`); undefined if none. */
+  externalUser(identity: ExternalIdentity, policy: IdentityPolicy): Promise<string | undefined> {
+    return identities.externalUser(this.ctx, identity, policy);
+  }
+
+  linkIdentity(actor: Principal, userRef: string, input: { issuer: string; subject: string }) {
+    return identities.linkIdentity(this.ctx, actor, userRef, input);
+  }
+
+  listIdentities(actor: Principal, userRef: string): Promise<IdentityView[]> {
+    return identities.listIdentities(this.ctx, actor, userRef);
+  }
+
+  unlinkIdentity(actor: Principal, id: string): Promise<void> {
+    return identities.unlinkIdentity(this.ctx, actor, id);
   }
 
   // ------------------------------------------ Teams (teams.ts, memberships.ts)

@@ -8,8 +8,11 @@ import type { UpstreamProbe } from '../../protocol';
 
 /** Who a request acts as. The instance administrator exists only on the admin API. */
 export type Principal =
-  /** `via` only labels audit records (`admin:cli`, `admin:bootstrap`); it grants nothing. */
-  | { kind: 'admin'; via?: 'api' | 'cli' | 'bootstrap' }
+  /**
+   * `via` only labels audit records (`admin:cli`, `admin:bootstrap`, `admin:oidc` for what sign-in
+   * through an OpenID issuer provisions); it grants nothing.
+   */
+  | { kind: 'admin'; via?: 'api' | 'cli' | 'bootstrap' | 'oidc' }
   | { kind: 'user'; userId: string }
   | { kind: 'api_key'; keyId: string; projectId: string }
   | { kind: 'anonymous' };

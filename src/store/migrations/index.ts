@@ -10,6 +10,7 @@ import { m0007McpSessions } from './0007-mcp-sessions';
 import { m0008UpstreamEras } from './0008-upstream-eras';
 import { m0009ControlPlaneGeneration } from './0009-control-plane-generation';
 import { m0010FirstCalls } from './0010-first-calls';
+import { m0012OAuth } from './0012-oauth';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008_upstream_eras': m0008UpstreamEras,
   '0009_control_plane_generation': m0009ControlPlaneGeneration,
   '0010_first_calls': m0010FirstCalls,
+  '0012_oauth': m0012OAuth,
 };
 
 export const migrationProvider: MigrationProvider = {
