@@ -79,3 +79,13 @@ test('oauth needs the public origin that names each resource, and refuses weak a
     }),
   ).toThrow(/dashboard/);
 });
+
+test('the OAuth sample configuration parses once a real key is supplied', () => {
+  const input = loadConfigFile(path.join(__dirname, '../../config/oauth.example.json'));
+  const config = parseConfig({ ...input, encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } } });
+  expect(config.http.publicBaseUrl).toBe('https://mcp.example.com');
+  expect(config.oauth?.issuers[0]).toMatchObject({
+    issuer: 'https://sso.example.com/realms/engineering',
+    groupTeams: { '/platform': 'platform' },
+  });
+});
