@@ -20,14 +20,20 @@ const TASKS_CAPS = { extensions: { [TASKS_EXTENSION]: {} } };
 export class McpHttpClient {
   private readonly capabilities: Record<string, unknown>;
 
-  /** `tasks: false` leaves the Tasks extension out of the client capabilities (ordinary calls only). */
+  /**
+   * `tasks: false` leaves the Tasks extension out of the client capabilities (ordinary calls only);
+   * `token` is sent as a bearer token (a function: a token per request).
+   */
   constructor(
     readonly url: string,
     private readonly dispatcher: Dispatcher,
-    opts: { tasks?: boolean } = {},
+    opts: { tasks?: boolean; token?: string | (() => string) } = {},
   ) {
     this.capabilities = opts.tasks === false ? {} : TASKS_CAPS;
+    this.token = opts.token;
   }
+
+  private readonly token: string | (() => string) | undefined;
 
   async request(method: string, params: Record<string, unknown>): Promise<RpcReply> {
     const body = JSON.stringify({
@@ -43,7 +49,10 @@ export class McpHttpClient {
         },
       },
     });
-    const headers = requestHeaders(method, params, PROTOCOL_VERSION);
+    const headers: Record<string, string> = { ...requestHeaders(method, params, PROTOCOL_VERSION) };
+    if (this.token !== undefined) {
+      headers['authorization'] = `Bearer ${typeof this.token === 'string' ? this.token : this.token()}`;
+    }
     const res = await request(this.url, { method: 'POST', headers, body, dispatcher: this.dispatcher });
     const text = await res.body.text();
     const parsed = (text ? JSON.parse(text) : {}) as Omit<RpcReply, 'status'>;
