@@ -27,6 +27,8 @@ export interface AppDeps extends McpEndpointDeps {
   admin?: Pick<AdminApiDeps, 'runRetention' | 'startProjectDeletion' | 'probeUpstream'>;
   /** The project dashboard (API and web UI); absent, neither is served. */
   dashboard?: Omit<DashboardApiDeps, 'gateway' | 'controlPlane' | 'logger'>;
+  /** Dashboard sign-in through the OpenID issuer (dashboard/sso.ts); absent, token sign-in only. */
+  dashboardSso?: Koa.Middleware;
   /** Trust X-Forwarded-* from a reverse proxy (secure session cookies behind TLS termination). */
   trustProxy?: boolean;
   /** `/readyz` checks and `/metrics` (without them: liveness only, and metrics open). */
@@ -61,6 +63,7 @@ export function createApp(deps: AppDeps): RequestHandler {
     }),
   );
   if (deps.dashboard) {
+    if (deps.dashboardSso) app.use(deps.dashboardSso);
     app.use(
       dashboardApi({
         ...deps.dashboard,

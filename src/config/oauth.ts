@@ -1,7 +1,7 @@
 /**
  * The `oauth` section of the configuration (docs/oauth.md): the OpenID Connect / OAuth 2.1 issuers whose
  * access tokens the MCP endpoint accepts (the gateway as a protected resource, each project's resource
- * named after `http.publicBaseUrl`).
+ * named after `http.publicBaseUrl`), and the optional dashboard sign-in through one of those issuers.
  */
 import { z } from 'zod';
 
@@ -61,6 +61,26 @@ export type OAuthIssuerConfig = z.infer<typeof OAuthIssuerSchema>;
 export const OAuthConfigSchema = z
   .strictObject({
     issuers: z.array(OAuthIssuerSchema).min(1),
+    /**
+     * Dashboard sign-in through one of `issuers` (OpenID Connect authorization code + PKCE), next to
+     * token sign-in. The client is registered at the issuer with the redirect URI
+     * `<http.publicBaseUrl>/v1/session/sso/callback`.
+     */
+    dashboard: z
+      .strictObject({
+        issuer: HttpUrl,
+        clientId: z.string().min(1),
+        /** Omitted: a public client (PKCE only). */
+        clientSecret: z.string().min(1).optional(),
+        scopes: z.array(z.string().min(1)).default(['openid', 'profile', 'email']),
+        /** The label of the sign-in button. */
+        label: z.string().min(1).max(60).default('Sign in with single sign-on'),
+      })
+      .optional(),
+  })
+  .refine((o) => !o.dashboard || o.issuers.some((i) => i.issuer === o.dashboard?.issuer), {
+    message: 'oauth.dashboard.issuer must be one of oauth.issuers',
+    path: ['dashboard', 'issuer'],
   })
   .refine((o) => new Set(o.issuers.map((i) => i.issuer)).size === o.issuers.length, {
     message: 'each issuer may be listed once',

@@ -9,6 +9,7 @@ import { LegacyClients } from '../api/mcp/legacy/adapter';
 import { InputRequestIds, ResumeTokens } from '../api/mcp/legacy/input-ids';
 import { SessionTokens } from '../api/mcp/legacy/session';
 import { Subscriptions } from '../api/mcp/subscriptions';
+import { dashboardSso } from '../api/dashboard/sso';
 import { OAuthResourceServer } from '../api/oauth/resource-server';
 import type { Config } from '../config/config';
 import type { UpstreamCatalog } from '../gateway/catalog';
@@ -86,10 +87,24 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     config.oauth &&
     config.http.publicBaseUrl !== undefined &&
     new OAuthResourceServer(config.oauth, controlPlane, config.http.publicBaseUrl);
+  const dashboardStore = new DashboardStore(db);
+  const sso =
+    oauth && config.oauth?.dashboard && config.http.publicBaseUrl !== undefined
+      ? dashboardSso({
+          config: config.oauth.dashboard,
+          publicBaseUrl: config.http.publicBaseUrl,
+          oauth,
+          identities: controlPlane,
+          dashboard: dashboardStore,
+          cipher,
+          logger,
+        })
+      : undefined;
   const app = createApp({
     gateway,
     controlPlane,
     ...(oauth ? { oauth } : {}),
+    ...(sso && { dashboardSso: sso }),
     ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
     logger,
     maxBodyBytes: config.http.maxBodyBytes,
@@ -107,7 +122,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       probeUpstream: (project, alias) => probeUpstream(controlPlane, upstream, project, alias),
     },
     dashboard: {
-      dashboard: new DashboardStore(db),
+      dashboard: dashboardStore,
       store,
       payloads,
       ...(config.temporal.uiUrl !== undefined && {

@@ -54,7 +54,7 @@ export class DashboardStore {
 
   /**
    * Opens a session for a user whose personal access token `tokenId` was just checked (it ends with that
-   * token). Returns the cookie secret (never stored: only its SHA-256 is) and the session.
+   * token), or who signed in through an OpenID issuer (`tokenId` is the external identity's id). Returns the cookie secret (never stored: only its SHA-256 is) and the session.
    */
   async openSession(
     user: DashboardUser,
@@ -87,21 +87,29 @@ export class DashboardStore {
     const now = this.now().toISOString();
     const row = await this.db
       .selectFrom('dashboard_sessions')
-      .innerJoin('user_tokens', 'user_tokens.id', 'dashboard_sessions.token_id')
+      // A session stands on the user token it was opened with, or on the external identity of a
+      // sign-in through the OpenID issuer (docs/oauth.md): it ends when that token or link goes.
+      .leftJoin('user_tokens', 'user_tokens.id', 'dashboard_sessions.token_id')
+      .leftJoin('external_identities', 'external_identities.id', 'dashboard_sessions.token_id')
       .innerJoin('users', 'users.id', 'dashboard_sessions.user_id')
       .select([
         'dashboard_sessions.csrf_token',
         'dashboard_sessions.expires_at',
+        'user_tokens.id as token_id',
         'user_tokens.revoked_at',
         'user_tokens.expires_at as token_expires_at',
+        'external_identities.user_id as identity_user_id',
         'users.id',
         'users.handle',
         'users.name',
       ])
       .where('dashboard_sessions.id_hash', '=', hashToken(secret))
       .executeTakeFirst();
-    if (!row || row.expires_at <= now || row.revoked_at !== null) return undefined;
-    if (row.token_expires_at !== null && row.token_expires_at <= now) return undefined;
+    if (!row || row.expires_at <= now) return undefined;
+    if (row.token_id !== null) {
+      if (row.revoked_at !== null) return undefined;
+      if (row.token_expires_at !== null && row.token_expires_at <= now) return undefined;
+    } else if (row.identity_user_id !== row.id) return undefined;
     return {
       user: { id: row.id, handle: row.handle, name: row.name },
       csrfToken: row.csrf_token,

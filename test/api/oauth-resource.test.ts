@@ -5,7 +5,6 @@
  * access rules. The SDK 2.x client's own OAuth support runs the whole flow from the gateway's 401.
  */
 import { writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -19,7 +18,7 @@ import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient, RpcReply } from '../helpers/mcp-client';
 import type { OidcProvider } from '../helpers/oidc';
-import { startOidcProvider } from '../helpers/oidc';
+import { freePort, startOidcProvider } from '../helpers/oidc';
 
 const ADMIN = `admin-${randomUUID()}`;
 const DEAD_ISSUER = 'http://127.0.0.1:9';
@@ -101,17 +100,6 @@ afterAll(async () => {
   await otherIdp?.close();
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 const resource = (slug: string) => `${base}/v1/mcp/${slug}`;
 
 /** Claims of a good access token for `secure`, as the provider would issue it. */
@@ -151,6 +139,11 @@ describe('protected resource metadata and the challenge', () => {
       scopes_supported: ['mcp:tools'],
       bearer_methods_supported: ['header'],
     });
+  });
+
+  test('without oauth.dashboard, the dashboard offers no sign-in through the issuer', async () => {
+    expect((await fetch(`${base}/v1/session/sso`)).status).toBe(404);
+    expect((await fetch(`${base}/v1/session/sso/start`, { redirect: 'manual' })).status).toBe(404);
   });
 
   test('a request without a token gets 401 with resource_metadata and scope, and no error code', async () => {

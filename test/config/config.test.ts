@@ -75,9 +75,12 @@ test('oauth needs the public origin that names each resource, and refuses weak a
     parseConfig({
       encryption: keys,
       http: { publicBaseUrl: 'https://mcp.example.com' },
-      oauth: { issuers: [{ issuer: 'https://id.example.com' }], dashboard: { clientId: 'x' } },
+      oauth: {
+        issuers: [{ issuer: 'https://id.example.com' }],
+        dashboard: { issuer: 'https://elsewhere.example.com', clientId: 'x' },
+      },
     }),
-  ).toThrow(/dashboard/);
+  ).toThrow(/oauth.dashboard.issuer must be one of oauth.issuers/);
 });
 
 test('the OAuth sample configuration parses once a real key is supplied', () => {

@@ -6,6 +6,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'oidc-provider.mjs');
@@ -117,5 +118,20 @@ function stop(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
     setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
+
+/**
+ * A port nothing listens on now: the gateway's public origin (which names OAuth resources and redirect
+ * URIs) must be known before it starts.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
   });
 }

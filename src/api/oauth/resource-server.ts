@@ -12,6 +12,7 @@ import type { Middleware } from 'koa';
 import type { OAuthConfig } from '../../config/oauth';
 import type { ExternalIdentity, IdentityPolicy } from '../../store/control-plane/identities';
 import type { Principal } from '../../store/control-plane/types';
+import type { VerifiedToken } from './verifier';
 import { AccessTokenVerifier } from './verifier';
 
 /** The part of the control plane that turns an external subject into a user. */
@@ -49,13 +50,18 @@ export class OAuthResourceServer {
    * provisioned); a TokenRefusal or IssuerUnavailable when the token cannot be accepted.
    */
   async principal(token: string, resource: string): Promise<Principal | null> {
-    const { issuer, claims, subject } = await this.verifier.verify(token, resource);
+    const userId = await this.userOf(await this.verifier.verify(token, resource));
+    return userId === undefined ? null : { kind: 'user', userId };
+  }
+
+  /** The user a verified token (access or ID token) stands for: found, linked or provisioned; or none. */
+  async userOf({ issuer, claims, subject }: VerifiedToken): Promise<string | undefined> {
     const text = (claim: string) =>
       typeof claims[claim] === 'string' ? (claims[claim] as string) : undefined;
     const groups = claims[issuer.groupsClaim];
     const handle = text(issuer.handleClaim) ?? text('email');
     const name = text(issuer.nameClaim);
-    const userId = await this.identities.externalUser(
+    return this.identities.externalUser(
       {
         issuer: issuer.issuer,
         subject,
@@ -69,7 +75,6 @@ export class OAuthResourceServer {
         groupTeams: issuer.groupTeams,
       },
     );
-    return userId === undefined ? null : { kind: 'user', userId };
   }
 
   /** `WWW-Authenticate` of a refused MCP request (RFC 6750 §3, RFC 9728 §5.1). */

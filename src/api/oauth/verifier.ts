@@ -137,6 +137,40 @@ export class AccessTokenVerifier {
     return { issuer, claims, subject, expiresAt: (claims.exp as number) * 1000 };
   }
 
+  /**
+   * An OpenID Connect ID token from a dashboard sign-in: signed by `issuerId` with an accepted algorithm,
+   * for `clientId`, unexpired, carrying the `nonce` the flow sent and the issuer's user claim.
+   */
+  async verifyIdToken(
+    token: string,
+    issuerId: string,
+    clientId: string,
+    nonce: string,
+  ): Promise<VerifiedToken> {
+    const issuer = this.issuers.get(issuerId);
+    if (!issuer || !looksLikeJwt(token)) throw new TokenRefusal('invalid_token', 'The ID token is malformed');
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, await this.keysOf(issuer), {
+        issuer: issuer.issuer,
+        audience: clientId,
+        algorithms: issuer.algorithms,
+        clockTolerance: issuer.clockToleranceSec,
+        requiredClaims: ['exp', 'nonce'],
+      }));
+    } catch (err) {
+      throw refusalOf(err);
+    }
+    if (claims['nonce'] !== nonce)
+      throw new TokenRefusal('invalid_token', 'The ID token is not for this sign-in');
+    const raw = claims[issuer.userClaim];
+    const subject = typeof raw === 'string' || typeof raw === 'number' ? String(raw) : '';
+    if (subject === '' || subject.length > 512) {
+      throw new TokenRefusal('invalid_token', `The ID token has no "${issuer.userClaim}" claim`);
+    }
+    return { issuer, claims, subject, expiresAt: (claims.exp as number) * 1000 };
+  }
+
   /** The issuer's key set: fetched lazily, refetched on an unknown key id after the cooldown. */
   private keysOf(issuer: OAuthIssuerConfig): Promise<JWTVerifyGetKey> {
     let keys = this.keys.get(issuer.issuer);

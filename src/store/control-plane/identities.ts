@@ -77,6 +77,21 @@ async function resolveUser(
   return userId;
 }
 
+/** The id of the link between an external subject and its user, if there is one. */
+export async function identityId(
+  ctx: StoreContext,
+  issuer: string,
+  subject: string,
+): Promise<string | undefined> {
+  const row = await ctx.db
+    .selectFrom('external_identities')
+    .select('id')
+    .where('issuer', '=', issuer)
+    .where('subject', '=', subject)
+    .executeTakeFirst();
+  return row?.id;
+}
+
 async function linkedUser(db: Db, identity: ExternalIdentity): Promise<string | undefined> {
   const row = await db
     .selectFrom('external_identities')

@@ -154,6 +154,10 @@ export class ControlPlaneStore implements ControlPlane {
     return identities.externalUser(this.ctx, identity, policy);
   }
 
+  identityId(issuer: string, subject: string): Promise<string | undefined> {
+    return identities.identityId(this.ctx, issuer, subject);
+  }
+
   linkIdentity(actor: Principal, userRef: string, input: { issuer: string; subject: string }) {
     return identities.linkIdentity(this.ctx, actor, userRef, input);
   }

@@ -1,4 +1,7 @@
 // The sign-in page: a user token is exchanged for a session cookie; the token is not kept by the browser.
+// When the gateway offers sign-in through its OpenID issuer (docs/oauth.md), a button starts that flow
+// (a plain navigation: the gateway redirects to the issuer and back), and a failed attempt comes back
+// here with its reason in `?sso_error=`.
 import { api } from '../api.js';
 import { h, replace } from '../dom.js';
 import { setCrumbs } from '../frame.js';
@@ -50,4 +53,23 @@ export function renderSignIn(main) {
   );
   replace(main, form);
   input.focus();
+  offerSso(form, error);
+}
+
+async function offerSso(form, error) {
+  const failed = new URLSearchParams(location.search).get('sso_error');
+  if (failed) {
+    error.textContent = failed;
+    history.replaceState(null, '', `${location.pathname}${location.hash}`);
+  }
+  let sso;
+  try {
+    sso = await api('GET', '/v1/session/sso');
+  } catch {
+    return; // not configured
+  }
+  form.append(
+    h('p', { class: 'muted' }, 'or'),
+    h('button', { type: 'button', onclick: () => location.assign('/v1/session/sso/start') }, sso.label),
+  );
 }

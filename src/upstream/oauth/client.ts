@@ -1,0 +1,139 @@
+/**
+ * The gateway as an OAuth 2.1 client (dashboard sign-in): authorization code with PKCE (S256 only),
+ * optionally with the RFC 8707 resource indicator, and the RFC 9207 `iss` check of the response. Client
+ * secrets and tokens only ever travel in request bodies and the Authorization header, never in URLs or
+ * error messages.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { OAuthHttpError, post, str } from './http';
+import type { AuthorizationServerMetadata } from './metadata';
+
+export interface OAuthClientRegistration {
+  clientId: string;
+  /** Absent for a public client (token endpoint auth `none`). */
+  clientSecret?: string;
+}
+
+export interface TokenSet {
+  accessToken: string;
+  refreshToken?: string;
+  /** Epoch milliseconds; undefined when the server did not say. */
+  expiresAt?: number;
+  scope?: string;
+  idToken?: string;
+}
+
+/** A random URL-safe secret (state, nonce, PKCE verifier): 32 bytes. */
+export function randomSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function pkceChallenge(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
+/** Refuses a server that cannot do what the gateway requires of it (PKCE S256, the two endpoints). */
+export function requireCodeFlow(as: AuthorizationServerMetadata): { authorize: string; token: string } {
+  if (!as.authorizationEndpoint || !as.tokenEndpoint) {
+    throw new OAuthHttpError(`${as.issuer} has no authorization or token endpoint`);
+  }
+  if (!as.codeChallengeMethods.includes('S256')) {
+    throw new OAuthHttpError(`${as.issuer} does not offer PKCE with S256`);
+  }
+  return { authorize: as.authorizationEndpoint, token: as.tokenEndpoint };
+}
+
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  state: string;
+  codeVerifier: string;
+  resource?: string;
+  scope?: string;
+  nonce?: string;
+}
+
+export function authorizationUrl(as: AuthorizationServerMetadata, r: AuthorizationRequest): string {
+  const url = new URL(requireCodeFlow(as).authorize);
+  const params: Record<string, string | undefined> = {
+    response_type: 'code',
+    client_id: r.clientId,
+    redirect_uri: r.redirectUri,
+    state: r.state,
+    code_challenge: pkceChallenge(r.codeVerifier),
+    code_challenge_method: 'S256',
+    resource: r.resource,
+    scope: r.scope,
+    nonce: r.nonce,
+  };
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') url.searchParams.set(k, v);
+  return url.toString();
+}
+
+/**
+ * RFC 9207: an `iss` in the authorization response must be the issuer the flow started with; a server
+ * that promises `iss` must send it.
+ */
+export function checkResponseIssuer(as: AuthorizationServerMetadata, iss: string | null): void {
+  if (iss === null) {
+    if (as.issParameterSupported) throw new OAuthHttpError('The authorization response lacks "iss"');
+    return;
+  }
+  if (iss !== as.issuer) throw new OAuthHttpError('The authorization response comes from another issuer');
+}
+
+export function exchangeCode(
+  as: AuthorizationServerMetadata,
+  client: OAuthClientRegistration,
+  r: { code: string; codeVerifier: string; redirectUri: string; resource?: string },
+): Promise<TokenSet> {
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: r.code,
+    code_verifier: r.codeVerifier,
+    redirect_uri: r.redirectUri,
+  });
+  if (r.resource !== undefined) form.set('resource', r.resource);
+  return tokenRequest(as, client, form);
+}
+
+async function tokenRequest(
+  as: AuthorizationServerMetadata,
+  client: OAuthClientRegistration,
+  form: URLSearchParams,
+): Promise<TokenSet> {
+  const { token } = requireCodeFlow(as);
+  const headers: Record<string, string> = {};
+  if (client.clientSecret !== undefined) {
+    if (as.tokenEndpointAuthMethods.includes('client_secret_basic')) {
+      headers['authorization'] = basicAuth(client.clientId, client.clientSecret);
+    } else {
+      form.set('client_id', client.clientId);
+      form.set('client_secret', client.clientSecret);
+    }
+  } else {
+    form.set('client_id', client.clientId);
+  }
+  const body = await post(token, form, headers);
+  const accessToken = str(body, 'access_token');
+  const tokenType = str(body, 'token_type');
+  if (accessToken === undefined || tokenType?.toLowerCase() !== 'bearer') {
+    throw new OAuthHttpError(`${as.issuer} did not issue a bearer access token`);
+  }
+  const expiresIn = typeof body['expires_in'] === 'number' ? body['expires_in'] : undefined;
+  const set: TokenSet = { accessToken };
+  const refreshToken = str(body, 'refresh_token');
+  if (refreshToken !== undefined) set.refreshToken = refreshToken;
+  if (expiresIn !== undefined && expiresIn > 0) set.expiresAt = Date.now() + expiresIn * 1000;
+  const scope = str(body, 'scope');
+  if (scope !== undefined) set.scope = scope;
+  const idToken = str(body, 'id_token');
+  if (idToken !== undefined) set.idToken = idToken;
+  return set;
+}
+
+/** RFC 6749 §2.3.1: both parts form-encoded, then Basic. */
+function basicAuth(clientId: string, secret: string): string {
+  const pair = `${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`;
+  return `Basic ${Buffer.from(pair).toString('base64')}`;
+}
