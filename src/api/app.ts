@@ -29,6 +29,8 @@ export interface AppDeps extends McpEndpointDeps {
   dashboard?: Omit<DashboardApiDeps, 'gateway' | 'controlPlane' | 'logger'>;
   /** Dashboard sign-in through the OpenID issuer (dashboard/sso.ts); absent, token sign-in only. */
   dashboardSso?: Koa.Middleware;
+  /** Connecting `per_user` upstreams with OAuth (dashboard/connect.ts); absent, not offered. */
+  upstreamConnect?: Koa.Middleware;
   /** Trust X-Forwarded-* from a reverse proxy (secure session cookies behind TLS termination). */
   trustProxy?: boolean;
   /** `/readyz` checks and `/metrics` (without them: liveness only, and metrics open). */
@@ -64,6 +66,7 @@ export function createApp(deps: AppDeps): RequestHandler {
   );
   if (deps.dashboard) {
     if (deps.dashboardSso) app.use(deps.dashboardSso);
+    if (deps.upstreamConnect) app.use(deps.upstreamConnect);
     app.use(
       dashboardApi({
         ...deps.dashboard,

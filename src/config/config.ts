@@ -208,6 +208,11 @@ export const ConfigSchema = z
     /** OAuth 2.1 / OpenID Connect sign-in for MCP clients and the dashboard (docs/oauth.md). */
     oauth: OAuthConfigSchema.optional(),
     /**
+     * Users connect `per_user` upstreams that are OAuth-protected from the dashboard (`/v1/connect/…`,
+     * docs/oauth.md): the gateway runs authorization code + PKCE at the upstream's authorization server.
+     */
+    connectUpstreams: z.boolean().default(false),
+    /**
      * On SIGTERM/SIGINT, how long running HTTP requests may take to finish after the server stops
      * accepting, and then how long running activities may take before the worker cancels them.
      */

@@ -9,6 +9,7 @@ import { LegacyClients } from '../api/mcp/legacy/adapter';
 import { InputRequestIds, ResumeTokens } from '../api/mcp/legacy/input-ids';
 import { SessionTokens } from '../api/mcp/legacy/session';
 import { Subscriptions } from '../api/mcp/subscriptions';
+import { upstreamConnect } from '../api/dashboard/connect';
 import { dashboardSso } from '../api/dashboard/sso';
 import { OAuthResourceServer } from '../api/oauth/resource-server';
 import type { Config } from '../config/config';
@@ -19,6 +20,7 @@ import { ResultCache } from '../gateway/result-cache';
 import { checkNamespacing } from '../gateway/routing';
 import type { ControlPlaneStore } from '../store/control-plane';
 import { DashboardStore } from '../store/dashboard-store';
+import { OAuthClientStore } from '../store/oauth-clients';
 import { FirstCalls } from '../store/first-calls';
 import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
 import { createDataConverter } from '../temporal/codec';
@@ -100,11 +102,23 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
           logger,
         })
       : undefined;
+  const connect =
+    config.connectUpstreams && config.http.publicBaseUrl !== undefined
+      ? upstreamConnect({
+          publicBaseUrl: config.http.publicBaseUrl,
+          controlPlane,
+          dashboard: dashboardStore,
+          clients: new OAuthClientStore(db, cipher),
+          cipher,
+          logger,
+        })
+      : undefined;
   const app = createApp({
     gateway,
     controlPlane,
     ...(oauth ? { oauth } : {}),
     ...(sso && { dashboardSso: sso }),
+    ...(connect && { upstreamConnect: connect }),
     ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
     logger,
     maxBodyBytes: config.http.maxBodyBytes,

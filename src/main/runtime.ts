@@ -57,6 +57,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
+    ...(config.connectUpstreams && { connectBaseUrl: config.http.publicBaseUrl }),
   });
   // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).
   const upstream = new UpstreamClient({

@@ -183,6 +183,17 @@ export interface ExternalIdentitiesTable {
   created_at: string;
 }
 
+/** The gateway's client registration at an upstream's authorization server (migration 0012). */
+export interface UpstreamOAuthClientsTable {
+  id: string;
+  issuer: string;
+  redirect_uri: string;
+  client_id: string;
+  /** Sealed, associated data `upstream-oauth-client:{id}`; null for a public client. */
+  client_secret: Buffer | null;
+  created_at: string;
+}
+
 export interface AuditEventsTable {
   /** Time-ordered (sorts by creation). */
   id: string;
@@ -245,4 +256,5 @@ export interface Database {
   first_calls: FirstCallsTable;
   upstream_sessions: UpstreamSessionsTable;
   external_identities: ExternalIdentitiesTable;
+  upstream_oauth_clients: UpstreamOAuthClientsTable;
 }

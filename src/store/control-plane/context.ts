@@ -30,6 +30,11 @@ export interface ControlPlaneStoreOptions {
   validateProject?: (project: ProjectRecord) => Promise<void>;
   /** How often the serving cache checks for changes made elsewhere (serving-cache.ts; default 250 ms). */
   changeCheckEveryMs?: number;
+  /**
+   * The public origin under which users connect `per_user` upstreams with OAuth (`connectUpstreams`):
+   * a call that lacks the user's authorization then says where to connect.
+   */
+  connectBaseUrl?: string;
 }
 
 export class StoreContext {

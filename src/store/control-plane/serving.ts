@@ -138,12 +138,20 @@ async function readCredential(
   const now = ctx.nowIso();
   const active = auths.find((a) => authorizationStatus(a, now) === 'active');
   if (!active) {
+    const base = ctx.options.connectBaseUrl;
+    const connect =
+      base === undefined
+        ? ''
+        : `; connect it at ${base}/v1/connect/${project.slug}/${encodeURIComponent(row.alias)}`;
     const latest = auths[0];
-    if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted` };
+    if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted${connect}` };
     if (latest.revoked_at !== null) {
-      return { ok: false, reason: `${name} needs your authorization; yours was revoked` };
+      return { ok: false, reason: `${name} needs your authorization; yours was revoked${connect}` };
     }
-    return { ok: false, reason: `${name} needs your authorization; yours expired at ${latest.expires_at}` };
+    return {
+      ok: false,
+      reason: `${name} needs your authorization; yours expired at ${latest.expires_at}${connect}`,
+    };
   }
   const secret = openAuthorization(ctx, active);
   expiry.at = active.expires_at;

@@ -1,6 +1,7 @@
 /**
- * The gateway as an OAuth 2.1 client (dashboard sign-in): authorization code with PKCE (S256 only),
- * optionally with the RFC 8707 resource indicator, and the RFC 9207 `iss` check of the response. Client
+ * The gateway as an OAuth 2.1 client (dashboard sign-in, connecting upstreams): authorization code with
+ * PKCE (S256 only), the RFC 8707 resource indicator, the RFC 9207 `iss` check of the response, and
+ * dynamic client registration (RFC 7591). Client
  * secrets and tokens only ever travel in request bodies and the Authorization header, never in URLs or
  * error messages.
  */
@@ -130,6 +131,31 @@ async function tokenRequest(
   const idToken = str(body, 'id_token');
   if (idToken !== undefined) set.idToken = idToken;
   return set;
+}
+
+/** RFC 7591 dynamic registration of the gateway as a confidential web client with one redirect URI. */
+export async function registerClient(
+  as: AuthorizationServerMetadata,
+  r: { redirectUri: string; scope?: string; clientName: string },
+): Promise<OAuthClientRegistration> {
+  if (!as.registrationEndpoint) throw new OAuthHttpError(`${as.issuer} offers no dynamic client registration`);
+  const method = as.tokenEndpointAuthMethods.includes('client_secret_basic')
+    ? 'client_secret_basic'
+    : as.tokenEndpointAuthMethods.includes('client_secret_post')
+      ? 'client_secret_post'
+      : 'none';
+  const body = await post(as.registrationEndpoint, {
+    client_name: r.clientName,
+    redirect_uris: [r.redirectUri],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: method,
+    ...(r.scope !== undefined && { scope: r.scope }),
+  });
+  const clientId = str(body, 'client_id');
+  if (clientId === undefined) throw new OAuthHttpError(`${as.issuer} registered no client id`);
+  const clientSecret = str(body, 'client_secret');
+  return { clientId, ...(clientSecret !== undefined && { clientSecret }) };
 }
 
 /** RFC 6749 §2.3.1: both parts form-encoded, then Basic. */

@@ -1,0 +1,201 @@
+/**
+ * Connecting a `per_user` upstream with OAuth (`oauth.connectUpstreams`, docs/oauth.md): the gateway as
+ * an OAuth 2.1 client of the upstream's authorization server, on behalf of the signed-in dashboard user.
+ *
+ * - `GET /v1/connect/{project}/{alias}` (a dashboard session; the user may call the project): discovers
+ *   the upstream's protected-resource metadata (RFC 9728, from its 401 challenge or the well-known URL)
+ *   and its authorization server's metadata (RFC 8414 / OpenID), registers the gateway there once
+ *   (RFC 7591; kept in `upstream_oauth_clients`), and redirects to the authorization endpoint:
+ *   authorization code + PKCE (S256) with `resource` = the upstream's resource (RFC 8707). The flow's
+ *   secrets travel in a sealed, HttpOnly, SameSite=Lax cookie scoped to the callback, valid 10 minutes,
+ *   naming the user, project and upstream it was started for.
+ * - `GET /v1/connect/callback`: checks state, `iss` (RFC 9207) and that the same user is still signed in,
+ *   exchanges the code, and records the access token as the user's authorization for that upstream
+ *   (sealed with the key ring, with its expiry; the ordinary `per_user` machinery serves it, and the user
+ *   or a project manager revokes it like any authorization). Then back to the dashboard.
+ *
+ * Not built: refreshing the access token (a connection ends when its access token expires; connect
+ * again), and revoking at the upstream's authorization server.
+ */
+import type { Context, Middleware } from 'koa';
+import type { ControlPlaneStore } from '../../store/control-plane';
+import type { Cipher } from '../../store/cipher';
+import type { DashboardStore } from '../../store/dashboard-store';
+import type { OAuthClientStore, StoredClient } from '../../store/oauth-clients';
+import type { AuthorizationServerMetadata } from '../../upstream/oauth/metadata';
+import { authorizationServerMetadata, protectedResourceMetadata } from '../../upstream/oauth/metadata';
+import {
+  authorizationUrl,
+  checkResponseIssuer,
+  exchangeCode,
+  randomSecret,
+  registerClient,
+} from '../../upstream/oauth/client';
+import { OAuthHttpError } from '../../upstream/oauth/http';
+import { HttpError, restErrors } from '../rest-errors';
+import { viewerOf } from './session';
+
+const BASE = '/v1/connect';
+const CALLBACK = `${BASE}/callback`;
+const FLOW_COOKIE = 'taskrouter_connect';
+const FLOW_AAD = 'upstream-connect-flow';
+const FLOW_TTL_MS = 10 * 60_000;
+const START = /^\/v1\/connect\/([a-z0-9][a-z0-9-]{0,49})\/([A-Za-z0-9_-]{1,64})$/;
+
+export interface UpstreamConnectDeps {
+  publicBaseUrl: string;
+  controlPlane: Pick<
+    ControlPlaneStore,
+    'authenticate' | 'projectBySlug' | 'canCallProject' | 'grantUpstreamAuthorization'
+  >;
+  dashboard: DashboardStore;
+  clients: OAuthClientStore;
+  cipher: Cipher;
+  logger: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+interface Flow {
+  state: string;
+  verifier: string;
+  userId: string;
+  project: string;
+  alias: string;
+  issuer: string;
+  resource: string;
+  until: number;
+}
+
+export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
+  const redirectUri = `${deps.publicBaseUrl}${CALLBACK}`;
+  const answerErrors = restErrors({ realm: 'taskrouter', label: 'upstream connect', logger: deps.logger });
+
+  async function clientAt(as: AuthorizationServerMetadata, scope: string | undefined): Promise<StoredClient> {
+    const known = await deps.clients.get(as.issuer, redirectUri);
+    if (known) return known;
+    const registered = await registerClient(as, {
+      redirectUri,
+      clientName: 'TaskRouter gateway',
+      ...(scope !== undefined && { scope }),
+    });
+    return deps.clients.save(as.issuer, redirectUri, registered);
+  }
+
+  async function start(ctx: Context, slug: string, alias: string): Promise<void> {
+    const viewer = await viewerOf(ctx, deps.controlPlane, deps.dashboard);
+    const principal = { kind: 'user' as const, userId: viewer.user.id };
+    const project = await deps.controlPlane.projectBySlug(slug);
+    if (!project || !(await deps.controlPlane.canCallProject(principal, project))) {
+      throw new HttpError('not_found', `Project "${slug}" not found`);
+    }
+    const upstream = project.upstreams.find((u) => u.alias === alias && u.enabled);
+    if (!upstream) throw new HttpError('not_found', `Upstream "${alias}" not found in project "${slug}"`);
+    if (upstream.auth.mode !== 'per_user') {
+      throw new HttpError('invalid', `Upstream "${alias}" does not take each user's own authorization`);
+    }
+    const prm = await protectedResourceMetadata(upstream.url);
+    const issuer = prm.authorizationServers[0] as string;
+    const as = await authorizationServerMetadata(issuer);
+    const scope = prm.scopesSupported?.join(' ');
+    const client = await clientAt(as, scope);
+    const flow: Flow = {
+      state: randomSecret(),
+      verifier: randomSecret(),
+      userId: viewer.user.id,
+      project: slug,
+      alias,
+      issuer,
+      resource: prm.resource,
+      until: Date.now() + FLOW_TTL_MS,
+    };
+    const url = authorizationUrl(as, {
+      clientId: client.clientId,
+      redirectUri,
+      state: flow.state,
+      codeVerifier: flow.verifier,
+      resource: prm.resource,
+      ...(scope !== undefined && { scope }),
+    });
+    ctx.cookies.set(FLOW_COOKIE, deps.cipher.sealJson(flow, FLOW_AAD).toString('base64url'), {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: ctx.secure,
+      path: CALLBACK,
+      expires: new Date(flow.until),
+      overwrite: true,
+    });
+    ctx.redirect(url);
+  }
+
+  function flowOf(ctx: Context): Flow {
+    const sealed = ctx.cookies.get(FLOW_COOKIE);
+    ctx.cookies.set(FLOW_COOKIE, '', { path: CALLBACK, expires: new Date(0), overwrite: true });
+    if (sealed === undefined || sealed.length > 4096)
+      throw new HttpError('forbidden', 'This connection was not started here');
+    try {
+      const flow = deps.cipher.openJson<Flow>(Buffer.from(sealed, 'base64url'), FLOW_AAD);
+      if (!(flow.until > Date.now()))
+        throw new HttpError('forbidden', 'The connection took too long; start again');
+      return flow;
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      throw new HttpError('forbidden', 'This connection was not started here');
+    }
+  }
+
+  async function callback(ctx: Context): Promise<void> {
+    const flow = flowOf(ctx);
+    const query = new URLSearchParams(ctx.querystring);
+    if (query.get('state') !== flow.state)
+      throw new HttpError('forbidden', 'This connection was not started here');
+    const viewer = await viewerOf(ctx, deps.controlPlane, deps.dashboard);
+    if (viewer.user.id !== flow.userId)
+      throw new HttpError('forbidden', 'Signed in as someone else than who started this connection');
+    const refused = query.get('error');
+    if (refused !== null) {
+      throw new HttpError(
+        'forbidden',
+        `The upstream's authorization server refused (${refused.slice(0, 60)})`,
+      );
+    }
+    const code = query.get('code');
+    if (code === null || code === '') throw new HttpError('invalid', 'The authorization server sent no code');
+    const as = await authorizationServerMetadata(flow.issuer);
+    checkResponseIssuer(as, query.get('iss'));
+    const client = await deps.clients.get(as.issuer, redirectUri);
+    if (!client) throw new HttpError('forbidden', 'This connection was not started here');
+    const tokens = await exchangeCode(as, client, {
+      code,
+      codeVerifier: flow.verifier,
+      redirectUri,
+      resource: flow.resource,
+    });
+    await deps.controlPlane.grantUpstreamAuthorization(
+      { kind: 'user', userId: flow.userId },
+      flow.project,
+      flow.alias,
+      {
+        credential: tokens.accessToken,
+        ...(tokens.expiresAt !== undefined && { expiresAt: new Date(tokens.expiresAt).toISOString() }),
+      },
+    );
+    ctx.redirect(`/dashboard/#/projects/${encodeURIComponent(flow.project)}`);
+  }
+
+  return async (ctx, next) => {
+    if (!ctx.path.startsWith(`${BASE}/`) || ctx.method !== 'GET') return next();
+    const match = START.exec(ctx.path);
+    if (ctx.path !== CALLBACK && !match) return next();
+    ctx.set('Cache-Control', 'no-store');
+    await answerErrors(ctx, async () => {
+      try {
+        await (match ? start(ctx, match[1] as string, match[2] as string) : callback(ctx));
+      } catch (err) {
+        if (err instanceof OAuthHttpError) {
+          deps.logger.warn({ err }, 'connecting an upstream failed');
+          throw new HttpError('upstream_unavailable', `Connecting the upstream failed: ${err.message}`);
+        }
+        throw err;
+      }
+    });
+  };
+}

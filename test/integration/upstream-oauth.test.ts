@@ -1,0 +1,177 @@
+/**
+ * Connecting a `per_user` upstream with OAuth (docs/oauth.md, "Connecting upstreams"). The upstream is
+ * itself an OAuth-protected MCP server: a second TaskRouter gateway whose project trusts a real OpenID
+ * provider (oidc-provider in a child process). Gateway A discovers the upstream's protected-resource and
+ * authorization-server metadata, registers itself dynamically, and runs authorization code + PKCE with
+ * the resource indicator for the signed-in dashboard user; the user's calls then carry their own token.
+ */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+import type { OidcProvider } from '../helpers/oidc';
+import { followAuthorization, freePort, startOidcProvider } from '../helpers/oidc';
+
+const TOKENS = {
+  alice: 'trp_alice-upstream-oauth-000000000000000',
+  bob: 'trp_bob-upstream-oauth-00000000000000000',
+};
+
+let idp: OidcProvider;
+let upstreamGw: TestGateway;
+let gw: TestGateway;
+let a: string;
+let b: string;
+
+function bootstrapFile(doc: unknown): string {
+  const file = path.join(os.tmpdir(), `taskrouter-upstream-oauth-${randomUUID()}.json`);
+  writeFileSync(file, JSON.stringify(doc));
+  return file;
+}
+
+beforeAll(async () => {
+  idp = await startOidcProvider({ users: { alice: { groups: ['devs'] }, bob: { groups: ['devs'] } } });
+  const [pa, pb] = [await freePort(), await freePort()];
+  a = `http://127.0.0.1:${pa}`;
+  b = `http://127.0.0.1:${pb}`;
+  // The upstream: its project `tracker` takes OAuth access tokens from the provider.
+  upstreamGw = await startTestGateway({
+    config: {
+      http: { host: '127.0.0.1', port: pb, publicBaseUrl: b },
+      oauth: {
+        issuers: [{ issuer: idp.issuer, requiredScopes: ['mcp:tools'], groupTeams: { devs: 'core' } }],
+      },
+    },
+    bootstrap: (url) =>
+      bootstrapFile({
+        teams: [{ slug: 'core', members: [] }],
+        projects: [
+          { slug: 'tracker', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
+        ],
+      }),
+  });
+  gw = await startTestGateway({
+    config: { http: { host: '127.0.0.1', port: pa, publicBaseUrl: a }, connectUpstreams: true },
+    bootstrap: () =>
+      bootstrapFile({
+        users: [
+          { handle: 'alice', tokens: [{ name: 't', token: TOKENS.alice }] },
+          { handle: 'bob', tokens: [{ name: 't', token: TOKENS.bob }] },
+        ],
+        teams: [{ slug: 'core', members: ['alice', 'bob'] }],
+        projects: [
+          {
+            slug: 'front',
+            team: 'core',
+            namespacing: false,
+            upstreams: [{ alias: 'tracker', url: `${b}/v1/mcp/tracker`, auth: { mode: 'per_user' } }],
+          },
+        ],
+      }),
+  });
+}, 120_000);
+afterAll(async () => {
+  await gw?.close();
+  await upstreamGw?.close();
+  await idp?.close();
+});
+
+/** A dashboard session cookie for `who`. */
+async function signIn(who: keyof typeof TOKENS): Promise<string> {
+  const res = await fetch(`${a}/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: TOKENS[who] }),
+  });
+  expect(res.status).toBe(200);
+  return cookieOf(res, 'taskrouter_session');
+}
+
+function cookieOf(res: Response, name: string): string {
+  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  if (!line) throw new Error(`no ${name} cookie`);
+  return (line.split(';')[0] as string).trim();
+}
+
+/** Starts a connection as the session's user; returns the issuer's redirect back and the flow cookie. */
+async function startConnect(session: string, login: string): Promise<{ callback: URL; flow: string }> {
+  const res = await fetch(`${a}/v1/connect/front/tracker`, {
+    headers: { cookie: session },
+    redirect: 'manual',
+  });
+  expect(res.status).toBe(302);
+  const location = String(res.headers.get('location'));
+  expect(location.startsWith(idp.issuer)).toBe(true);
+  const asked = new URL(location);
+  expect(asked.searchParams.get('resource')).toBe(`${b}/v1/mcp/tracker`);
+  expect(asked.searchParams.get('code_challenge_method')).toBe('S256');
+  const callback = await followAuthorization(location, login, `${a}/v1/connect/callback`);
+  return { callback, flow: cookieOf(res, 'taskrouter_connect') };
+}
+
+function front(who: keyof typeof TOKENS) {
+  return gw.clientFor('front').withToken(TOKENS[who]);
+}
+
+async function greet(who: keyof typeof TOKENS) {
+  return front(who).callTool('greet', { name: who }, { tasks: false });
+}
+
+test('a user connects the upstream through its authorization server and calls its tools with their own token', async () => {
+  const before = await greet('alice');
+  expect(before.body.error?.message).toContain(
+    `needs your authorization; none granted; connect it at ${a}/v1/connect/front/tracker`,
+  );
+
+  const session = await signIn('alice');
+  const { callback, flow } = await startConnect(session, 'alice');
+  const done = await fetch(callback, { headers: { cookie: `${session}; ${flow}` }, redirect: 'manual' });
+  expect(done.status).toBe(302);
+  expect(done.headers.get('location')).toBe('/dashboard/#/projects/front');
+
+  const reply = await greet('alice');
+  expect(reply.body.error).toBeUndefined();
+  expect(JSON.stringify(reply.body.result)).toContain('alice');
+});
+
+test("another user's calls never use that connection: they are told to connect their own", async () => {
+  const reply = await greet('bob');
+  expect(reply.body.error?.message).toContain('needs your authorization; none granted; connect it at');
+});
+
+test('a callback completed under another signed-in user, or without the flow cookie, is refused', async () => {
+  const alice = await signIn('alice');
+  const bob = await signIn('bob');
+  const { callback, flow } = await startConnect(alice, 'alice');
+  const swapped = await fetch(callback, { headers: { cookie: `${bob}; ${flow}` }, redirect: 'manual' });
+  expect(swapped.status).toBe(403);
+  expect(((await swapped.json()) as { error: { message: string } }).error.message).toMatch(/someone else/);
+  const forged = await fetch(`${a}/v1/connect/callback?code=x&state=y`, { headers: { cookie: bob } });
+  expect(forged.status).toBe(403);
+  // Bob still has no connection.
+  expect((await greet('bob')).body.error?.message).toContain('none granted');
+});
+
+test('connecting needs a dashboard session and a project the user may call', async () => {
+  expect((await fetch(`${a}/v1/connect/front/tracker`, { redirect: 'manual' })).status).toBe(401);
+  const session = await signIn('bob');
+  const res = await fetch(`${a}/v1/connect/nowhere/tracker`, {
+    headers: { cookie: session },
+    redirect: 'manual',
+  });
+  expect(res.status).toBe(404);
+});
+
+test('the user revokes the connection; calls then say so and where to connect again', async () => {
+  const res = await fetch(`${a}/v1/admin/projects/front/upstreams/tracker/authorization`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${TOKENS.alice}` },
+  });
+  expect(res.status).toBeLessThan(300);
+  const reply = await greet('alice');
+  expect(reply.body.error?.message).toContain(
+    `needs your authorization; yours was revoked; connect it at ${a}/v1/connect/front/tracker`,
+  );
+});
