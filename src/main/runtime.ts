@@ -5,6 +5,8 @@
  * Each role's modules are loaded only when the role runs (api-role.ts, worker-role.ts), so an API
  * process never loads the Temporal worker and its native library (docs/performance.md).
  */
+import { OAuthClientStore } from '../store/oauth-clients';
+import { upstreamRenewal } from './upstream-renewal';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
@@ -57,7 +59,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
-    ...(config.connectUpstreams && { connectBaseUrl: config.http.publicBaseUrl }),
+    ...(config.connectUpstreams && {
+      connectBaseUrl: config.http.publicBaseUrl,
+      renewAuthorization: upstreamRenewal(new OAuthClientStore(db, cipher), logger),
+    }),
   });
   // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).
   const upstream = new UpstreamClient({

@@ -6,11 +6,17 @@
 import type { Kysely } from 'kysely';
 import type { Cipher } from './cipher';
 import { newId } from './control-plane/context';
-import type { Database } from './schema';
+import type { Database, UpstreamOAuthClientsTable } from './schema';
 
 export interface StoredClient {
   clientId: string;
   clientSecret?: string;
+}
+
+/** A kept registration: its row id (what authorizations refer to) and the issuer it is at. */
+export interface KeptClient extends StoredClient {
+  id: string;
+  issuer: string;
 }
 
 const aad = (id: string) => `upstream-oauth-client:${id}`;
@@ -21,15 +27,29 @@ export class OAuthClientStore {
     private readonly cipher: Cipher,
   ) {}
 
-  async get(issuer: string, redirectUri: string): Promise<StoredClient | undefined> {
+  async get(issuer: string, redirectUri: string): Promise<KeptClient | undefined> {
     const row = await this.db
       .selectFrom('upstream_oauth_clients')
       .selectAll()
       .where('issuer', '=', issuer)
       .where('redirect_uri', '=', redirectUri)
       .executeTakeFirst();
-    if (!row) return undefined;
+    return row && this.kept(row);
+  }
+
+  async byId(id: string): Promise<KeptClient | undefined> {
+    const row = await this.db
+      .selectFrom('upstream_oauth_clients')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && this.kept(row);
+  }
+
+  private kept(row: UpstreamOAuthClientsTable): KeptClient {
     return {
+      id: row.id,
+      issuer: row.issuer,
       clientId: row.client_id,
       ...(row.client_secret !== null && {
         clientSecret: this.cipher.open(row.client_secret, aad(row.id)).toString('utf8'),
@@ -38,7 +58,7 @@ export class OAuthClientStore {
   }
 
   /** Keeps a registration; when another replica registered at the same time, its registration wins. */
-  async save(issuer: string, redirectUri: string, client: StoredClient): Promise<StoredClient> {
+  async save(issuer: string, redirectUri: string, client: StoredClient): Promise<KeptClient> {
     const id = newId('ocl');
     await this.db
       .insertInto('upstream_oauth_clients')
@@ -55,6 +75,8 @@ export class OAuthClientStore {
       })
       .onConflict((oc) => oc.columns(['issuer', 'redirect_uri']).doNothing())
       .execute();
-    return (await this.get(issuer, redirectUri)) ?? client;
+    const kept = await this.get(issuer, redirectUri);
+    if (!kept) throw new Error('The client registration was not kept');
+    return kept;
   }
 }

@@ -172,6 +172,11 @@ export interface UpstreamAuthorizationsTable {
   updated_at: string;
   expires_at: string | null;
   revoked_at: string | null;
+  /** Made by connecting with OAuth (migration 0012): the sealed refresh token (`…:refresh` data). */
+  refresh_token?: Buffer | null;
+  /** The `upstream_oauth_clients` row the tokens were issued to, and the resource they are for. */
+  oauth_client_id?: string | null;
+  oauth_resource?: string | null;
 }
 
 /** An external subject (issuer + configured user claim) linked to a user (migration 0012). */

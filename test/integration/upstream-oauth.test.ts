@@ -32,10 +32,15 @@ function bootstrapFile(doc: unknown): string {
 }
 
 beforeAll(async () => {
-  idp = await startOidcProvider({ users: { alice: { groups: ['devs'] }, bob: { groups: ['devs'] } } });
   const [pa, pb] = [await freePort(), await freePort()];
   a = `http://127.0.0.1:${pa}`;
   b = `http://127.0.0.1:${pb}`;
+  // Access tokens for the upstream live 30 s, less than the gateway's renewal margin (60 s): every use
+  // of the connection renews it, with a rotated refresh token each time.
+  idp = await startOidcProvider({
+    users: { alice: { groups: ['devs'] }, bob: { groups: ['devs'] } },
+    resources: { [`${b}/v1/mcp/tracker`]: { ttl: 30 } },
+  });
   // The upstream: its project `tracker` takes OAuth access tokens from the provider.
   upstreamGw = await startTestGateway({
     config: {
@@ -134,6 +139,30 @@ test('a user connects the upstream through its authorization server and calls it
   const reply = await greet('alice');
   expect(reply.body.error).toBeUndefined();
   expect(JSON.stringify(reply.body.result)).toContain('alice');
+});
+
+async function aliceAuthorization(): Promise<{ id: string; expiresAt: string; status: string }> {
+  const res = await fetch(`${a}/v1/admin/projects/front/authorizations`, {
+    headers: { authorization: `Bearer ${TOKENS.alice}` },
+  });
+  const body = (await res.json()) as {
+    authorizations: Array<{ id: string; expiresAt: string; status: string }>;
+  };
+  return body.authorizations[0] as { id: string; expiresAt: string; status: string };
+}
+
+test('the connection renews itself before its access token expires, in place, honouring rotation', async () => {
+  const seen = [await aliceAuthorization()];
+  for (let i = 0; i < 3; i++) {
+    const reply = await greet('alice');
+    expect(reply.body.error).toBeUndefined();
+    seen.push(await aliceAuthorization());
+  }
+  // Same authorization (tasks bound to it keep working), a new expiry each time. oidc-provider rotates
+  // refresh tokens and refuses a used one: each renewal succeeding shows the rotated one was kept.
+  expect(new Set(seen.map((x) => x.id)).size).toBe(1);
+  expect(new Set(seen.map((x) => x.expiresAt)).size).toBe(seen.length);
+  expect(seen.every((x) => x.status === 'active')).toBe(true);
 });
 
 test("another user's calls never use that connection: they are told to connect their own", async () => {

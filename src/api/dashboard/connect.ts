@@ -14,14 +14,14 @@
  *   (sealed with the key ring, with its expiry; the ordinary `per_user` machinery serves it, and the user
  *   or a project manager revokes it like any authorization). Then back to the dashboard.
  *
- * Not built: refreshing the access token (a connection ends when its access token expires; connect
- * again), and revoking at the upstream's authorization server.
+ * With a refresh token, the authorization renews itself before the access token expires
+ * (store/control-plane/renewal.ts). Not built: revoking at the upstream's authorization server.
  */
 import type { Context, Middleware } from 'koa';
 import type { ControlPlaneStore } from '../../store/control-plane';
 import type { Cipher } from '../../store/cipher';
 import type { DashboardStore } from '../../store/dashboard-store';
-import type { OAuthClientStore, StoredClient } from '../../store/oauth-clients';
+import type { KeptClient, OAuthClientStore } from '../../store/oauth-clients';
 import type { AuthorizationServerMetadata } from '../../upstream/oauth/metadata';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../upstream/oauth/metadata';
 import {
@@ -46,7 +46,7 @@ export interface UpstreamConnectDeps {
   publicBaseUrl: string;
   controlPlane: Pick<
     ControlPlaneStore,
-    'authenticate' | 'projectBySlug' | 'canCallProject' | 'grantUpstreamAuthorization'
+    'authenticate' | 'projectBySlug' | 'canCallProject' | 'grantUpstreamAuthorization' | 'attachRenewal'
   >;
   dashboard: DashboardStore;
   clients: OAuthClientStore;
@@ -69,7 +69,7 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
   const redirectUri = `${deps.publicBaseUrl}${CALLBACK}`;
   const answerErrors = restErrors({ realm: 'taskrouter', label: 'upstream connect', logger: deps.logger });
 
-  async function clientAt(as: AuthorizationServerMetadata, scope: string | undefined): Promise<StoredClient> {
+  async function clientAt(as: AuthorizationServerMetadata, scope: string | undefined): Promise<KeptClient> {
     const known = await deps.clients.get(as.issuer, redirectUri);
     if (known) return known;
     const registered = await registerClient(as, {
@@ -169,7 +169,7 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
       redirectUri,
       resource: flow.resource,
     });
-    await deps.controlPlane.grantUpstreamAuthorization(
+    const granted = await deps.controlPlane.grantUpstreamAuthorization(
       { kind: 'user', userId: flow.userId },
       flow.project,
       flow.alias,
@@ -178,6 +178,13 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
         ...(tokens.expiresAt !== undefined && { expiresAt: new Date(tokens.expiresAt).toISOString() }),
       },
     );
+    if (tokens.refreshToken !== undefined) {
+      await deps.controlPlane.attachRenewal(granted.id, {
+        refreshToken: tokens.refreshToken,
+        clientId: client.id,
+        resource: flow.resource,
+      });
+    }
     ctx.redirect(`/dashboard/#/projects/${encodeURIComponent(flow.project)}`);
   }
 

@@ -55,7 +55,15 @@ export async function grantUpstreamAuthorization(
     if (active) {
       await trx
         .updateTable('upstream_authorizations')
-        .set({ credential: sealed, expires_at: expiresAt, updated_at: now })
+        // A token granted by hand does not renew: what renewal knew belonged to the old one.
+        .set({
+          credential: sealed,
+          expires_at: expiresAt,
+          updated_at: now,
+          refresh_token: null,
+          oauth_client_id: null,
+          oauth_resource: null,
+        })
         .where('id', '=', id)
         .execute();
     } else {

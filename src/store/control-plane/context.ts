@@ -18,6 +18,21 @@ import type { ProjectRecord } from './types';
 /** The database or a transaction on it: reads and the writes done inside an operation take either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
+/** What renewing an upstream authorization made by connecting with OAuth gives (renewal.ts). */
+export interface RenewedTokens {
+  accessToken: string;
+  refreshToken?: string;
+  /** Epoch milliseconds. */
+  expiresAt?: number;
+}
+
+/** `rejected`: the server refused the refresh token; undefined: it could not be asked. */
+export type RenewAuthorization = (r: {
+  clientId: string;
+  resource: string | null;
+  refreshToken: string;
+}) => Promise<RenewedTokens | 'rejected' | undefined>;
+
 export interface ControlPlaneStoreOptions {
   /** Clock (tests). */
   now?: () => Date;
@@ -35,6 +50,8 @@ export interface ControlPlaneStoreOptions {
    * a call that lacks the user's authorization then says where to connect.
    */
   connectBaseUrl?: string;
+  /** Renews an authorization made by connecting with OAuth (renewal.ts); absent, none renews. */
+  renewAuthorization?: RenewAuthorization;
 }
 
 export class StoreContext {

@@ -28,6 +28,7 @@ import type { ExternalIdentity, IdentityPolicy, IdentityView } from './identitie
 import * as identities from './identities';
 import * as memberships from './memberships';
 import * as projects from './projects';
+import * as renewal from './renewal';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
 import * as serving from './serving';
 import * as teams from './teams';
@@ -57,6 +58,7 @@ import type {
 
 export { actorId } from './audit';
 export type { ControlPlaneStoreOptions } from './context';
+export type { RenewAuthorization, RenewedTokens } from './renewal';
 export { newId } from './context';
 export type { ControlPlaneErrorCode } from './errors';
 export type { ExternalIdentity, IdentityPolicy, IdentityView } from './identities';
@@ -152,6 +154,11 @@ export class ControlPlaneStore implements ControlPlane {
   /** The user an external subject is (found, linked or provisioned per `policy`); undefined if none. */
   externalUser(identity: ExternalIdentity, policy: IdentityPolicy): Promise<string | undefined> {
     return identities.externalUser(this.ctx, identity, policy);
+  }
+
+  /** Records what an authorization made by connecting with OAuth needs to renew itself (renewal.ts). */
+  attachRenewal(authorizationId: string, r: { refreshToken: string; clientId: string; resource: string }) {
+    return renewal.attachRenewal(this.ctx, authorizationId, r);
   }
 
   identityId(issuer: string, subject: string): Promise<string | undefined> {

@@ -4,6 +4,7 @@
  * cached until the next control-plane change anywhere (serving-cache.ts), with token and authorization
  * expiry checked on every use. A project being deleted no longer serves.
  */
+import type { UpstreamAuthorizationsTable } from '../schema';
 import { API_KEY_PREFIX, hashToken, USER_TOKEN_PREFIX } from '../tokens';
 import { canCallProject } from './access';
 import { apiKeyPrincipal } from './api-keys';
@@ -11,6 +12,7 @@ import { authorizationStatus, openAuthorization } from './authorizations';
 import type { StoreContext } from './context';
 import type { CachedEntry } from './serving-cache';
 import { toProjectRecord } from './projects';
+import { renewalDue, renewAuthorization, validUntil } from './renewal';
 import type { Principal, ProjectRecord, UpstreamCredential, UpstreamRecord } from './types';
 import { openUpstreamCredential, toAuth } from './upstreams';
 import { userToken } from './user-tokens';
@@ -135,15 +137,20 @@ async function readCredential(
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
-  const now = ctx.nowIso();
-  const active = auths.find((a) => authorizationStatus(a, now) === 'active');
+  let active: UpstreamAuthorizationsTable | undefined = auths.find(
+    (a) => authorizationStatus(a, ctx.nowIso()) === 'active',
+  );
+  const latest = auths[0];
+  if (latest && renewalDue(ctx, latest)) {
+    const renewed = await renewAuthorization(ctx, latest);
+    if (renewed && authorizationStatus(renewed, ctx.nowIso()) === 'active') active = renewed;
+  }
   if (!active) {
     const base = ctx.options.connectBaseUrl;
     const connect =
       base === undefined
         ? ''
         : `; connect it at ${base}/v1/connect/${project.slug}/${encodeURIComponent(row.alias)}`;
-    const latest = auths[0];
     if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted${connect}` };
     if (latest.revoked_at !== null) {
       return { ok: false, reason: `${name} needs your authorization; yours was revoked${connect}` };
@@ -154,7 +161,7 @@ async function readCredential(
     };
   }
   const secret = openAuthorization(ctx, active);
-  expiry.at = active.expires_at;
+  expiry.at = validUntil(active);
   return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
 }
 

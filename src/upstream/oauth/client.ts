@@ -1,7 +1,7 @@
 /**
  * The gateway as an OAuth 2.1 client (dashboard sign-in, connecting upstreams): authorization code with
  * PKCE (S256 only), the RFC 8707 resource indicator, the RFC 9207 `iss` check of the response, and
- * dynamic client registration (RFC 7591). Client
+ * dynamic client registration (RFC 7591) and refresh (a rotated refresh token replaces the old one). Client
  * secrets and tokens only ever travel in request bodies and the Authorization header, never in URLs or
  * error messages.
  */
@@ -98,6 +98,18 @@ export function exchangeCode(
   return tokenRequest(as, client, form);
 }
 
+export async function refreshTokens(
+  as: AuthorizationServerMetadata,
+  client: OAuthClientRegistration,
+  r: { refreshToken: string; resource?: string },
+): Promise<TokenSet> {
+  const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: r.refreshToken });
+  if (r.resource !== undefined) form.set('resource', r.resource);
+  const tokens = await tokenRequest(as, client, form);
+  // Without rotation the server sends no new refresh token: the old one stays valid.
+  return { ...tokens, refreshToken: tokens.refreshToken ?? r.refreshToken };
+}
+
 async function tokenRequest(
   as: AuthorizationServerMetadata,
   client: OAuthClientRegistration,
@@ -138,7 +150,8 @@ export async function registerClient(
   as: AuthorizationServerMetadata,
   r: { redirectUri: string; scope?: string; clientName: string },
 ): Promise<OAuthClientRegistration> {
-  if (!as.registrationEndpoint) throw new OAuthHttpError(`${as.issuer} offers no dynamic client registration`);
+  if (!as.registrationEndpoint)
+    throw new OAuthHttpError(`${as.issuer} offers no dynamic client registration`);
   const method = as.tokenEndpointAuthMethods.includes('client_secret_basic')
     ? 'client_secret_basic'
     : as.tokenEndpointAuthMethods.includes('client_secret_post')
