@@ -137,6 +137,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     },
     dashboard: {
       dashboard: dashboardStore,
+      connectUpstreams: connect !== undefined,
       store,
       payloads,
       ...(config.temporal.uiUrl !== undefined && {

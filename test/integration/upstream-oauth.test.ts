@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { launchChromium, watchPage } from '../helpers/browser';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { OidcProvider } from '../helpers/oidc';
@@ -134,7 +135,7 @@ test('a user connects the upstream through its authorization server and calls it
   const { callback, flow } = await startConnect(session, 'alice');
   const done = await fetch(callback, { headers: { cookie: `${session}; ${flow}` }, redirect: 'manual' });
   expect(done.status).toBe(302);
-  expect(done.headers.get('location')).toBe('/dashboard/#/projects/front');
+  expect(done.headers.get('location')).toBe('/dashboard/#/p/front');
 
   const reply = await greet('alice');
   expect(reply.body.error).toBeUndefined();
@@ -203,4 +204,32 @@ test('the user revokes the connection; calls then say so and where to connect ag
   expect(reply.body.error?.message).toContain(
     `needs your authorization; yours was revoked; connect it at ${a}/v1/connect/front/tracker`,
   );
+});
+
+test('the dashboard offers "Connect" for the upstream; in a real browser it goes to the issuer and back connected', async () => {
+  const browser = await launchChromium();
+  try {
+    const page = await (await browser.newContext()).newPage();
+    const seen = watchPage(page, a);
+    await page.goto(`${a}/dashboard/`);
+    await page.getByLabel('User token').fill(TOKENS.bob);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.goto(`${a}/dashboard/#/p/front`);
+    const row = page.locator('[data-connection="tracker"]');
+    await row.locator('[data-status="none"]').waitFor();
+    await row.getByRole('button', { name: 'Connect tracker' }).click();
+    // The provider's login page; then straight back to the project.
+    await page.getByLabel('Username').fill('bob');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('[data-connection="tracker"] [data-status="active"]').waitFor();
+    expect(page.url()).toBe(`${a}/dashboard/#/p/front`);
+    expect(seen.errors).toEqual([]);
+    expect(seen.foreignRequests.every((u) => u.startsWith(idp.issuer))).toBe(true);
+  } finally {
+    await browser.close();
+  }
+  const reply = await greet('bob');
+  expect(reply.body.error).toBeUndefined();
+  expect(JSON.stringify(reply.body.result)).toContain('bob');
 });

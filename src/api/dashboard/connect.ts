@@ -185,7 +185,7 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
         resource: flow.resource,
       });
     }
-    ctx.redirect(`/dashboard/#/projects/${encodeURIComponent(flow.project)}`);
+    ctx.redirect(`/dashboard/#/p/${encodeURIComponent(flow.project)}`);
   }
 
   return async (ctx, next) => {

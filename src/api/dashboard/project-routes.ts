@@ -25,6 +25,31 @@ export const PROJECT_ROUTES = [
     });
   }),
 
+  // The viewer's own connections to the project's per-user upstreams, and where to make them.
+  viewerRoute('GET', '/v1/projects/:project/connections', async (deps, req, viewer) => {
+    if (!deps.connectUpstreams) throw new HttpError('not_found', 'Connecting upstreams is not enabled');
+    const { project } = await projectFor(deps, req, viewer);
+    const mine = await deps.controlPlane.listUpstreamAuthorizations(
+      { kind: 'user', userId: viewer.user.id },
+      project.slug,
+    );
+    const connections = project.upstreams
+      .filter((u) => u.enabled && u.auth.mode === 'per_user')
+      .map((u) => {
+        const latest = mine
+          // Managers are shown everyone's authorizations: only the viewer's own count here.
+          .filter((a) => a.upstreamId === u.id && a.userId === viewer.user.id)
+          .sort((x, y) => y.createdAt.localeCompare(x.createdAt))[0];
+        return {
+          alias: u.alias,
+          status: latest?.status ?? 'none',
+          expiresAt: latest?.expiresAt ?? null,
+          connectUrl: `/v1/connect/${encodeURIComponent(project.slug)}/${encodeURIComponent(u.alias)}`,
+        };
+      });
+    return ok({ connections });
+  }),
+
   viewerRoute('GET', '/v1/projects/:project/tasks', async (deps, req, viewer) => {
     const { project } = await projectFor(deps, req, viewer);
     const q = listQuery(req.query, project.id, viewer.user.id);

@@ -16,11 +16,19 @@ export interface DashboardApiDeps {
   gateway: Pick<McpGateway, 'answerTaskInput' | 'cancelTaskByKey' | 'currentSnapshot'>;
   controlPlane: Pick<
     ControlPlaneStore,
-    'authenticate' | 'userToken' | 'projectBySlug' | 'projectRole' | 'authorizationValid' | 'audit'
+    | 'authenticate'
+    | 'userToken'
+    | 'projectBySlug'
+    | 'projectRole'
+    | 'authorizationValid'
+    | 'audit'
+    | 'listUpstreamAuthorizations'
   >;
   dashboard: DashboardStore;
   store: TaskStore;
   payloads: PayloadStore;
+  /** Users connect `per_user` upstreams with OAuth here (`connectUpstreams`, dashboard/connect.ts). */
+  connectUpstreams?: boolean;
   /** The Temporal Web UI and namespace, for workflow links (team members only). */
   temporalUi?: { url: string; namespace: string };
   logger?: { error(obj: object, msg: string): void };

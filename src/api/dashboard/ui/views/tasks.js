@@ -1,6 +1,7 @@
 // A project's tasks: the group tabs with their counts, the Assigned filter, the task table and "Load
 // more", refreshed live without moving the keyboard focus.
 import { api } from '../api.js';
+import { connectionsSection } from './connections.js';
 import { h, keepFocus, replace } from '../dom.js';
 import { ago, callerText, formatTime, personName, statusBadge } from '../format.js';
 import { setCrumbs } from '../frame.js';
@@ -164,12 +165,15 @@ export async function renderTasks(main, route, renderId) {
   drawTabs();
   drawRows();
   drawMore();
+  const connections = await connectionsSection(slug);
+  if (renderId !== state.renderId) return;
   replace(
     main,
     h('div', { class: 'heading-row' }, h('h1', {}, 'Tasks'), h('div', { class: 'filter' }, filter)),
     tabs,
     panel,
     more,
+    connections,
   );
 
   // Live refresh: counts and the first page, redrawn only when something changed (keeps focus put).
