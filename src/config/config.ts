@@ -110,11 +110,25 @@ export const ConfigSchema = z.strictObject({
        * there): the dashboard's session cookie is marked `Secure` when the request came over HTTPS.
        */
       trustProxy: z.boolean().default(false),
+      /**
+       * Slow clients (docs/gateway.md, Transport): the whole request head must arrive within
+       * `headersTimeoutMs`, the whole request (head and body) within `requestTimeoutMs`, and a kept-alive
+       * connection may sit idle between requests for `keepAliveTimeoutMs` (announced in `Keep-Alive`; Node
+       * closes one second later, so clients close first); past any of them the connection is closed. They bound requests only: a response may stream for as long as it needs (listen
+       * streams, inline task waits).
+       */
+      headersTimeoutMs: z.int().positive().default(10_000),
+      requestTimeoutMs: z.int().positive().default(30_000),
+      keepAliveTimeoutMs: z.int().positive().default(5_000),
       /** Lifetime of a 2025-era client's `Mcp-Session-Id` (docs/interop.md); it re-initializes after. */
       mcpSessionTtlMs: z
         .int()
         .positive()
         .default(24 * 3_600_000),
+    })
+    .refine((h) => h.headersTimeoutMs <= h.requestTimeoutMs, {
+      message: 'headersTimeoutMs must not exceed requestTimeoutMs (the head is part of the request)',
+      path: ['headersTimeoutMs'],
     })
     .prefault({}),
   temporal: z

@@ -46,3 +46,16 @@ test('the Temporal Web UI address must be http(s): it becomes a link on the dash
     /uiUrl/,
   );
 });
+
+test('HTTP timeouts for slow clients have defaults, and a head cannot take longer than its request', () => {
+  const encryption = { activeKeyId: 'k1', keys: { k1: generateKey() } };
+  const config = parseConfig({ encryption });
+  expect(config.http).toMatchObject({
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+  });
+  expect(() => parseConfig({ encryption, http: { headersTimeoutMs: 5000, requestTimeoutMs: 1000 } })).toThrow(
+    /headersTimeoutMs/,
+  );
+});
