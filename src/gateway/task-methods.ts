@@ -9,7 +9,6 @@ import {
   GetTaskParamsSchema,
   META,
   ProtocolError,
-  RelayedError,
   TASKS_EXTENSION,
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
@@ -25,6 +24,7 @@ import { discoverUpstream } from './forwarding';
 import { declaresFormElicitation, declaresTasks, upstreamRunsTasks } from './qualification';
 import { getTaskResult, withGatewayMeta } from './responses';
 import { enabledUpstreams } from './routing';
+import { fromUpstream } from './upstream-errors';
 
 export async function getTask(ctx: RequestContext): Promise<Result> {
   const params = parseParams(GetTaskParamsSchema, ctx.call.params);
@@ -85,7 +85,8 @@ export async function cancelTaskByKey(ctx: RequestContext, taskKey: string): Pro
   await requireUpstreamTasks(ctx, task, 'tasks/cancel');
   const outcome = await recordRequest(deps, () => deps.engine.cancel(task.workflowId, deps.startTimeoutMs));
   // The upstream refused: the client hears it, and nothing pretends the task was cancelled.
-  if (!outcome.ok) throw new RelayedError(outcome.error.code, outcome.error.message, outcome.error.data);
+  if (!outcome.ok)
+    throw fromUpstream(task.upstream, outcome.error, ctx.call.params._meta[META.clientCapabilities]);
 }
 
 function ack(ctx: RequestContext): Result {
