@@ -35,6 +35,11 @@ export interface TaskActivitySettings {
   pollFailureBudget: number;
   /** `ttlMs` of a task the gateway records as already finished (how long its result is kept). */
   finishedTaskTtlMs?: number;
+  /**
+   * A running task's stored detail this old is stored again from the upstream's current answer, so no
+   * copy outlives the payload retention while the task runs (docs/retention.md).
+   */
+  detailRefreshMs?: number;
 }
 
 export interface ActivityDeps {
@@ -220,10 +225,15 @@ export function createActivities(deps: ActivityDeps) {
      * Polls the upstream's tasks/get until the observation changes, the watch time is up, or the
      * workflow cancels it (to forward input or a cancel). Looping here instead of in the workflow keeps
      * history independent of the number of polls; heartbeats carry cancellation and detect lost workers.
+     * An unchanged observation counts as changed once the stored detail is due for a refresh.
      */
     async watchUpstreamTask(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
       const ctx = Context.current();
       const started = Date.now();
+      const storedAt =
+        settings.detailRefreshMs === undefined ? undefined : await deps.store.detailStoredAt(input.taskKey);
+      const refreshAt =
+        storedAt === undefined ? Infinity : Date.parse(storedAt) + (settings.detailRefreshMs ?? 0);
       let failures = 0;
       let lastError = '';
       for (;;) {
@@ -244,7 +254,7 @@ export function createActivities(deps: ActivityDeps) {
         const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
         if (snapshot) {
           failures = 0;
-          if (snapshotKey(snapshot) !== input.knownKey) {
+          if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= refreshAt) {
             return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
           }
           if (expired(snapshot)) return { kind: 'expired' };

@@ -9,6 +9,7 @@ import { m0006Dashboard } from './0006-dashboard';
 import { m0007McpSessions } from './0007-mcp-sessions';
 import { m0009ControlPlaneGeneration } from './0009-control-plane-generation';
 import { m0010FirstCalls } from './0010-first-calls';
+import { m0011TaskDetailStoredAt } from './0011-task-detail-stored-at';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_mcp_sessions': m0007McpSessions,
   '0009_control_plane_generation': m0009ControlPlaneGeneration,
   '0010_first_calls': m0010FirstCalls,
+  '0011_task_detail_stored_at': m0011TaskDetailStoredAt,
 };
 
 export const migrationProvider: MigrationProvider = {
