@@ -4,17 +4,24 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import type { Implementation, InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
-import { CreateTaskResultSchema, METHOD } from '../protocol';
+import type { Implementation, InputResponses, TaskSnapshot } from '../protocol';
+import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
+import { taskTerminal, taskTransitions } from '../telemetry/metrics';
 import type { PayloadStore } from '../store/payload-store';
 import type { FirstCalls } from '../store/first-calls';
 import type { TaskStore } from '../store/task-store';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
-import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
+import type {
+  UpstreamClient,
+  UpstreamEndpoint,
+  UpstreamReply,
+  UpstreamRequestOptions,
+} from '../upstream/client';
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
 import { toSnapshot } from './snapshot';
+import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
   CallUpstreamToolInput,
   CallUpstreamToolResult,
@@ -91,13 +98,18 @@ export function createActivities(deps: ActivityDeps) {
   const detailOf = (reply: UpstreamReply, upstreamTaskId: string) =>
     reply.kind === 'result' ? toSnapshot(reply.result, settings, upstreamTaskId) : undefined;
 
-  async function taskRequest(ref: UpstreamTaskRef, method: string, extra: Record<string, unknown> = {}) {
+  async function taskRequest(
+    ref: UpstreamTaskRef,
+    method: string,
+    extra: Record<string, unknown> = {},
+    taskInput?: UpstreamRequestOptions['taskInput'],
+  ) {
     const endpoint = await deps.resolveUpstream(ref);
     return deps.upstream.send(
       endpoint,
       method,
       { ...extra, taskId: ref.upstreamTaskId, _meta: hopMeta(ref.protocolVersion) },
-      { signal: Context.current().cancellationSignal },
+      { signal: Context.current().cancellationSignal, ...(taskInput && { taskInput }) },
     );
   }
 
@@ -124,6 +136,18 @@ export function createActivities(deps: ActivityDeps) {
         nonRetryable: true,
       });
     }
+  }
+
+  /** The input requests of the last observation, split into still open and answered (see the watch). */
+  async function openInputOf(input: WatchUpstreamTaskInput): Promise<UpstreamRequestOptions['taskInput']> {
+    if (!input.openInput) return undefined;
+    const { detailRef, keys } = input.openInput;
+    const detail = await deps.payloads.get<TaskDetail>(detailRef, input.taskKey, 'detail');
+    const requests = Object.entries(detail?.inputRequests ?? {});
+    return {
+      open: Object.fromEntries(requests.filter(([k]) => keys.includes(k))),
+      answered: requests.filter(([k]) => !keys.includes(k)).map(([k]) => k),
+    };
   }
 
   return {
@@ -234,6 +258,7 @@ export function createActivities(deps: ActivityDeps) {
         settings.detailRefreshMs === undefined ? undefined : await deps.store.detailStoredAt(input.taskKey);
       const refreshAt =
         storedAt === undefined ? Infinity : Date.parse(storedAt) + (settings.detailRefreshMs ?? 0);
+      const taskInput = await openInputOf(input);
       let failures = 0;
       let lastError = '';
       for (;;) {
@@ -241,7 +266,8 @@ export function createActivities(deps: ActivityDeps) {
         ctx.heartbeat();
         let reply: UpstreamReply | undefined;
         try {
-          reply = await taskRequest(input, METHOD.tasksGet);
+          // A 2025-era upstream's input request is read from a stream that may take a while.
+          reply = await heartbeating(() => taskRequest(input, METHOD.tasksGet, {}, taskInput));
         } catch (err) {
           if (ctx.cancellationSignal.aborted) throw err;
           // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
@@ -298,7 +324,12 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async recordTaskSnapshot(input: RecordTaskSnapshotInput): Promise<void> {
-      await deps.store.recordSnapshot(input.taskKey, await snapshotOf(input.taskKey, input.observation));
+      const recorded = await deps.store.recordSnapshot(
+        input.taskKey,
+        await snapshotOf(input.taskKey, input.observation),
+      );
+      const status = input.observation.status;
+      if (recorded) countTransition(input.project ?? 'unknown', status);
     },
   };
 
@@ -343,34 +374,8 @@ function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
-function finishedSnapshot(reply: UpstreamReply, ttlMs: number | undefined): TaskSnapshot {
-  const now = new Date().toISOString();
-  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
-  return reply.kind === 'error'
-    ? { ...fields, status: 'failed', statusMessage: reply.error.message, error: reply.error }
-    : { ...fields, status: 'completed', result: reply.result };
-}
-
-/** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */
-function expired(s: TaskSnapshot): boolean {
-  return s.ttlMs !== null && Date.parse(s.createdAt) + s.ttlMs < Date.now();
-}
-
-function control(reply: UpstreamReply): ControlResult {
-  if (reply.kind === 'result') return { ok: true };
-  return { ok: false, error: reply.error satisfies JsonRpcErrorObject };
-}
-
-/**
- * Sleeps in short steps, heartbeating, so a cancellation request (or `stopping`) is noticed within
- * about a second.
- */
-async function sleepWithHeartbeat(ms: number, stopping?: AbortSignal): Promise<void> {
-  const ctx = Context.current();
-  const until = Date.now() + ms;
-  for (let left = ms; left > 0 && !stopping?.aborted; left = until - Date.now()) {
-    ctx.heartbeat();
-    await ctx.sleep(Math.min(left, 1000));
-  }
+/** The metrics of a recorded status change (src/telemetry/metrics.ts). */
+function countTransition(project: string, status: string): void {
+  taskTransitions.inc({ project, status });
+  if (TERMINAL_TASK_STATUSES.has(status)) taskTerminal.inc({ project, status });
 }

@@ -9,6 +9,7 @@ import type { ControlPlaneStore } from '../store/control-plane';
 import { ControlPlaneError } from '../store/control-plane';
 import type { Principal } from '../store/control-plane/types';
 import type { FirstCalls } from '../store/first-calls';
+import { retentionPurged, retentionRuns } from '../telemetry/metrics';
 import type { TaskStore } from '../store/task-store';
 import type { PurgeBatchInput, StopProjectTasksInput, StopProjectTasksResult } from '../workflows/messages';
 import { cancelTaskUpdate } from '../workflows/messages';
@@ -62,6 +63,8 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
         input.kind === 'payloads'
           ? await deps.store.purgePayloadsBefore(input.cutoff, input.batchSize)
           : await deps.store.purgeMetadataBefore(input.cutoff, input.batchSize);
+      retentionRuns.inc({ kind: input.kind });
+      retentionPurged.inc({ kind: input.kind }, n);
       // First-call claims matter only until their task started: they go with the payloads.
       if (input.kind === 'payloads') await deps.firstCalls?.purge(input.cutoff);
       Context.current().heartbeat(n);

@@ -19,6 +19,8 @@ import { createTaskResult } from './responses';
 import type { RoutedTool } from './routing';
 import { mintTaskId } from './task-ids';
 import { fromUpstream } from './upstream-errors';
+import { addLogContext } from '../telemetry/log-context';
+import { taskCreations } from '../telemetry/metrics';
 
 export async function startTask(
   ctx: RequestContext,
@@ -52,6 +54,7 @@ export async function launchTask(
   const { call, deps } = ctx;
   const taskId = mintTaskId();
   const taskKey = taskKeyOf(taskId);
+  addLogContext({ taskKey });
   const capabilities = call.params._meta[META.clientCapabilities];
   // The payload goes to the payload store; Temporal gets its id only.
   const request: UpstreamCallPayload = {
@@ -90,6 +93,7 @@ export async function launchTask(
   } catch (err) {
     outcome = await afterFailedStart(ctx, taskKey, err);
   }
+  if (outcome.kind === 'task') taskCreations.inc({ project: call.project.slug });
   return { taskId, taskKey, upstream: routed.endpoint.alias, outcome };
 }
 

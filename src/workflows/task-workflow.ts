@@ -182,6 +182,7 @@ async function watchUntilChangeOrWork(
   taskKey: string,
 ): Promise<WatchUpstreamTaskResult | undefined> {
   const o = state.s.observed;
+  const open = Object.keys(state.present().inputs ?? {});
   const scope = new CancellationScope();
   let settled: { value?: WatchUpstreamTaskResult; error?: unknown } | undefined;
   scope
@@ -191,6 +192,8 @@ async function watchUntilChangeOrWork(
         taskKey,
         knownKey: o.key,
         pollIntervalMs: o.pollIntervalMs ?? 1000,
+        ...(o.status === 'input_required' &&
+          o.detailRef && { openInput: { detailRef: o.detailRef, keys: open } }),
       }),
     )
     .then(
@@ -252,7 +255,7 @@ async function apply(
     );
   }
   const after = state.present();
-  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after });
+  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after, project: input.projectSlug });
   if (after.status !== before.status) publishStatus(after.status);
 }
 
