@@ -49,6 +49,8 @@ export interface ExampleUpstreamOptions {
    * resources, prompts, completion, subscriptions/listen) besides the tasks tools. Default true.
    */
   conformanceFixtures?: boolean;
+  /** Sees every well-formed JSON-RPC request, before any check (tests count what reached the upstream). */
+  onRequest?: (request: JsonRpcRequest) => void;
 }
 
 export interface ExampleUpstreamStats {
@@ -289,6 +291,7 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     }
     const request: JsonRpcRequest = message.data;
     stats.requests[request.method] = (stats.requests[request.method] ?? 0) + 1;
+    options.onRequest?.(request);
     const params = ParamsSchema.parse(request.params ?? {});
     const metaValue = params._meta;
     if (typeof metaValue === 'object' && metaValue !== null) stats.lastMeta = { ...metaValue };
