@@ -172,3 +172,30 @@ test('a listen without task ids is acknowledged with nothing honoured', async ()
     handle.close();
   }
 });
+
+test("the acknowledgement names exactly what is honoured: the caller's task ids, nothing else asked for", async () => {
+  // What the gateway does not relay yet (list changes, resource updates; docs/protocol-decisions.md)
+  // is neither acknowledged nor advertised, so a client knows to poll.
+  const own = await startTask('slow_compute', { seconds: 30 });
+  const { handle } = await listen(gw.client.url, {
+    toolsListChanged: true,
+    promptsListChanged: true,
+    resourcesListChanged: true,
+    resourceSubscriptions: ['test://static-text'],
+    taskIds: [own, 'trt_never-issued-000000000000000000000000'],
+  });
+  try {
+    const ack = await handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+    expect((ack.params as { notifications: object }).notifications).toEqual({ taskIds: [own] });
+  } finally {
+    handle.close();
+  }
+  const discovered = await gw.client.request('server/discover', {});
+  const caps = discovered.body.result?.capabilities as Record<string, Record<string, unknown> | undefined>;
+  for (const kind of ['tools', 'prompts', 'resources']) {
+    expect(caps[kind]?.listChanged).toBeUndefined();
+  }
+  expect(caps.resources?.subscribe).toBeUndefined();
+  await gw.client.request('tasks/cancel', { taskId: own });
+  // Other callers' task ids are left out as well: test/integration/authz-matrix.test.ts.
+});
