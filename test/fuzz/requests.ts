@@ -271,28 +271,38 @@ const modernCall: fc.Arbitrary<[string, Record<string, unknown>, Record<string, 
   },
 );
 
+/** Members a method's params do not define: servers SHOULD ignore them (and forward them unchanged). */
+const unknownParams = fc.dictionary(
+  fc.constantFrom('hint', 'com.example/option', 'unknownFlag', 'nested'),
+  fc.jsonValue({ maxDepth: 2 }),
+  { maxKeys: 2 },
+);
+
 const modernBase: fc.Arbitrary<Base> = fc
   .record({
     call: modernCall,
+    unknown: unknownParams,
     caps: capabilities,
     extras: metaExtras,
     headers: extraHeaders,
     accept,
     id: requestId,
   })
-  .map(({ call: [method, params, headers, forwards], caps, extras, headers: extra, accept: a, id }) => {
-    // Follow-ups need the Tasks extension (its absence is a mutation of its own).
-    const c = method.startsWith('tasks/') ? { ...caps, extensions: { [TASKS_EXTENSION]: {} } } : caps;
-    return {
-      era: '2026' as const,
-      method,
-      params,
-      meta: { ...extras, [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: c },
-      headers: { ...extra, ...headers, ...(a !== '' && { accept: a }) },
-      id,
-      forwards,
-    };
-  });
+  .map(
+    ({ call: [method, params, headers, forwards], unknown, caps, extras, headers: extra, accept: a, id }) => {
+      // Follow-ups need the Tasks extension (its absence is a mutation of its own).
+      const c = method.startsWith('tasks/') ? { ...caps, extensions: { [TASKS_EXTENSION]: {} } } : caps;
+      return {
+        era: '2026' as const,
+        method,
+        params: { ...unknown, ...params },
+        meta: { ...extras, [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: c },
+        headers: { ...extra, ...headers, ...(a !== '' && { accept: a }) },
+        id,
+        forwards,
+      };
+    },
+  );
 
 /** A 2025-era session request: [method, params, forwarded once, 2025-11-25 session only, notification]. */
 const legacyCall: fc.Arbitrary<[string, Record<string, unknown>, boolean, boolean, boolean]> = fc.oneof(
@@ -417,6 +427,7 @@ const legacyCall: fc.Arbitrary<[string, Record<string, unknown>, boolean, boolea
 const legacyBase: fc.Arbitrary<Base> = fc
   .record({
     call: legacyCall,
+    unknown: unknownParams,
     session: fc.integer({ min: 0, max: 2 }),
     versionHeader: fc.boolean(),
     token: fc.option(fc.oneof(printable, fc.integer()), { nil: undefined }),
@@ -426,6 +437,7 @@ const legacyBase: fc.Arbitrary<Base> = fc
   .map(
     ({
       call: [method, params, forwards, newestOnly, notification],
+      unknown,
       session,
       versionHeader,
       token,
@@ -434,7 +446,7 @@ const legacyBase: fc.Arbitrary<Base> = fc
     }) => ({
       era: '2025' as const,
       method,
-      params,
+      params: { ...unknown, ...params },
       meta: token === undefined ? {} : { progressToken: token },
       headers,
       id,
