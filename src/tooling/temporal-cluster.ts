@@ -38,7 +38,11 @@ export interface SqlConnection {
 }
 
 /** Creates and migrates Temporal's two databases with the SQL tool, as the Compose schema job does. */
-export async function setupTemporalSchema(sqlTool: string, schemaDir: string, db: SqlConnection): Promise<void> {
+export async function setupTemporalSchema(
+  sqlTool: string,
+  schemaDir: string,
+  db: SqlConnection,
+): Promise<void> {
   const connect = ['--plugin', 'postgres12', '--ep', db.host, '-p', String(db.port), '-u', db.user];
   const env = { ...process.env, ...(db.password !== undefined && { SQL_PASSWORD: db.password }) };
   for (const step of temporalSchemaSteps(schemaDir)) {
@@ -49,6 +53,16 @@ export async function setupTemporalSchema(sqlTool: string, schemaDir: string, db
       throw new Error(`temporal-sql-tool ${step.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);
     }
   }
+}
+
+/**
+ * `temporal-server validate-dynamic-config`: unknown keys and values of the wrong type are only warnings
+ * there (exit code 0), so any warning fails here.
+ */
+export async function validateDynamicConfig(server: string, file: string): Promise<void> {
+  const { stdout, stderr } = await run(server, ['validate-dynamic-config', file], { timeout: 60_000 });
+  const warnings = `${stdout}\n${stderr}`.split('\n').filter((line) => /warning|error/i.test(line));
+  if (warnings.length > 0) throw new Error(`${file} does not validate:\n${warnings.join('\n')}`);
 }
 
 export interface TemporalServerProcess {

@@ -83,7 +83,9 @@ export async function ensureTemporalServer(opts: EnsureTemporalServerOptions): P
   mkdirSync(bin, { recursive: true });
   const env = { ...process.env, GOTOOLCHAIN: TEMPORAL_GO_TOOLCHAIN, GOBIN: bin, GOFLAGS: '-buildvcs=false' };
   const targets = Object.values(PACKAGES).map((pkg) => `${MODULE}/${pkg}@v${TEMPORAL_SERVER_VERSION}`);
-  log(`building Temporal server ${TEMPORAL_SERVER_VERSION} with ${TEMPORAL_GO_TOOLCHAIN} into ${bin} (minutes)`);
+  log(
+    `building Temporal server ${TEMPORAL_SERVER_VERSION} with ${TEMPORAL_GO_TOOLCHAIN} into ${bin} (minutes)`,
+  );
   const started = Date.now();
   try {
     await run('go', ['install', ...targets], { env, maxBuffer: 64 * 1024 * 1024 });
@@ -102,7 +104,9 @@ export async function ensureTemporalServer(opts: EnsureTemporalServerOptions): P
   makeWritable(path.join(opts.dir, 'schema'));
   log(`built in ${Math.round((Date.now() - started) / 1000)} s`);
   if (!(await upToDate(tools))) {
-    throw new Error(`the Temporal server built into ${bin} does not report version ${TEMPORAL_SERVER_VERSION}`);
+    throw new Error(
+      `the Temporal server built into ${bin} does not report version ${TEMPORAL_SERVER_VERSION}`,
+    );
   }
   return tools;
 }

@@ -72,7 +72,9 @@ async function dashboardPost(d: Dashboard, path: string, body: unknown): Promise
 }
 
 /** Every task of the project on the dashboard, newest first, and the tab counts. */
-export async function listDashboard(d: Dashboard): Promise<{ tasks: Summary[]; counts: Record<string, number> }> {
+export async function listDashboard(
+  d: Dashboard,
+): Promise<{ tasks: Summary[]; counts: Record<string, number> }> {
   const tasks: Summary[] = [];
   let cursor: string | undefined;
   let counts: Record<string, number> = {};
@@ -145,7 +147,11 @@ export async function adoptUnanswered(
 }
 
 /** The final status expected of each kind, and what else its result must show. */
-function expectationProblem(c: Creation, status: string, result: Record<string, unknown> | undefined): string | undefined {
+function expectationProblem(
+  c: Creation,
+  status: string,
+  result: Record<string, unknown> | undefined,
+): string | undefined {
   const text = JSON.stringify(result ?? {});
   switch (c.kind) {
     case 'greet':
@@ -159,9 +165,13 @@ function expectationProblem(c: Creation, status: string, result: Record<string, 
         ? undefined
         : `confirm_delete ended ${status}: ${text.slice(0, 200)}`;
     case 'failing':
-      return status === 'completed' && text.includes('"isError":true') ? undefined : `failing_job ended ${status}`;
+      return status === 'completed' && text.includes('"isError":true')
+        ? undefined
+        : `failing_job ended ${status}`;
     case 'protocolError':
-      return status === 'failed' && text.includes('-32603') ? undefined : `protocol_error_job ended ${status}`;
+      return status === 'failed' && text.includes('-32603')
+        ? undefined
+        : `protocol_error_job ended ${status}`;
   }
 }
 
@@ -200,7 +210,8 @@ export async function check(inputs: CheckInputs): Promise<Figures> {
     if (c.outcome === 'told-failed' && calls.length > 0) {
       note('orphans', `the client was told "${c.error?.message ?? ''}" but the upstream received the call`);
     }
-    if (c.outcome === 'result' && c.kind !== 'greet') note('inconsistent', 'a task tool answered synchronously');
+    if (c.outcome === 'result' && c.kind !== 'greet')
+      note('inconsistent', 'a task tool answered synchronously');
     if (c.outcome === 'result') {
       const problem = expectationProblem(c, 'completed', c.result);
       if (problem) note('inconsistent', problem);
@@ -223,14 +234,17 @@ export async function check(inputs: CheckInputs): Promise<Figures> {
       const got = (await inputs.gateway.getTask(c.taskId as string)).body;
       ours = String(got.result?.status ?? `error ${String(got.error?.message)}`);
       result = got.result;
-      if (ours !== shown.task.status) note('inconsistent', `tasks/get says ${ours}, the dashboard ${shown.task.status}`);
+      if (ours !== shown.task.status)
+        note('inconsistent', `tasks/get says ${ours}, the dashboard ${shown.task.status}`);
     } else {
-      result = (await dashboardGet(dashboard, `/v1/projects/${dashboard.project}/tasks/${c.ref}/payload`).catch(
-        () => ({}),
-      )) as Record<string, unknown>;
+      result = (await dashboardGet(
+        dashboard,
+        `/v1/projects/${dashboard.project}/tasks/${c.ref}/payload`,
+      ).catch(() => ({}))) as Record<string, unknown>;
     }
     if (!isTerminal(ours)) note('lost', `still ${ours} at the gateway (upstream: ${String(theirs?.status)})`);
-    else if (ours !== theirs?.status) note('lost', `ended ${ours} at the gateway but ${String(theirs?.status)} upstream`);
+    else if (ours !== theirs?.status)
+      note('lost', `ended ${ours} at the gateway but ${String(theirs?.status)} upstream`);
     else {
       tally[ours] = (tally[ours] ?? 0) + 1;
       const problem = expectationProblem(c, ours, result);
@@ -238,7 +252,10 @@ export async function check(inputs: CheckInputs): Promise<Figures> {
     }
     const lastStatus = shown.timeline.filter((e) => e.kind === 'status').at(-1)?.status;
     if (lastStatus !== shown.task.status) {
-      note('inconsistent', `the dashboard timeline ends ${String(lastStatus)}, the task is ${shown.task.status}`);
+      note(
+        'inconsistent',
+        `the dashboard timeline ends ${String(lastStatus)}, the task is ${shown.task.status}`,
+      );
     }
   }
 
@@ -247,12 +264,16 @@ export async function check(inputs: CheckInputs): Promise<Figures> {
   for (const [group, n] of Object.entries(expected)) {
     if (counts[group] !== n) {
       f.inconsistent++;
-      findings.push(`inconsistent: the dashboard counts ${String(counts[group])} ${group} tasks, expected ${n}`);
+      findings.push(
+        `inconsistent: the dashboard counts ${String(counts[group])} ${group} tasks, expected ${n}`,
+      );
     }
   }
   if (tasks.length !== gatewayTasks.length) {
     f.inconsistent++;
-    findings.push(`inconsistent: the dashboard lists ${tasks.length} tasks, the clients know ${gatewayTasks.length}`);
+    findings.push(
+      `inconsistent: the dashboard lists ${tasks.length} tasks, the clients know ${gatewayTasks.length}`,
+    );
   }
   const outcomes = (o: string) => creations.filter((c) => c.outcome === o).length;
   return {

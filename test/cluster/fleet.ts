@@ -14,6 +14,8 @@ export interface ReplicaOptions {
   index: number;
   /** HTTP port of an API replica. */
   port?: number;
+  /** The worker's own health port (`health.port`). */
+  healthPort?: number;
   env: Record<string, string>;
   logDir: string;
   /** The Node binary that runs the compiled gateway. */
@@ -65,7 +67,10 @@ export class Replica {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Starts the process and waits until it serves: an API answers /healthz, a worker logs that it started. */
+  /**
+   * Starts the process and waits until it is ready: `GET /readyz` answers 200 on the API's port or the
+   * worker's health port, the same check as the Compose file's health checks.
+   */
   async start(): Promise<void> {
     const [node, entry] = [this.opts.node, GATEWAY_ENTRY[1]];
     this.starts++;
@@ -95,9 +100,9 @@ export class Replica {
 
   private async ready(): Promise<boolean> {
     if (!this.running) return false;
-    if (this.opts.role === 'worker') return this.output.includes('"msg":"taskrouter started"');
+    const port = this.opts.role === 'api' ? this.opts.port : this.opts.healthPort;
     try {
-      const res = await fetch(`http://127.0.0.1:${String(this.opts.port)}/healthz`, {
+      const res = await fetch(`http://127.0.0.1:${String(port)}/readyz`, {
         signal: AbortSignal.timeout(2000),
       });
       return res.ok;

@@ -24,7 +24,14 @@ import type { Replica } from './fleet';
 import { killTracked, track } from './fleet';
 import { startRoundRobinProxy, type RoundRobinProxy } from './proxy';
 import type { UpstreamProcess } from './stack';
-import { createGatewayDatabase, prepareGateway, PROJECT, setupSchema, startTemporal, startUpstream } from './stack';
+import {
+  createGatewayDatabase,
+  prepareGateway,
+  PROJECT,
+  setupSchema,
+  startTemporal,
+  startUpstream,
+} from './stack';
 import { REPO_ROOT } from './topology';
 import type { Creation } from './workload';
 import { newClient, planCreations, runCreation, runWorkload } from './workload';
@@ -49,7 +56,7 @@ interface Kill {
 async function storm(replicas: Replica[], kills: Kill[], stopped: () => boolean, t0: number): Promise<void> {
   while (!stopped()) {
     const wait = 10_000 + Math.random() * 10_000;
-    for (const until = Date.now() + wait; Date.now() < until && !stopped(); ) await sleep(250);
+    for (const until = Date.now() + wait; Date.now() < until && !stopped();) await sleep(250);
     if (stopped()) return;
     const victim = replicas[Math.floor(Math.random() * replicas.length)] as Replica;
     await victim.kill9();
@@ -70,8 +77,11 @@ async function warmUp(client: McpTestClient, creations: Creation[]): Promise<voi
     creations.push(c);
     await runCreation(c, { client, deadline: Date.now() + 60_000, pollMs: 500 });
     if (c.outcome === 'task' && c.result?.['status'] === 'completed') return;
-    if (c.error && c.error.code !== -31002) throw new Error(`warm-up refused: ${c.error.code} ${c.error.message}`);
-    const seen = c.error ? `${c.error.code} ${c.error.message}` : JSON.stringify(c.result ?? {}).slice(0, 300);
+    if (c.error && c.error.code !== -31002)
+      throw new Error(`warm-up refused: ${c.error.code} ${c.error.message}`);
+    const seen = c.error
+      ? `${c.error.code} ${c.error.message}`
+      : JSON.stringify(c.result ?? {}).slice(0, 300);
     log(`warm-up ${n}: ${c.outcome ?? '?'} ${seen} ${c.problems.join('; ')}`);
     await sleep(2000);
   }
@@ -141,7 +151,9 @@ async function main(): Promise<number> {
     replicas = gateway.replicas;
     apiPorts.push(...replicas.flatMap((r) => (r.port === undefined ? [] : [r.port])));
     await Promise.all(replicas.map((r) => r.start()));
-    log(`${replicas.map((r) => r.name).join(', ')} ready at ${seconds(Date.now() - t0)} s; proxy ${proxy.url}`);
+    log(
+      `${replicas.map((r) => r.name).join(', ')} ready at ${seconds(Date.now() - t0)} s; proxy ${proxy.url}`,
+    );
 
     const client = newClient(proxy.url, PROJECT, gateway.token);
     const creations: Creation[] = [];
@@ -163,11 +175,17 @@ async function main(): Promise<number> {
     calm = true;
     await stormEnds;
     const notStarted = planned.filter((c) => c.outcome === undefined).length;
-    log(`workload done at ${seconds(Date.now() - t0)} s (${notStarted} planned creations not started in time)`);
+    log(
+      `workload done at ${seconds(Date.now() - t0)} s (${notStarted} planned creations not started in time)`,
+    );
 
     const dashboard = { baseUrl: proxy.url, project: PROJECT, token: gateway.token };
     const attempted = creations.filter((c) => c.outcome !== undefined);
-    const { adopted, unexplained } = await adoptUnanswered(dashboard, attempted, Date.now() + ADOPT_WINDOW_MS);
+    const { adopted, unexplained } = await adoptUnanswered(
+      dashboard,
+      attempted,
+      Date.now() + ADOPT_WINDOW_MS,
+    );
     const stats = (await (await fetch(upstream.statsUrl)).json()) as { calls: [] };
     const figures = await check({
       creations: attempted,
@@ -181,7 +199,8 @@ async function main(): Promise<number> {
     printFigures(figures, kills, Date.now() - t0, proxy);
     failed = figures.lost + figures.duplicates + figures.orphans + figures.inconsistent > 0;
     const problems = attempted.flatMap((c) => c.problems.map((p) => `${c.id}: ${p}`));
-    if (problems.length > 0) log(`client-side notes (${problems.length}):\n  ${problems.slice(0, 40).join('\n  ')}`);
+    if (problems.length > 0)
+      log(`client-side notes (${problems.length}):\n  ${problems.slice(0, 40).join('\n  ')}`);
     log(failed ? 'FAILED' : 'passed');
     return failed ? 1 : 0;
   } finally {

@@ -15,7 +15,11 @@ import { generateKey } from '../../src/store/cipher';
 import { getFreePort, isPortFree } from '../../src/tooling/processes';
 import type { PostgresDevServer } from '../../src/tooling/postgres';
 import type { TemporalServerProcess } from '../../src/tooling/temporal-cluster';
-import { setupTemporalSchema, startTemporalServer } from '../../src/tooling/temporal-cluster';
+import {
+  setupTemporalSchema,
+  startTemporalServer,
+  validateDynamicConfig,
+} from '../../src/tooling/temporal-cluster';
 import type { TemporalServerTools } from '../../src/tooling/temporal-server';
 import { Replica, track } from './fleet';
 import type { GatewayRole } from './topology';
@@ -56,11 +60,17 @@ async function freeLowPort(taken: Set<number>): Promise<number> {
   }
 }
 
-/** The server with the Compose environment, on loopback and free ports; resolves once the frontend serves. */
+/**
+ * The server with the Compose environment, on loopback and free ports, after its validator accepted the
+ * dynamic config; resolves once the frontend answers on gRPC and on the HTTP path the Compose health
+ * check uses.
+ */
 export async function startTemporal(
   tools: TemporalServerTools,
   db: PostgresDevServer,
 ): Promise<{ server: TemporalServerProcess; address: string }> {
+  const dynamicConfig = path.join(REPO_ROOT, DYNAMIC_CONFIG_FILE);
+  await validateDynamicConfig(tools.server, dynamicConfig);
   const ports: Record<string, string> = {};
   const taken = new Set<number>();
   for (const name of TEMPORAL_PORT_VARIABLES) ports[name] = String(await freeLowPort(taken));
@@ -72,7 +82,7 @@ export async function startTemporal(
     POSTGRES_USER: 'postgres',
     POSTGRES_PWD: '',
     BIND_ON_IP: '127.0.0.1',
-    DYNAMIC_CONFIG_FILE_PATH: path.join(REPO_ROOT, DYNAMIC_CONFIG_FILE),
+    DYNAMIC_CONFIG_FILE_PATH: dynamicConfig,
   });
   const address = `127.0.0.1:${ports['FRONTEND_GRPC_PORT'] as string}`;
   const deadline = Date.now() + 180_000;
@@ -82,7 +92,8 @@ export async function startTemporal(
       const connection = await Connection.connect({ address, connectTimeout: 3000 });
       try {
         await connection.withDeadline(Date.now() + 5000, () => connection.workflowService.getSystemInfo({}));
-        return { server, address };
+        const http = `http://127.0.0.1:${ports['FRONTEND_HTTP_PORT'] as string}/api/v1/system-info`;
+        if ((await fetch(http, { signal: AbortSignal.timeout(5000) })).ok) return { server, address };
       } finally {
         await connection.close();
       }
@@ -122,7 +133,13 @@ export async function startUpstream(node: string): Promise<UpstreamProcess> {
   const statsUrl = `http://127.0.0.1:${port}/stats`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error('the example upstream exited');
-    if (await fetch(statsUrl).then((r) => r.ok, () => false)) return { url: `http://127.0.0.1:${port}/mcp`, statsUrl, child };
+    if (
+      await fetch(statsUrl).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { url: `http://127.0.0.1:${port}/mcp`, statsUrl, child };
     await sleep(200);
   }
   throw new Error('the example upstream did not start');
@@ -160,12 +177,13 @@ export async function prepareGateway(opts: {
     string,
     Record<string, unknown>
   >;
-  const configFor = (name: string, port: number): string => {
+  const configFor = (name: string, port: number, healthPort?: number): string => {
     const file = path.join(opts.runDir, `${name}.json`);
     const config = {
       ...base,
       http: { ...base['http'], host: '127.0.0.1', port, allowedHosts: [opts.publicHost] },
       temporal: { ...base['temporal'], address: opts.temporalAddress },
+      ...(healthPort !== undefined && { health: { ...base['health'], port: healthPort } }),
     };
     writeFileSync(file, JSON.stringify(config, null, 2));
     return file;
@@ -194,12 +212,14 @@ export async function prepareGateway(opts: {
   for (const role of GATEWAY_ROLES as readonly GatewayRole[]) {
     for (let index = 1; index <= REPLICAS[role]; index++) {
       const port = role === 'api' ? await getFreePort() : 0;
+      const healthPort = role === 'worker' ? await getFreePort() : undefined;
       replicas.push(
         new Replica({
           role,
           index,
           ...(role === 'api' && { port }),
-          env: { ...env, TASKROUTER_CONFIG: configFor(`${role}-${index}`, port) },
+          ...(healthPort !== undefined && { healthPort }),
+          env: { ...env, TASKROUTER_CONFIG: configFor(`${role}-${index}`, port, healthPort) },
           logDir: opts.runDir,
           node: opts.node,
         }),

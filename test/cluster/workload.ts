@@ -14,7 +14,14 @@ export const KINDS = ['greet', 'slow', 'cancel', 'confirm', 'failing', 'protocol
 export type Kind = (typeof KINDS)[number];
 
 /** How many creations of each kind, per 100. */
-const MIX: Record<Kind, number> = { greet: 14, slow: 26, cancel: 15, confirm: 20, failing: 13, protocolError: 12 };
+const MIX: Record<Kind, number> = {
+  greet: 14,
+  slow: 26,
+  cancel: 15,
+  confirm: 20,
+  failing: 13,
+  protocolError: 12,
+};
 
 /**
  * What the client was told about a creation: a task (`task`), a synchronous result (`result`), that it
@@ -64,7 +71,11 @@ export function planCreations(count: number): Creation[] {
       case 'greet':
         return { ...base, tool: 'greet', args: { name: id } };
       case 'slow':
-        return { ...base, tool: 'slow_compute', args: { seconds: 1 + Math.floor(Math.random() * 6), label: id } };
+        return {
+          ...base,
+          tool: 'slow_compute',
+          args: { seconds: 1 + Math.floor(Math.random() * 6), label: id },
+        };
       case 'cancel':
         return { ...base, tool: 'slow_compute', args: { seconds: 900, label: id } };
       case 'confirm':
@@ -120,9 +131,12 @@ async function create(c: Creation, client: McpTestClient): Promise<void> {
   const { result, error } = sent.reply.body;
   if (error) {
     c.error = { code: error.code, message: error.message };
-    c.outcome = /nothing was sent/i.test(error.message) || error.code === -31002 ? 'told-failed' : 'may-have-sent';
+    c.outcome =
+      /nothing was sent/i.test(error.message) || error.code === -31002 ? 'told-failed' : 'may-have-sent';
     if (c.outcome === 'may-have-sent' && !/may (already )?have been (sent|delivered)/i.test(error.message)) {
-      c.problems.push(`creation failed without saying whether the call was sent: ${error.code} ${error.message}`);
+      c.problems.push(
+        `creation failed without saying whether the call was sent: ${error.code} ${error.message}`,
+      );
     }
     return;
   }
@@ -201,7 +215,13 @@ export async function runCreation(c: Creation, opts: WorkloadOptions): Promise<v
     const asked = await poll(c, opts, (s) => s === 'input_required');
     if (asked?.status === 'input_required') {
       const inputResponses = { confirm: { action: 'accept', content: { confirm: c.confirm } } };
-      const ack = await followUp(c, opts, 'tasks/update', { taskId: c.taskId, inputResponses }, TASKS_AND_FORM_CAPS);
+      const ack = await followUp(
+        c,
+        opts,
+        'tasks/update',
+        { taskId: c.taskId, inputResponses },
+        TASKS_AND_FORM_CAPS,
+      );
       if (ack?.error) c.problems.push(`tasks/update: ${ack.error.code} ${ack.error.message}`);
     }
   }
