@@ -11,7 +11,12 @@ import type { PayloadStore } from '../store/payload-store';
 import type { FirstCalls } from '../store/first-calls';
 import type { TaskStore } from '../store/task-store';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
-import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
+import type {
+  UpstreamClient,
+  UpstreamEndpoint,
+  UpstreamReply,
+  UpstreamRequestOptions,
+} from '../upstream/client';
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
@@ -80,13 +85,18 @@ export function createActivities(deps: ActivityDeps) {
   const detailOf = (reply: UpstreamReply, upstreamTaskId: string) =>
     reply.kind === 'result' ? toSnapshot(reply.result, settings, upstreamTaskId) : undefined;
 
-  async function taskRequest(ref: UpstreamTaskRef, method: string, extra: Record<string, unknown> = {}) {
+  async function taskRequest(
+    ref: UpstreamTaskRef,
+    method: string,
+    extra: Record<string, unknown> = {},
+    taskInput?: UpstreamRequestOptions['taskInput'],
+  ) {
     const endpoint = await deps.resolveUpstream(ref);
     return deps.upstream.send(
       endpoint,
       method,
       { ...extra, taskId: ref.upstreamTaskId, _meta: hopMeta(ref.protocolVersion) },
-      { signal: Context.current().cancellationSignal },
+      { signal: Context.current().cancellationSignal, ...(taskInput && { taskInput }) },
     );
   }
 
@@ -118,6 +128,18 @@ export function createActivities(deps: ActivityDeps) {
       detailOf(await taskRequest(ref, METHOD.tasksGet), upstreamTaskId);
     if (!snapshot) throw invalidTask(input.upstream);
     return { kind: 'task', upstreamTaskId, observation: await observe(input.taskKey, snapshot) };
+  }
+
+  /** The input requests of the last observation, split into still open and answered (see the watch). */
+  async function openInputOf(input: WatchUpstreamTaskInput): Promise<UpstreamRequestOptions['taskInput']> {
+    if (!input.openInput) return undefined;
+    const { detailRef, keys } = input.openInput;
+    const detail = await deps.payloads.get<TaskDetail>(detailRef, input.taskKey, 'detail');
+    const requests = Object.entries(detail?.inputRequests ?? {});
+    return {
+      open: Object.fromEntries(requests.filter(([k]) => keys.includes(k))),
+      answered: requests.filter(([k]) => !keys.includes(k)).map(([k]) => k),
+    };
   }
 
   return {
@@ -201,6 +223,7 @@ export function createActivities(deps: ActivityDeps) {
     async watchUpstreamTask(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
       const ctx = Context.current();
       const started = Date.now();
+      const taskInput = await openInputOf(input);
       let failures = 0;
       let lastError = '';
       for (;;) {
@@ -208,7 +231,8 @@ export function createActivities(deps: ActivityDeps) {
         ctx.heartbeat();
         let reply: UpstreamReply | undefined;
         try {
-          reply = await taskRequest(input, METHOD.tasksGet);
+          // A 2025-era upstream's input request is read from a stream that may take a while.
+          reply = await heartbeating(() => taskRequest(input, METHOD.tasksGet, {}, taskInput));
         } catch (err) {
           if (ctx.cancellationSignal.aborted) throw err;
           // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
@@ -338,6 +362,17 @@ function expired(s: TaskSnapshot): boolean {
 function control(reply: UpstreamReply): ControlResult {
   if (reply.kind === 'result') return { ok: true };
   return { ok: false, error: reply.error satisfies JsonRpcErrorObject };
+}
+
+/** Heartbeats every second while `work` runs. */
+async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**

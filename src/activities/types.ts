@@ -36,6 +36,12 @@ export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
   /** `key` of the last observation the workflow holds. */
   knownKey: string;
   pollIntervalMs: number;
+  /**
+   * While the task asks for input: the observed detail (payload id) and the input keys the client has
+   * not answered yet. The upstream client gets those requests back on every poll, because a 2025-era
+   * upstream sends an input request only once (src/upstream/legacy/tasks.ts).
+   */
+  openInput?: { detailRef: string; keys: string[] };
 }
 
 export type WatchUpstreamTaskResult =

@@ -32,6 +32,8 @@ import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { listen } from './http-server';
 import type { Role, Shared } from './roles';
 import { ADMIN } from './roles';
+import { probeChangedUpstreams, probeUpstream } from './upstream-probes';
+import type { UpstreamClient } from '../upstream/client';
 
 export async function startApiRole(shared: Shared): Promise<Role & { url: string }> {
   const { config, logger, cipher, upstream, catalog, db, store, payloads, controlPlane, serverInfo } = shared;
@@ -95,6 +97,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     admin: {
       runRetention: (kind) => triggerRetention(client, taskQueue, kind),
       startProjectDeletion: startDeletion,
+      probeUpstream: (project, alias) => probeUpstream(controlPlane, upstream, project, alias),
     },
     dashboard: {
       dashboard: new DashboardStore(db),
@@ -143,6 +146,7 @@ export async function applyConfiguration(
   config: Config,
   controlPlane: ControlPlaneStore,
   catalog: UpstreamCatalog,
+  upstream: UpstreamClient,
   logger: Logger,
 ): Promise<void> {
   if (config.projects.length > 0) {
@@ -152,6 +156,8 @@ export async function applyConfiguration(
     });
   }
   if (config.bootstrapFile) await applyBootstrap(controlPlane, loadBootstrapFile(config.bootstrapFile));
+  // What is new or changed is probed for its protocol era before anything serves it (docs/interop.md).
+  await probeChangedUpstreams(controlPlane, upstream, logger);
   for (const view of await controlPlane.listProjects(ADMIN)) {
     const project = await controlPlane.projectBySlug(view.slug);
     if (!project) continue;

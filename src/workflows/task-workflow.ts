@@ -190,6 +190,7 @@ async function watchUntilChangeOrWork(
   taskKey: string,
 ): Promise<WatchUpstreamTaskResult | undefined> {
   const o = state.s.observed;
+  const open = Object.keys(state.present().inputs ?? {});
   const scope = new CancellationScope();
   let settled: { value?: WatchUpstreamTaskResult; error?: unknown } | undefined;
   scope
@@ -199,6 +200,8 @@ async function watchUntilChangeOrWork(
         taskKey,
         knownKey: o.key,
         pollIntervalMs: o.pollIntervalMs ?? 1000,
+        ...(o.status === 'input_required' &&
+          o.detailRef && { openInput: { detailRef: o.detailRef, keys: open } }),
       }),
     )
     .then(
