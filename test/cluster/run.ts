@@ -52,10 +52,14 @@ interface Kill {
   atMs: number;
 }
 
-/** Every 10–20 s one replica, API or worker, dies with SIGKILL and is started again 1–3 s later. */
+/**
+ * Every 5–10 s one replica, API or worker, dies with SIGKILL and is started again 1–3 s later: a dozen
+ * kills or more while the workload runs (about two minutes on two cores), often of a replica that is
+ * still starting.
+ */
 async function storm(replicas: Replica[], kills: Kill[], stopped: () => boolean, t0: number): Promise<void> {
   while (!stopped()) {
-    const wait = 10_000 + Math.random() * 10_000;
+    const wait = 5_000 + Math.random() * 5_000;
     for (const until = Date.now() + wait; Date.now() < until && !stopped();) await sleep(250);
     if (stopped()) return;
     const victim = replicas[Math.floor(Math.random() * replicas.length)] as Replica;
