@@ -164,6 +164,9 @@ test('the gateway: the compiled entry point of the image, one role per service, 
   const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
   expect(JSON.parse(entrypoint ?? 'null')).toEqual([...GATEWAY_ENTRY]);
   expect(dockerfile).toMatch(/^COPY --from=build \/app\/config \.\/config$/m);
+  // Both stages on one Node the project supports (package.json engines), not the end-of-life Node 20.
+  const nodes = [...dockerfile.matchAll(/^FROM node:(\d+)-bookworm-slim\b/gm)].map((m) => Number(m[1]));
+  expect(nodes).toEqual([24, 24]);
   for (const role of GATEWAY_ROLES) {
     const service = services[role];
     expect(service?.build?.context).toBe(REPO_ROOT);
