@@ -66,8 +66,8 @@ const unitConfig = {
   ],
 };
 
-/** @type {import('jest').Config} */
-module.exports = scope === 'unit' ? unitConfig : {
+/** The whole suite: both databases, shared servers from the global setup. */
+const fullConfig = {
   // Integration tests start workers and wait for workflows: jest's 5 s default is far too short.
   testTimeout: 60_000,
   globalSetup: './test/global-setup.ts',
@@ -84,3 +84,6 @@ module.exports = scope === 'unit' ? unitConfig : {
     ...(db === 'postgres' && { testPathIgnorePatterns: ['/node_modules/', ...DATABASE_FREE] }),
   })),
 };
+
+/** @type {import('jest').Config} */
+module.exports = scope === 'unit' ? unitConfig : fullConfig;
