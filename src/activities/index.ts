@@ -20,6 +20,7 @@ import type {
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
+import { claimFirstCall, FAILURE, recordUpstreamTask } from './first-call';
 import { toSnapshot } from './snapshot';
 import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
@@ -71,15 +72,7 @@ export interface ActivityDeps {
   stopping?: AbortSignal;
 }
 
-/** Failure types the workflow's retry policies refer to. */
-export const FAILURE = {
-  /** The first tools/call may have reached the upstream; re-sending could repeat a side effect. */
-  callOutcomeUnknown: 'UpstreamCallOutcomeUnknown',
-  /** The task did not start before its deadline (the client was told so): nothing is sent. */
-  notStarted: 'TaskNotStarted',
-  upstreamUnreachable: 'UpstreamUnreachable',
-  upstreamProtocol: 'UpstreamProtocolViolation',
-} as const;
+export { FAILURE } from './first-call';
 
 /** In-activity retries for failures that certainly did not reach the upstream (connection refused). */
 const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
@@ -113,29 +106,34 @@ export function createActivities(deps: ActivityDeps) {
     );
   }
 
-  /**
-   * The last word before the first call is sent: not past the start deadline, and claimed in the store.
-   * A claim already there is the API's abandonment (nothing is sent) or an earlier run of this activity
-   * that may have sent it (sent again only for idempotent tools).
-   */
-  async function claimFirstCall(input: CallUpstreamToolInput): Promise<void> {
-    const notStarted = () =>
-      ApplicationFailure.create({
-        message: 'The task did not start before its deadline; nothing was sent to the upstream',
-        type: FAILURE.notStarted,
-        nonRetryable: true,
-      });
-    if (input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline)) throw notStarted();
-    const claim = await deps.firstCalls?.claim(input.taskKey, 'sending');
-    if (!claim || claim.won) return;
-    if (claim.state === 'abandoned') throw notStarted();
-    if (!input.call.idempotent) {
-      throw ApplicationFailure.create({
-        message: `The call to upstream "${input.upstream}" may already have been sent; it was not repeated because the tool is not idempotent`,
-        type: FAILURE.callOutcomeUnknown,
-        nonRetryable: true,
-      });
-    }
+  const invalidTask = (upstream: string) =>
+    ApplicationFailure.create({
+      message: `Upstream "${upstream}" answered with an invalid task`,
+      type: FAILURE.upstreamProtocol,
+      nonRetryable: true,
+    });
+
+  /** The task the first call created (or an earlier run of it did), as the workflow's first observation. */
+  async function firstTask(
+    input: CallUpstreamToolInput,
+    upstreamTaskId: string,
+    created?: Record<string, unknown>,
+  ): Promise<CallUpstreamToolResult> {
+    const ref: UpstreamTaskRef = {
+      project: input.project,
+      upstream: input.upstream,
+      principal: input.principal,
+      authorizationId: input.authorizationId,
+      upstreamTaskId,
+      protocolVersion: input.call.protocolVersion,
+    };
+    // A create result may announce a status whose detail (result, error, input requests) only
+    // tasks/get carries; reading it is safe to repeat, unlike the call itself.
+    const snapshot =
+      (created && toSnapshot(created, settings, upstreamTaskId)) ??
+      detailOf(await taskRequest(ref, METHOD.tasksGet), upstreamTaskId);
+    if (!snapshot) throw invalidTask(input.upstream);
+    return { kind: 'task', upstreamTaskId, observation: await observe(input.taskKey, snapshot) };
   }
 
   /** The input requests of the last observation, split into still open and answered (see the watch). */
@@ -179,7 +177,8 @@ export function createActivities(deps: ActivityDeps) {
           gatewayInfo: deps.gatewayInfo,
         }),
       };
-      await claimFirstCall(input);
+      const claim = await claimFirstCall(deps, input);
+      if (!claim.send) return firstTask(input, claim.upstreamTaskId);
       let reply: UpstreamReply | undefined;
       for (let attempt = 0; reply === undefined; attempt++) {
         try {
@@ -216,33 +215,10 @@ export function createActivities(deps: ActivityDeps) {
       if (reply.result.resultType !== 'task') {
         return { kind: 'result', resultRef: await deps.payloads.put(input.taskKey, 'result', reply.result) };
       }
-      const invalid = () =>
-        ApplicationFailure.create({
-          message: `Upstream "${input.upstream}" answered with an invalid task`,
-          type: FAILURE.upstreamProtocol,
-          nonRetryable: true,
-        });
       const created = CreateTaskResultSchema.safeParse(reply.result);
-      if (!created.success) throw invalid();
-      const ref: UpstreamTaskRef = {
-        project: input.project,
-        upstream: input.upstream,
-        principal: input.principal,
-        authorizationId: input.authorizationId,
-        upstreamTaskId: created.data.taskId,
-        protocolVersion: call.protocolVersion,
-      };
-      // A create result may announce a status whose detail (result, error, input requests) only
-      // tasks/get carries; reading it is safe to repeat, unlike the call itself.
-      const snapshot =
-        toSnapshot(created.data, settings, ref.upstreamTaskId) ??
-        detailOf(await taskRequest(ref, METHOD.tasksGet), ref.upstreamTaskId);
-      if (!snapshot) throw invalid();
-      return {
-        kind: 'task',
-        upstreamTaskId: created.data.taskId,
-        observation: await observe(input.taskKey, snapshot),
-      };
+      if (!created.success) throw invalidTask(input.upstream);
+      await recordUpstreamTask(deps, input.taskKey, created.data.taskId);
+      return firstTask(input, created.data.taskId, created.data);
     },
 
     /**
