@@ -26,8 +26,21 @@ export function closeAgent(): void {
   agent.destroy();
 }
 
-/** Sends one request and reads the whole answer (an SSE stream is read to its end). */
-export function send(port: number, r: RawRequest, timeoutMs = 20_000): Promise<RawReply> {
+/**
+ * Sends one request and reads the whole answer (an SSE stream is read to its end). A kept-alive socket the
+ * server closed just as it was reused (its idle timeout) fails before the request was read: sent again
+ * once on a fresh socket, as HTTP clients do (the upstream's case count would catch a duplicate).
+ */
+export async function send(port: number, r: RawRequest, timeoutMs = 20_000): Promise<RawReply> {
+  try {
+    return await sendOnce(port, r, timeoutMs);
+  } catch (err) {
+    if (!(err as { reusedSocket?: boolean }).reusedSocket) throw err;
+    return sendOnce(port, r, timeoutMs);
+  }
+}
+
+function sendOnce(port: number, r: RawRequest, timeoutMs: number): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -48,7 +61,12 @@ export function send(port: number, r: RawRequest, timeoutMs = 20_000): Promise<R
       },
     );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? '';
+      // Only a reset before any answer on a reused socket is the keep-alive race; anything else fails.
+      const race = req.reusedSocket && (code === 'ECONNRESET' || err.message === 'socket hang up');
+      reject(race ? Object.assign(err, { reusedSocket: true }) : err);
+    });
     req.end(r.body);
   });
 }
