@@ -296,28 +296,6 @@ export function replyProblem(reply: RpcReply): string | undefined {
   return undefined;
 }
 
-/** A pino destination that counts warnings and errors and keeps a few samples for the report. */
-export class CountingLogSink {
-  warnings = 0;
-  errors = 0;
-  readonly samples: string[] = [];
-
-  write(line: string): void {
-    let level = 0;
-    let msg = line.trim();
-    try {
-      const parsed = JSON.parse(line) as { level?: number; msg?: string; err?: unknown };
-      level = parsed.level ?? 0;
-      msg = `${parsed.msg ?? ''}${parsed.err === undefined ? '' : ` ${JSON.stringify(parsed.err)}`}`;
-    } catch {
-      // not JSON: keep the raw line
-    }
-    if (level >= 50) this.errors++;
-    else if (level >= 40) this.warnings++;
-    if (level >= 40 && this.samples.length < 5) this.samples.push(msg.slice(0, 300));
-  }
-}
-
 /** Left-aligned first column, right-aligned others. */
 export function table(rows: ReadonlyArray<ReadonlyArray<string | number>>): string {
   const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? formatNumber(c) : c)));

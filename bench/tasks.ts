@@ -1,42 +1,103 @@
 /**
- * `npm run bench:tasks [-- --n 200 --seconds 1 --poll 500 --long 60 --rounds 3]`
+ * `npm run bench:tasks [-- --n 200 --levels 300,2000 --burst 200 --streams 1000 ...]` (`--help` lists all)
  *
- * Self-contained benchmark of the durable task path. Starts its own in-memory Temporal dev server, three
- * example upstreams and the gateway (API + worker roles, temp SQLite store, random key), then measures:
+ * The durable task path, measured on what users run: the bench starts an in-memory Temporal dev server,
+ * four example upstreams as processes of their own (bench/upstream-process.ts) and the gateway as its
+ * own process through the production entry point, `node dist/src/main/serve.js all` (built first when
+ * dist/ is missing or stale), with default settings: a bootstrap file declares the users (each with a
+ * personal access token) and project `bench` with the upstreams `example` (suggests polling every --poll
+ * ms), `bulk` (long tasks, suggests --inflight-poll ms), `short` and `long` (one history task each, so
+ * their poll counts are exact); authentication required, namespacing on, log at info. This process is
+ * the client. In order:
  *
- * 1. Task creation latency: rounds of N concurrent task-aware `tools/call slow_compute` made directly to
- *    the upstream, then the same N through the gateway (update-with-start + first upstream call), so
- *    the ratio gateway/direct is measured side by side under the same conditions.
- * 2. Completion visibility lag: each gateway task is polled with `tasks/get` (every --poll-every ms,
- *    at most --poll-concurrency polls in flight) from the earliest moment it can be done; the lag is the
- *    first response showing `completed` minus the upstream's own completion time (`lastUpdatedAt`,
- *    relayed by the gateway). The lower bound uses the previous poll that still showed it unfinished.
- * 3. Temporal history per task: one 5 s and one --long s task, each on its own upstream (so its upstream
- *    poll count is exact), run concurrently with 1 and 2; events are summed over every run of the chain.
+ * 1. Creation latency: task-aware `example.slow_compute {seconds}` calls (update-with-start, first
+ *    upstream call, task recorded) and ordinary `tools/call`s of the same tool through the gateway
+ *    (`{seconds: 0}`, a client without the Tasks extension, so answered synchronously) in ABBA blocks
+ *    with --concurrency in flight. Targets: p50 <= 3x ordinary, p99 <= 4x ordinary.
+ * 2. Completion seen by polling: --visibility tasks, each polled with `tasks/get` every --poll-every ms
+ *    (at most --poll-concurrency in flight) from the earliest moment it can be done; the lag is the first
+ *    reply showing `completed` minus the upstream's own completion time (`lastUpdatedAt`, relayed by the
+ *    gateway). Target: p99 <= 1.2x the effective poll interval (the upstream's suggestion within the
+ *    gateway's default bounds).
+ * 3. Completion pushed: --push tasks followed on `subscriptions/listen` streams with
+ *    `notifications: { taskIds }` (--per-stream ids each); the lag is when the client read the
+ *    `notifications/tasks` saying `completed` minus the upstream's `lastUpdatedAt`.
+ * 4. Idle listen streams: --streams streams, up to 16 per user (the gateway's per-caller cap), each
+ *    following one long task of its user; the gateway's RSS (/proc/<pid>/status) before and after they
+ *    are open gives bytes per stream and streams per GiB.
+ * 5. Creation throughput: long `bulk.slow_compute` tasks are created by --clients concurrent clients
+ *    until --levels tasks are in flight (or --ramp-seconds have passed: the level reached is reported),
+ *    then, after --quiet seconds measuring the CPU the gateway and the Temporal dev server use for the
+ *    tasks in flight alone, a burst of --burst more (at most --burst-seconds) is timed, with the CPU
+ *    both processes used per task. Target: >= 100 tasks/s, and not falling as the number in flight
+ *    grows (>= 0.9x the first level's rate).
+ * 6. Temporal history per task: a --short s and a --long s task, started before 1 and running alongside;
+ *    events summed over every run of the chain, and the upstream polls each took.
  *
- * Prints a table and, last, one JSON line with every figure. Leaves no processes behind.
+ * Prints tables and, last, one JSON line with every figure. Leaves no processes behind.
  */
+import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import type { ExampleUpstream } from '../examples/upstream/server';
+import { Agent } from 'undici';
+import { parseConfig } from '../src/config/config';
+import { Cipher } from '../src/store/cipher';
 import { taskKeyOf } from '../src/store/task-store';
+import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
-import { note, runBench, startEnv } from './env';
-import type { McpHttpClient, RpcReply, Summary } from './support';
-import { mapLimit, ratio, round, Semaphore, sleep, summarize, table } from './support';
+import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import type { GatewayProcess, UpstreamProcess } from './processes';
+import { benchUsers, buildIfNeeded, cpuMs, startGatewayProcess, startUpstreamProcess } from './processes';
+import type { ListenStream, RpcReply, Summary } from './support';
+import {
+  abba,
+  mapLimit,
+  McpHttpClient,
+  percentile,
+  ratio,
+  replyProblem,
+  round,
+  Semaphore,
+  sleep,
+  summarize,
+  table,
+} from './support';
+
+const TARGET = {
+  creationP50: 3,
+  creationP99: 4,
+  tasksPerSecond: 100,
+  /** Throughput at a higher in-flight level over the first level's: "not falling", with room for noise. */
+  throughputKept: 0.9,
+  visibilityP99: 1.2,
+};
+/** The gateway's cap on listen streams per caller and project (src/api/mcp/subscriptions.ts). */
+const STREAMS_PER_CALLER = 16;
 
 interface Options {
   n: number;
+  concurrency: number;
+  block: number;
   seconds: number;
   poll: number;
-  long: number;
-  short: number;
-  rounds: number;
+  visibility: number;
   pollEvery: number;
   pollConcurrency: number;
+  push: number;
+  perStream: number;
+  streams: number;
+  levels: number[];
+  burst: number;
+  clients: number;
+  inflightPoll: number;
+  quiet: number;
+  rampSeconds: number;
+  burstSeconds: number;
+  short: number;
+  long: number;
   warmup: number;
 }
 
@@ -45,21 +106,49 @@ function parseOptions(argv: string[]): Options {
     args: argv,
     options: {
       n: { type: 'string', default: '200' },
+      concurrency: { type: 'string', default: '1' },
+      block: { type: 'string', default: '20' },
       seconds: { type: 'string', default: '1' },
       poll: { type: 'string', default: '500' },
-      long: { type: 'string', default: '60' },
-      short: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
+      visibility: { type: 'string', default: '100' },
       'poll-every': { type: 'string', default: '50' },
       'poll-concurrency': { type: 'string', default: '8' },
+      push: { type: 'string', default: '100' },
+      'per-stream': { type: 'string', default: '25' },
+      streams: { type: 'string', default: '1000' },
+      levels: { type: 'string', default: '300,2000' },
+      burst: { type: 'string', default: '200' },
+      clients: { type: 'string', default: '32' },
+      'inflight-poll': { type: 'string', default: '5000' },
+      quiet: { type: 'string', default: '3' },
+      'ramp-seconds': { type: 'string', default: '60' },
+      'burst-seconds': { type: 'string', default: '30' },
+      short: { type: 'string', default: '5' },
+      long: { type: 'string', default: '60' },
       warmup: { type: 'string', default: '10' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run bench:tasks -- [--n 200] [--seconds 1] [--poll 500] [--long 60] [--short 5]\n' +
-        '       [--rounds 3] [--poll-every 50] [--poll-concurrency 8] [--warmup 10]\n',
+      'usage: npm run bench:tasks -- [options]\n' +
+        '  --n 200               creation latency: calls per side (task-aware and ordinary)\n' +
+        '  --concurrency 1       creation latency: calls in flight\n' +
+        '  --block 20            creation latency: calls per ABBA block\n' +
+        '  --seconds 1           how long the tasks of 1 and 2 run\n' +
+        '  --poll 500            pollIntervalMs the example upstream suggests\n' +
+        '  --visibility 100      tasks polled with tasks/get until completed\n' +
+        '  --poll-every 50       client poll period, ms; --poll-concurrency 8 polls in flight at most\n' +
+        '  --push 100            tasks followed on subscriptions/listen; --per-stream 25 task ids each\n' +
+        '  --streams 1000        idle listen streams held for the memory figure\n' +
+        '  --levels 300,2000     tasks in flight at which creation throughput is measured\n' +
+        '  --burst 200           tasks created (and timed) at each level; --clients 32 concurrent clients\n' +
+        '  --inflight-poll 5000  pollIntervalMs the bulk upstream suggests for its long tasks\n' +
+        '  --quiet 3             seconds of quiet before each burst, to see what the tasks in flight cost\n' +
+        '  --ramp-seconds 60     longest ramp to a level (the level reached is reported)\n' +
+        '  --burst-seconds 30    longest burst (tasks/s counts the tasks it created)\n' +
+        '  --short 5 --long 60   history tasks, seconds\n' +
+        '  --warmup 10           unmeasured calls per side first\n',
     );
     process.exit(0);
   }
@@ -68,21 +157,56 @@ function parseOptions(argv: string[]): Options {
     if (!Number.isFinite(v) || v < min) throw new Error(`--${name} must be a number >= ${min} (got ${raw})`);
     return v;
   };
+  const int = (name: string, raw: string, min: number) => Math.floor(num(name, raw, min));
+  const levels = values.levels
+    .split(',')
+    .filter((l) => l.trim() !== '')
+    .map((l) => int('levels', l, 0));
   return {
-    n: Math.floor(num('n', values.n, 1)),
+    n: int('n', values.n, 1),
+    concurrency: int('concurrency', values.concurrency, 1),
+    block: int('block', values.block, 1),
     seconds: num('seconds', values.seconds, 0),
-    poll: Math.floor(num('poll', values.poll, 1)),
-    long: num('long', values.long, 0),
-    short: num('short', values.short, 0),
-    rounds: Math.floor(num('rounds', values.rounds, 1)),
+    poll: int('poll', values.poll, 1),
+    visibility: int('visibility', values.visibility, 0),
     pollEvery: num('poll-every', values['poll-every'], 1),
-    pollConcurrency: Math.floor(num('poll-concurrency', values['poll-concurrency'], 1)),
-    warmup: Math.floor(num('warmup', values.warmup, 0)),
+    pollConcurrency: int('poll-concurrency', values['poll-concurrency'], 1),
+    push: int('push', values.push, 0),
+    perStream: Math.min(100, int('per-stream', values['per-stream'], 1)),
+    streams: int('streams', values.streams, 0),
+    levels: [...levels].sort((a, b) => a - b),
+    burst: int('burst', values.burst, 1),
+    clients: int('clients', values.clients, 1),
+    inflightPoll: int('inflight-poll', values['inflight-poll'], 1),
+    quiet: num('quiet', values.quiet, 0.5),
+    rampSeconds: num('ramp-seconds', values['ramp-seconds'], 0),
+    burstSeconds: num('burst-seconds', values['burst-seconds'], 0),
+    short: num('short', values.short, 0),
+    long: num('long', values.long, 0),
+    warmup: int('warmup', values.warmup, 0),
   };
 }
 
+/** The gateway's default bounds on the poll interval (the gateway runs with default settings). */
+const DEFAULT_TASK_SETTINGS = parseConfig({ encryption: { activeKeyId: 'k', keys: {} } }).tasks;
+
+/** The interval the gateway polls an upstream at that suggests `suggestedMs` (activities/snapshot.ts). */
+function effectivePollMs(suggestedMs: number): number {
+  const { minPollIntervalMs, maxPollIntervalMs } = DEFAULT_TASK_SETTINGS;
+  return Math.min(maxPollIntervalMs, Math.max(minPollIntervalMs, suggestedMs));
+}
+
 // ---------------------------------------------------------------------------------------------------
-// 1. Creation
+// Clients
+
+interface Clients {
+  /** The main user, declaring the Tasks extension. */
+  tasks: McpHttpClient;
+  /** The main user, without the Tasks extension: ordinary calls. */
+  plain: McpHttpClient;
+  /** The main user's client for listen streams (a dispatcher without a body timeout). */
+  streams: McpHttpClient;
+}
 
 interface Created {
   taskId: string;
@@ -90,54 +214,94 @@ interface Created {
   latencyMs: number;
 }
 
-interface BatchOutcome {
-  created: Created[];
-  latencies: number[];
-  wallMs: number;
-  errors: string[];
+/** One task-aware call that must come back as a task. */
+async function createTask(
+  client: McpHttpClient,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<Created> {
+  const t0 = performance.now();
+  const reply = await client.callTool(tool, args);
+  const latencyMs = performance.now() - t0;
+  const r = reply.result;
+  if (r?.resultType !== 'task' || typeof r.taskId !== 'string' || typeof r.createdAt !== 'string') {
+    throw new Error(`HTTP ${reply.status}: ${JSON.stringify(reply.error ?? r).slice(0, 200)}`);
+  }
+  return { taskId: r.taskId, createdAtMs: Date.parse(r.createdAt), latencyMs };
 }
 
-/** N concurrent calls; `onCreated` runs as soon as each task exists (not after the whole batch). */
-async function createBatch(
-  client: McpHttpClient,
-  n: number,
-  args: Record<string, unknown>,
-  onCreated?: (c: Created) => void,
-): Promise<BatchOutcome> {
+/**
+ * Runs `fn` `count` times with `limit` in flight, starting none after `seconds` (if given); the outcomes
+ * that succeeded, and why the others failed.
+ */
+async function many<T>(count: number, limit: number, fn: (i: number) => Promise<T>, seconds = Infinity) {
+  const ok: T[] = [];
   const errors: string[] = [];
   const started = performance.now();
-  const outcomes = await Promise.all(
-    Array.from({ length: n }, async (): Promise<Created | undefined> => {
-      const t0 = performance.now();
-      let reply: RpcReply;
+  let cut = false;
+  await mapLimit(
+    Array.from({ length: count }, (_, i) => i),
+    limit,
+    async (i) => {
+      if (performance.now() - started > seconds * 1000) {
+        cut = true;
+        return;
+      }
       try {
-        reply = await client.callTool('slow_compute', args);
+        ok.push(await fn(i));
       } catch (err) {
-        errors.push(`transport: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
+        errors.push(err instanceof Error ? err.message : String(err));
       }
-      const latencyMs = performance.now() - t0;
-      const r = reply.result;
-      if (r?.resultType !== 'task' || typeof r.taskId !== 'string' || typeof r.createdAt !== 'string') {
-        errors.push(`HTTP ${reply.status}: ${JSON.stringify(reply.error ?? r).slice(0, 200)}`);
-        return undefined;
-      }
-      const created = { taskId: r.taskId, createdAtMs: Date.parse(r.createdAt), latencyMs };
-      onCreated?.(created);
-      return created;
-    }),
+    },
   );
-  const created = outcomes.filter((o): o is Created => o !== undefined);
+  return { ok, errors, wallMs: performance.now() - started, cut };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 1. Creation latency
+
+async function creationLatency(clients: Clients, opts: Options) {
+  note(
+    `1. creation latency: ${opts.n} per side, concurrency ${opts.concurrency}, ABBA blocks of ${opts.block}`,
+  );
+  const samples = await abba(
+    ['ordinary', 'task'] as const,
+    { n: opts.n, block: opts.block, concurrency: opts.concurrency },
+    async (side, i) => {
+      if (side === 'task') {
+        await createTask(clients.tasks, 'example.slow_compute', {
+          seconds: opts.seconds,
+          label: `latency-${i}`,
+        });
+        return;
+      }
+      const reply = await clients.plain.callTool('example.slow_compute', {
+        seconds: 0,
+        label: `ordinary-${i}`,
+      });
+      const problem = replyProblem(reply);
+      if (problem !== undefined) throw new Error(problem);
+      if (reply.result?.resultType === 'task') throw new Error('an ordinary call was answered with a task');
+    },
+  );
+  const ordinary = summarize(samples.ordinary.latencies);
+  const task = summarize(samples.task.latencies);
+  const r = {
+    p50: ratio(task.p50, ordinary.p50),
+    p99: ratio(task.p99, ordinary.p99),
+    mean: ratio(task.mean, ordinary.mean),
+  };
   return {
-    created,
-    latencies: created.map((c) => c.latencyMs),
-    wallMs: performance.now() - started,
-    errors,
+    ordinary,
+    task,
+    ratio: r,
+    pass: { p50: r.p50 <= TARGET.creationP50, p99: r.p99 <= TARGET.creationP99 },
+    errors: [...samples.ordinary.errors, ...samples.task.errors],
   };
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 2. Completion visibility
+// 2. Completion seen by polling
 
 interface Visibility {
   lagMs: number;
@@ -200,22 +364,231 @@ async function watchUntilCompleted(
   }
 }
 
-/** Waits for every task's workflow to close; returns the ids of those that did not complete cleanly. */
-async function awaitWorkflows(client: Client, taskIds: readonly string[], timeoutMs: number) {
-  const failures: string[] = [];
-  await mapLimit(taskIds, 64, async (taskId) => {
-    const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
-    try {
-      await client.withDeadline(Date.now() + timeoutMs, () => handle.result());
-    } catch (err) {
-      failures.push(`${handle.workflowId}: ${err instanceof Error ? err.message : String(err)}`);
-    }
+async function completionByPolling(clients: Clients, opts: Options) {
+  note(`2. completion seen by polling: ${opts.visibility} tasks of ${opts.seconds} s`);
+  const sem = new Semaphore(opts.pollConcurrency);
+  const watches: Array<Promise<WatchOutcome>> = [];
+  const created = await many(opts.visibility, 4, async (i) => {
+    const c = await createTask(clients.tasks, 'example.slow_compute', {
+      seconds: opts.seconds,
+      label: `seen-${i}`,
+    });
+    watches.push(watchUntilCompleted(clients.tasks, sem, c, opts));
   });
-  return failures;
+  const seen: Visibility[] = [];
+  const failures = [...created.errors];
+  for (const w of await Promise.all(watches)) {
+    if (w.ok) seen.push(w.v);
+    else failures.push(w.reason);
+  }
+  return {
+    lag: summarize(seen.map((v) => v.lagMs)),
+    lagLower: summarize(seen.map((v) => v.lagLowerMs)),
+    clientPollsPerTask: summarize(seen.map((v) => v.polls)).mean,
+    tasksGetMs: summarize(seen.flatMap((v) => v.getMs)),
+    failures,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 3. History
+// 3. Completion pushed
+
+async function completionByPush(clients: Clients, opts: Options) {
+  // Long enough that every stream is open and acknowledged before its tasks complete.
+  const seconds = Math.max(3, opts.seconds);
+  note(`3. completion pushed: ${opts.push} tasks of ${seconds} s on listen streams of ${opts.perStream} ids`);
+  const created = await many(opts.push, 8, (i) =>
+    createTask(clients.tasks, 'example.slow_compute', { seconds, label: `push-${i}` }),
+  );
+  const lags = new Map<string, number>();
+  const failures = [...created.errors];
+  const streams: ListenStream[] = [];
+  let honoured = 0;
+  const onMessage = (m: Record<string, unknown>, receivedAt: number) => {
+    if (m.method !== 'notifications/tasks') return;
+    const p = m.params as { taskId?: string; status?: string; lastUpdatedAt?: string };
+    if (p.status !== 'completed' || !p.taskId || lags.has(p.taskId)) return;
+    lags.set(p.taskId, receivedAt - Date.parse(String(p.lastUpdatedAt)));
+  };
+  const ids = created.ok.map((c) => c.taskId);
+  try {
+    for (let i = 0; i < ids.length; i += opts.perStream) {
+      const taskIds = ids.slice(i, i + opts.perStream);
+      const stream = await clients.streams.listen({ taskIds }, onMessage);
+      streams.push(stream);
+      honoured += ((stream.acknowledged.taskIds ?? []) as string[]).length;
+    }
+    const lastDue = Math.max(...created.ok.map((c) => c.createdAtMs)) + seconds * 1000;
+    while (lags.size < honoured && Date.now() < lastDue + 30_000) await sleep(50);
+  } finally {
+    await Promise.all(streams.map((s) => s.close()));
+  }
+  if (honoured < ids.length)
+    failures.push(`${ids.length - honoured} task ids were not honoured by the listen`);
+  if (lags.size < honoured) failures.push(`${honoured - lags.size} completions were never pushed`);
+  return { lag: summarize([...lags.values()]), streams: streams.length, failures };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 4. Idle listen streams
+
+/** Median of three RSS readings 300 ms apart, bytes. */
+async function steadyRss(gateway: GatewayProcess): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    if (i > 0) await sleep(300);
+    xs.push(gateway.rssBytes());
+  }
+  return percentile(xs, 50);
+}
+
+const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+
+async function idleStreams(
+  opts: Options,
+  gateway: GatewayProcess,
+  streamUsers: readonly McpHttpClient[],
+  taskUsers: readonly McpHttpClient[],
+) {
+  note(`4. idle listen streams: ${opts.streams} streams of ${streamUsers.length} users`);
+  // Each user follows one long task of its own (created before the baseline, so only streams are counted).
+  const tasks = await mapLimit(taskUsers, opts.clients, (c) =>
+    createTask(c, 'bulk.slow_compute', { seconds: 3600, label: 'followed' }),
+  );
+  await sleep(2000);
+  const before = { rss: await steadyRss(gateway), fds: openFds(gateway.pid) };
+  const streams: ListenStream[] = [];
+  const errors: string[] = [];
+  try {
+    await mapLimit(
+      Array.from({ length: opts.streams }, (_, i) => i),
+      opts.clients,
+      async (i) => {
+        const user = Math.floor(i / STREAMS_PER_CALLER);
+        const client = streamUsers[user] as McpHttpClient;
+        try {
+          const stream = await client.listen({ taskIds: [(tasks[user] as Created).taskId] });
+          streams.push(stream);
+          if (((stream.acknowledged.taskIds ?? []) as string[]).length !== 1)
+            errors.push('task id not honoured');
+        } catch (err) {
+          errors.push(err instanceof Error ? err.message : String(err));
+        }
+      },
+    );
+    await sleep(2000);
+    const after = { rss: await steadyRss(gateway), fds: openFds(gateway.pid) };
+    const bytesPerStream = (after.rss - before.rss) / streams.length;
+    return {
+      streams: streams.length,
+      rssBeforeMB: round(before.rss / 2 ** 20, 1),
+      rssAfterMB: round(after.rss / 2 ** 20, 1),
+      kbPerStream: round(bytesPerStream / 1024, 1),
+      streamsPerGiB: bytesPerStream > 0 ? round(2 ** 30 / bytesPerStream, -2) : Number.NaN,
+      fdsAdded: after.fds - before.fds,
+      errors,
+    };
+  } finally {
+    await Promise.all(streams.map((s) => s.close()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 5. Creation throughput at in-flight levels
+
+interface Level {
+  /** The level asked for, and the number in flight the ramp reached (within --ramp-seconds). */
+  level: number;
+  inFlight: number;
+  rampTasks: number;
+  rampPerSecond: number;
+  tasks: number;
+  wallSeconds: number;
+  tasksPerSecond: number;
+  latencyMs: Summary;
+  errors: string[];
+  rssMB: number;
+  /** CPU time per task of the burst, ms, of the gateway process and of the Temporal dev server. */
+  cpuMsPerTask: { gateway: number; temporal: number };
+  /** CPU used while nothing but the tasks in flight ran (before the burst), % of one core. */
+  idleCpuPercent: { gateway: number; temporal: number };
+}
+
+/** CPU the gateway and the Temporal dev server use over `ms` of quiet, % of one core. */
+async function quietCpu(pids: { gateway: GatewayProcess; temporal: number }, ms: number) {
+  const before = { gateway: cpuMs(pids.gateway.pid), temporal: cpuMs(pids.temporal) };
+  const started = performance.now();
+  await sleep(ms);
+  const elapsed = performance.now() - started;
+  return {
+    gateway: round(((cpuMs(pids.gateway.pid) - before.gateway) / elapsed) * 100, 0),
+    temporal: round(((cpuMs(pids.temporal) - before.temporal) / elapsed) * 100, 0),
+  };
+}
+
+async function throughput(
+  clients: Clients,
+  opts: Options,
+  pids: { gateway: GatewayProcess; temporal: number },
+  alreadyInFlight: number,
+) {
+  const { gateway } = pids;
+  const levels: Level[] = [];
+  let inFlight = alreadyInFlight;
+  const create = (label: string) => () =>
+    createTask(clients.tasks, 'bulk.slow_compute', { seconds: 3600, label });
+  for (const level of opts.levels) {
+    const rampCount = Math.max(0, level - inFlight);
+    note(`5. throughput: ${rampCount} tasks to reach ${level} in flight, then a burst of ${opts.burst}`);
+    const ramp = await many(rampCount, opts.clients, create('ramp'), opts.rampSeconds);
+    inFlight += ramp.ok.length;
+    // Let the ramp's watch activities start, then see what the tasks in flight cost with nothing else going on.
+    await sleep(2000);
+    const idleCpuPercent = await quietCpu(pids, opts.quiet * 1000);
+    const at = inFlight;
+    const cpuBefore = { gateway: cpuMs(gateway.pid), temporal: cpuMs(pids.temporal) };
+    const burst = await many(opts.burst, opts.clients, create('burst'), opts.burstSeconds);
+    const perTask = (pid: number, before: number) => round((cpuMs(pid) - before) / burst.ok.length, 2);
+    const cpuMsPerTask = {
+      gateway: perTask(gateway.pid, cpuBefore.gateway),
+      temporal: perTask(pids.temporal, cpuBefore.temporal),
+    };
+    inFlight += burst.ok.length;
+    levels.push({
+      level,
+      inFlight: at,
+      rampTasks: ramp.ok.length,
+      rampPerSecond: round((ramp.ok.length / ramp.wallMs) * 1000, 0),
+      tasks: burst.ok.length,
+      wallSeconds: round(burst.wallMs / 1000, 2),
+      tasksPerSecond: round((burst.ok.length / burst.wallMs) * 1000, 0),
+      latencyMs: summarize(burst.ok.map((c) => c.latencyMs)),
+      errors: [...ramp.errors, ...burst.errors],
+      rssMB: round(gateway.rssBytes() / 2 ** 20, 0),
+      cpuMsPerTask,
+      idleCpuPercent,
+    });
+    const l = levels.at(-1) as Level;
+    note(
+      `   at ${at} in flight: ${l.tasksPerSecond} tasks/s, p50 ${l.latencyMs.p50} ms, ${l.errors.length} errors`,
+    );
+  }
+  const first = levels[0];
+  const rates = levels.map((l) => l.tasksPerSecond);
+  return {
+    levels,
+    inFlightAtEnd: inFlight,
+    pass: {
+      rate: rates.every((r) => r >= TARGET.tasksPerSecond),
+      kept:
+        first !== undefined &&
+        levels.every((l) => l.tasksPerSecond >= first.tasksPerSecond * TARGET.throughputKept),
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 6. History
 
 interface HistoryCount {
   events: number;
@@ -248,21 +621,17 @@ async function historyOf(client: Client, workflowId: string): Promise<HistoryCou
 interface HistoryTask {
   seconds: number;
   workflowId: string;
-  upstream: ExampleUpstream;
-  createdAt: number;
+  upstream: UpstreamProcess;
 }
 
 async function startHistoryTask(
-  gateway: McpHttpClient,
-  upstream: ExampleUpstream,
+  client: McpHttpClient,
+  alias: string,
+  upstream: UpstreamProcess,
   seconds: number,
 ): Promise<HistoryTask> {
-  const reply = await gateway.callTool('slow_compute', { seconds, label: `history-${seconds}s` });
-  const taskId = reply.result?.taskId;
-  if (reply.result?.resultType !== 'task' || typeof taskId !== 'string') {
-    throw new Error(`history task (${seconds} s) was not created: ${JSON.stringify(reply.error)}`);
-  }
-  return { seconds, workflowId: taskWorkflowId(taskKeyOf(taskId)), upstream, createdAt: Date.now() };
+  const c = await createTask(client, `${alias}.slow_compute`, { seconds, label: `history-${seconds}s` });
+  return { seconds, workflowId: taskWorkflowId(taskKeyOf(c.taskId)), upstream };
 }
 
 async function finishHistoryTask(client: Client, t: HistoryTask, poll: number) {
@@ -273,8 +642,8 @@ async function finishHistoryTask(client: Client, t: HistoryTask, poll: number) {
   return {
     seconds: t.seconds,
     ...history,
-    upstreamPolls: t.upstream.stats.tasksGet,
-    estimatedPolls: Math.floor((t.seconds * 1000) / poll) + 1,
+    upstreamPolls: (await t.upstream.stats()).tasksGet,
+    estimatedPolls: Math.floor((t.seconds * 1000) / effectivePollMs(poll)) + 1,
   };
 }
 
@@ -284,232 +653,324 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const t0 = performance.now();
   note(`options ${JSON.stringify(opts)}`);
-  const env = await startEnv(opts);
-  note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
-  const args = { seconds: opts.seconds, label: 'bench' };
-
-  // Warm-up: discovery cache, HTTP connections, workflow bundle/isolate, JIT. Not measured.
-  if (opts.warmup > 0) {
-    const warm = await createBatch(env.gateway, opts.warmup, { seconds: 0, label: 'warmup' });
-    await createBatch(env.direct, opts.warmup, { seconds: 0, label: 'warmup' });
-    if (warm.errors.length > 0) throw new Error(`warm-up failed: ${warm.errors[0]}`);
-    await awaitWorkflows(
-      env.client,
-      warm.created.map((c) => c.taskId),
-      60_000,
-    );
-  }
-
-  // Phase 3 runs alongside phases 1-2: each task has its own upstream, so its poll count is its own.
-  const histStarted = Promise.all([
-    startHistoryTask(env.shortGateway, env.upstreams.short, opts.short),
-    startHistoryTask(env.longGateway, env.upstreams.long, opts.long),
+  buildIfNeeded();
+  const temporal = await startTemporal();
+  const dir = tempDir();
+  const [example, bulk, short, long] = await Promise.all([
+    startUpstreamProcess('bench-upstream', { pollIntervalMs: opts.poll }),
+    startUpstreamProcess('bench-upstream-bulk', { pollIntervalMs: opts.inflightPoll }),
+    startUpstreamProcess('bench-upstream-short', { pollIntervalMs: opts.poll }),
+    startUpstreamProcess('bench-upstream-long', { pollIntervalMs: opts.poll }),
   ]);
-  const [shortTask, longTask] = await histStarted;
+  // The main user, then enough users for the idle streams (the gateway caps streams per caller).
+  const users = benchUsers(1 + Math.ceil(opts.streams / STREAMS_PER_CALLER));
+  const gateway = await startGatewayProcess({
+    temporal,
+    dir,
+    users,
+    projects: [
+      {
+        slug: 'bench',
+        upstreams: [
+          { alias: 'example', url: example.url },
+          { alias: 'bulk', url: bulk.url },
+          { alias: 'short', url: short.url },
+          { alias: 'long', url: long.url },
+        ],
+      },
+    ],
+  });
+  note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
-  const gatewayLatencies: number[] = [];
-  const directLatencies: number[] = [];
-  const gatewayWall: number[] = [];
-  const directWall: number[] = [];
-  const creationErrors = { gateway: [] as string[], direct: [] as string[] };
-  const visibility: Visibility[] = [];
-  const watchFailures: string[] = [];
-  const workflowFailures: string[] = [];
-  const sem = new Semaphore(opts.pollConcurrency);
-  const mainPollsBefore = env.upstreams.main.stats.tasksGet;
-  let gatewayTasks = 0;
+  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
+  onCleanup('http agents', async () => {
+    await Promise.all([agent.close(), streamAgent.destroy()]);
+  });
+  const endpoint = `${gateway.url}/v1/mcp/bench`;
+  const [main, ...streamUsers] = users;
+  if (!main) throw new Error('no user');
+  const clients: Clients = {
+    tasks: new McpHttpClient(endpoint, agent, { token: main.token }),
+    plain: new McpHttpClient(endpoint, agent, { tasks: false, token: main.token }),
+    streams: new McpHttpClient(endpoint, streamAgent, { token: main.token }),
+  };
 
-  for (let round = 1; round <= opts.rounds; round++) {
-    // Direct first, then the gateway, both on a quiet system (the previous round's workflows are closed).
-    const direct = await createBatch(env.direct, opts.n, args);
-    const watches: Array<Promise<WatchOutcome>> = [];
-    const gw = await createBatch(env.gateway, opts.n, args, (c) =>
-      watches.push(watchUntilCompleted(env.gateway, sem, c, opts)),
-    );
-    directLatencies.push(...direct.latencies);
-    gatewayLatencies.push(...gw.latencies);
-    directWall.push(direct.wallMs);
-    gatewayWall.push(gw.wallMs);
-    creationErrors.direct.push(...direct.errors);
-    creationErrors.gateway.push(...gw.errors);
-    gatewayTasks += gw.created.length;
+  const connection = await Connection.connect({ address: temporal.address });
+  onCleanup('temporal client', () => connection.close());
+  const temporalClient = new Client({
+    connection,
+    namespace: temporal.namespace,
+    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
+  });
 
-    const watched = await Promise.all(watches);
-    for (const w of watched) {
-      if (w.ok) visibility.push(w.v);
-      else watchFailures.push(w.reason);
-    }
-    workflowFailures.push(
-      ...(await awaitWorkflows(
-        env.client,
-        gw.created.map((c) => c.taskId),
-        60_000,
-      )),
+  // Warm-up: discovery, HTTP connections, workflow isolate, JIT. Not measured.
+  if (opts.warmup > 0) {
+    note(`warm-up: ${opts.warmup} calls per side`);
+    const warm = await many(opts.warmup, 4, () =>
+      createTask(clients.tasks, 'example.slow_compute', { seconds: 0, label: 'warmup' }),
     );
-    const s = summarize(gw.latencies);
-    const d = summarize(direct.latencies);
-    note(
-      `round ${round}/${opts.rounds}: gateway p50 ${s.p50} ms p99 ${s.p99} ms (${gw.errors.length} errors), ` +
-        `direct p50 ${d.p50} ms p99 ${d.p99} ms; lag p50 ${summarize(visibility.map((v) => v.lagMs)).p50} ms`,
-    );
+    await many(opts.warmup, 4, () => clients.plain.callTool('example.slow_compute', { seconds: 0 }));
+    if (warm.errors.length > 0) throw new Error(`warm-up failed: ${warm.errors[0]}`);
   }
-  const mainPolls = env.upstreams.main.stats.tasksGet - mainPollsBefore;
+
+  // 6 runs alongside the rest: each history task has its own upstream, so its poll count is its own.
+  const historyTasks = await Promise.all([
+    startHistoryTask(clients.tasks, 'short', short, opts.short),
+    startHistoryTask(clients.tasks, 'long', long, opts.long),
+  ]);
+
+  const creation = await creationLatency(clients, opts);
+  const polling = opts.visibility > 0 ? await completionByPolling(clients, opts) : undefined;
+  const push = opts.push > 0 ? await completionByPush(clients, opts) : undefined;
+  const streamClients = streamUsers.map((u) => new McpHttpClient(endpoint, streamAgent, { token: u.token }));
+  const taskClients = streamUsers.map((u) => new McpHttpClient(endpoint, agent, { token: u.token }));
+  const idle = opts.streams > 0 ? await idleStreams(opts, gateway, streamClients, taskClients) : undefined;
+  const inFlightBefore = opts.streams > 0 ? streamUsers.length : 0;
+  const tput =
+    opts.levels.length > 0
+      ? await throughput(clients, opts, { gateway, temporal: temporal.pid }, inFlightBefore)
+      : undefined;
 
   note('waiting for the history tasks');
-  const [short, long] = await Promise.all([
-    finishHistoryTask(env.client, shortTask, opts.poll),
-    finishHistoryTask(env.client, longTask, opts.poll),
-  ]);
+  const [shortHistory, longHistory] = await Promise.all(
+    historyTasks.map((t) => finishHistoryTask(temporalClient, t, opts.poll)),
+  );
+  const history = {
+    short: shortHistory,
+    long: longHistory,
+    eventRatio: ratio(longHistory?.events ?? Number.NaN, shortHistory?.events ?? Number.NaN),
+    pollRatio: ratio(longHistory?.upstreamPolls ?? Number.NaN, shortHistory?.upstreamPolls ?? Number.NaN),
+  };
+  const log = gateway.log();
 
   // -------------------------------------------------------------------------------------------------
   // Report
-  const g = summarize(gatewayLatencies);
-  const d = summarize(directLatencies);
-  const lag = summarize(visibility.map((v) => v.lagMs));
-  const lagLower = summarize(visibility.map((v) => v.lagLowerMs));
-  const clientPolls = summarize(visibility.map((v) => v.polls));
-  const getMs = summarize(visibility.flatMap((v) => v.getMs));
-  const gw: Summary = summarize(gatewayWall);
-  const dw: Summary = summarize(directWall);
-
-  const results = {
-    bench: 'tasks',
-    options: opts,
-    machine: { cpus: os.cpus().length, node: process.version },
-    creation: {
-      samplesPerSide: g.count,
-      gatewayMs: g,
-      directMs: d,
-      ratio: { p50: ratio(g.p50, d.p50), p99: ratio(g.p99, d.p99), mean: ratio(g.mean, d.mean) },
-      batchWallMs: { gateway: gw.p50, direct: dw.p50 },
-      throughputPerSec: {
-        gateway: round((opts.n / gw.p50) * 1000, 0),
-        direct: round((opts.n / dw.p50) * 1000, 0),
-      },
-      errors: { gateway: creationErrors.gateway.length, direct: creationErrors.direct.length },
-    },
-    visibility: {
-      samples: lag.count,
-      lagMs: lag,
-      lagLowerBoundMs: lagLower,
-      lagOverPoll: { p50: ratio(lag.p50, opts.poll), p99: ratio(lag.p99, opts.poll) },
-      clientPollsPerTask: clientPolls.mean,
-      tasksGetMs: { p50: getMs.p50, p99: getMs.p99 },
-      upstreamPollsPerTask: ratio(mainPolls, gatewayTasks, 1),
-      failures: watchFailures.length,
-      workflowFailures: workflowFailures.length,
-    },
-    history: {
-      short,
-      long,
-      eventRatio: ratio(long.events, short.events),
-      pollRatio: ratio(long.upstreamPolls, short.upstreamPolls),
-    },
-    gatewayLog: { warnings: env.logSink.warnings, errors: env.logSink.errors },
-    totalSeconds: 0,
-  };
-
-  const out: string[] = [];
+  const pollMs = effectivePollMs(opts.poll);
+  const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+  const out: string[] = [''];
   out.push(
-    '',
-    `TaskRouter task benchmark: N=${opts.n} x ${opts.rounds} rounds, slow_compute ${opts.seconds}s,`,
-  );
-  out.push(
-    `upstream poll ${opts.poll} ms, history tasks ${opts.short}s / ${opts.long}s, ${os.cpus().length} CPUs`,
+    `bench:tasks  gateway: serve all, default settings, token auth; upstream suggests polling every ` +
+      `${opts.poll} ms (effective ${pollMs} ms), long tasks every ${opts.inflightPoll} ms ` +
+      `(effective ${effectivePollMs(opts.inflightPoll)} ms); node ${process.version}, ${os.cpus().length} cpus, ` +
+      `load ${os.loadavg()[0]?.toFixed(1)}`,
   );
   out.push('');
+  const c = creation;
   out.push(
     table([
-      ['1. creation (ms)', 'p50', 'p99', 'mean', 'max', 'batch wall', 'errors'],
-      ['direct upstream', d.p50, d.p99, d.mean, d.max, dw.p50, creationErrors.direct.length],
-      ['through gateway', g.p50, g.p99, g.mean, g.max, gw.p50, creationErrors.gateway.length],
+      [`1. creation (ms), concurrency ${opts.concurrency}`, 'n', 'p50', 'p99', 'mean', 'max'],
       [
-        'ratio gw/direct',
-        results.creation.ratio.p50,
-        results.creation.ratio.p99,
-        results.creation.ratio.mean,
-        ratio(g.max, d.max),
-        ratio(gw.p50, dw.p50),
-        '',
+        'ordinary tools/call via gateway',
+        c.ordinary.count,
+        c.ordinary.p50,
+        c.ordinary.p99,
+        c.ordinary.mean,
+        c.ordinary.max,
       ],
-    ]),
-  );
-  out.push('');
-  out.push(
-    table([
-      ['2. visibility lag (ms)', 'p50', 'p99', 'mean', 'max', '/poll p50', '/poll p99'],
-      [
-        'first seen completed',
-        lag.p50,
-        lag.p99,
-        lag.mean,
-        lag.max,
-        ...Object.values(results.visibility.lagOverPoll),
-      ],
-      [
-        'lower bound',
-        lagLower.p50,
-        lagLower.p99,
-        lagLower.mean,
-        lagLower.max,
-        ratio(lagLower.p50, opts.poll),
-        ratio(lagLower.p99, opts.poll),
-      ],
+      ['task creation via gateway', c.task.count, c.task.p50, c.task.p99, c.task.mean, c.task.max],
+      ['ratio task/ordinary', '', c.ratio.p50, c.ratio.p99, c.ratio.mean, ''],
     ]),
   );
   out.push(
-    `   ${lag.count} tasks, ${watchFailures.length} not completed, ${workflowFailures.length} workflows not closed; ` +
-      `client polls/task ${clientPolls.mean} (tasks/get p50 ${getMs.p50} ms, p99 ${getMs.p99} ms), ` +
-      `upstream polls/task ${results.visibility.upstreamPollsPerTask}`,
+    `   p50 ratio ${c.ratio.p50} (target <= ${TARGET.creationP50}): ${verdict(c.pass.p50)}; ` +
+      `p99 ratio ${c.ratio.p99} (target <= ${TARGET.creationP99}): ${verdict(c.pass.p99)}; ${c.errors.length} errors`,
   );
   out.push('');
+  if (polling || push) {
+    const rows: Array<Array<string | number>> = [
+      [
+        `2-3. completion seen (ms after the upstream's)`,
+        'n',
+        'p50',
+        'p99',
+        'mean',
+        'max',
+        'p50/interval',
+        'p99/interval',
+      ],
+    ];
+    if (polling) {
+      const l = polling.lag;
+      rows.push([
+        'polling tasks/get',
+        l.count,
+        l.p50,
+        l.p99,
+        l.mean,
+        l.max,
+        ratio(l.p50, pollMs),
+        ratio(l.p99, pollMs),
+      ]);
+      const lo = polling.lagLower;
+      rows.push([
+        '  lower bound',
+        lo.count,
+        lo.p50,
+        lo.p99,
+        lo.mean,
+        lo.max,
+        ratio(lo.p50, pollMs),
+        ratio(lo.p99, pollMs),
+      ]);
+    }
+    if (push) {
+      const l = push.lag;
+      rows.push([
+        'push notifications/tasks',
+        l.count,
+        l.p50,
+        l.p99,
+        l.mean,
+        l.max,
+        ratio(l.p50, pollMs),
+        ratio(l.p99, pollMs),
+      ]);
+    }
+    out.push(table(rows));
+    if (polling) {
+      out.push(
+        `   polling: p99 ${ratio(polling.lag.p99, pollMs)}x the ${pollMs} ms poll interval ` +
+          `(target <= ${TARGET.visibilityP99}): ${verdict(ratio(polling.lag.p99, pollMs) <= TARGET.visibilityP99)}; ` +
+          `every ${opts.pollEvery} ms, ${polling.clientPollsPerTask} polls/task, tasks/get p50 ` +
+          `${polling.tasksGetMs.p50} ms p99 ${polling.tasksGetMs.p99} ms; ${polling.failures.length} failures`,
+      );
+    }
+    if (push) out.push(`   push: ${push.streams} listen streams; ${push.failures.length} failures`);
+    out.push('');
+  }
+  if (idle) {
+    out.push(
+      table([
+        [
+          '4. idle listen streams',
+          'streams',
+          'RSS before MB',
+          'RSS after MB',
+          'KB/stream',
+          'streams/GiB',
+          'fds added',
+        ],
+        [
+          'following one task each',
+          idle.streams,
+          idle.rssBeforeMB,
+          idle.rssAfterMB,
+          idle.kbPerStream,
+          idle.streamsPerGiB,
+          idle.fdsAdded,
+        ],
+      ]),
+    );
+    out.push(`   ${idle.errors.length} errors`);
+    out.push('');
+  }
+  if (tput) {
+    const rows: Array<Array<string | number>> = [
+      [
+        `5. throughput, ${opts.clients} clients`,
+        'ramp',
+        'ramp/s',
+        'burst',
+        'wall s',
+        'tasks/s',
+        'p50 ms',
+        'p99 ms',
+        'errors',
+        'RSS MB',
+        'CPU ms/task gw',
+        'temporal',
+        'idle CPU % gw',
+        'temporal',
+      ],
+    ];
+    for (const l of tput.levels) {
+      rows.push([
+        l.inFlight < l.level
+          ? `at ${l.inFlight} in flight (ramp cut, of ${l.level})`
+          : `at ${l.inFlight} in flight`,
+        l.rampTasks,
+        l.rampPerSecond,
+        l.tasks,
+        l.wallSeconds,
+        l.tasksPerSecond,
+        l.latencyMs.p50,
+        l.latencyMs.p99,
+        l.errors.length,
+        l.rssMB,
+        l.cpuMsPerTask.gateway,
+        l.cpuMsPerTask.temporal,
+        l.idleCpuPercent.gateway,
+        l.idleCpuPercent.temporal,
+      ]);
+    }
+    out.push(table(rows));
+    const first = tput.levels[0];
+    const last = tput.levels.at(-1);
+    out.push(
+      `   tasks/s >= ${TARGET.tasksPerSecond} at every level: ${verdict(tput.pass.rate)}; ` +
+        `not falling (>= ${TARGET.throughputKept}x the first level): ${verdict(tput.pass.kept)}` +
+        (first && last && last !== first ? ` (${ratio(last.tasksPerSecond, first.tasksPerSecond)}x)` : ''),
+    );
+    out.push('');
+  }
   out.push(
     table([
-      ['3. history per task', 'events', 'runs', 'activities', 'LA markers', 'upstream polls', 'est. polls'],
-      [
-        `${short.seconds}s task`,
-        short.events,
-        short.runs,
-        short.activitiesScheduled,
-        short.localActivityMarkers,
-        short.upstreamPolls,
-        short.estimatedPolls,
-      ],
-      [
-        `${long.seconds}s task`,
-        long.events,
-        long.runs,
-        long.activitiesScheduled,
-        long.localActivityMarkers,
-        long.upstreamPolls,
-        long.estimatedPolls,
-      ],
+      ['6. history per task', 'events', 'runs', 'activities', 'LA markers', 'upstream polls', 'est. polls'],
+      ...[shortHistory, longHistory].map((h) => [
+        `${h?.seconds}s task`,
+        h?.events ?? '',
+        h?.runs ?? '',
+        h?.activitiesScheduled ?? '',
+        h?.localActivityMarkers ?? '',
+        h?.upstreamPolls ?? '',
+        h?.estimatedPolls ?? '',
+      ]),
       [
         'ratio long/short',
-        results.history.eventRatio,
+        history.eventRatio,
         '',
         '',
         '',
-        results.history.pollRatio,
-        ratio(long.estimatedPolls, short.estimatedPolls),
+        history.pollRatio,
+        ratio(longHistory?.estimatedPolls ?? Number.NaN, shortHistory?.estimatedPolls ?? Number.NaN),
       ],
     ]),
   );
   out.push('');
-  out.push(`gateway log: ${env.logSink.warnings} warnings, ${env.logSink.errors} errors`);
-  for (const e of [
-    ...creationErrors.gateway,
-    ...creationErrors.direct,
-    ...watchFailures,
-    ...workflowFailures,
-  ].slice(0, 5)) {
-    out.push(`  e.g. ${e}`);
-  }
-  for (const s of env.logSink.samples) out.push(`  log: ${s}`);
-  results.totalSeconds = round((performance.now() - t0) / 1000, 1);
-  out.push(`total ${results.totalSeconds} s`, '');
+  const errors = [
+    ...creation.errors,
+    ...(polling?.failures ?? []),
+    ...(push?.failures ?? []),
+    ...(idle?.errors ?? []),
+    ...(tput?.levels.flatMap((l) => l.errors) ?? []),
+  ];
+  out.push(`errors: ${errors.length}; gateway log: ${log.warnings} warnings, ${log.errors} errors`);
+  for (const e of errors.slice(0, 5)) out.push(`  e.g. ${e}`);
+  for (const s of log.samples) out.push(`  log: ${s}`);
+  const totalSeconds = round((performance.now() - t0) / 1000, 1);
+  out.push(`total ${totalSeconds} s`, '');
   process.stdout.write(`${out.join('\n')}\n`);
-  process.stdout.write(`${JSON.stringify(results)}\n`);
+  const strip = <T extends { errors?: string[]; failures?: string[] }>(x: T | undefined) =>
+    x && { ...x, errors: x.errors?.length, failures: x.failures?.length };
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'tasks',
+      options: opts,
+      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      effectivePollMs: pollMs,
+      creation: strip(creation),
+      polling: strip(polling),
+      push: strip(push),
+      idleStreams: strip(idle),
+      throughput: tput && { ...tput, levels: tput.levels.map((l) => ({ ...l, errors: l.errors.length })) },
+      history,
+      target: TARGET,
+      errors: errors.length,
+      gatewayLog: { warnings: log.warnings, errors: log.errors },
+      totalSeconds,
+    })}\n`,
+  );
 }
 
 runBench(main);
