@@ -1,7 +1,7 @@
 /**
  * Small helpers for the benchmarks: a bare MCP 2026-07-28 HTTP client (the same code path for the
  * gateway and for the upstream, so client overhead cancels out of the ratios) with `subscriptions/listen`
- * streams, percentiles, ABBA interleaving, a FIFO semaphore and a plain-text table.
+ * streams, percentiles, ABBA interleaving and a plain-text table.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -190,29 +190,6 @@ export function round(value: number, digits = 1): number {
 
 export function ratio(a: number, b: number, digits = 2): number {
   return b > 0 ? round(a / b, digits) : Number.NaN;
-}
-
-/** FIFO semaphore: bounds the polls in flight so the measuring client does not dominate the box. */
-export class Semaphore {
-  private waiting: Array<() => void> = [];
-  private free: number;
-
-  constructor(size: number) {
-    this.free = size;
-  }
-
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    };
-  }
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -13,15 +13,22 @@
  * 1. Creation latency: task-aware `example.slow_compute {seconds}` calls (update-with-start, first
  *    upstream call, task recorded) and ordinary `tools/call`s of the same tool through the gateway
  *    (`{seconds: 0}`, a client without the Tasks extension, so answered synchronously) in ABBA blocks
- *    with --concurrency in flight. Targets: p50 <= 3x ordinary, p99 <= 4x ordinary.
- * 2. Completion seen by polling: --visibility tasks, each polled with `tasks/get` every --poll-every ms
- *    (at most --poll-concurrency in flight) from the earliest moment it can be done; the lag is the first
- *    reply showing `completed` minus the upstream's own completion time (`lastUpdatedAt`, relayed by the
- *    gateway). Target: p99 <= 1.2x the effective poll interval (the upstream's suggestion within the
- *    gateway's default bounds).
- * 3. Completion pushed: --push tasks followed on `subscriptions/listen` streams with
- *    `notifications: { taskIds }` (--per-stream ids each); the lag is when the client read the
- *    `notifications/tasks` saying `completed` minus the upstream's `lastUpdatedAt`.
+ *    with --concurrency in flight. Targets: p50 <= 3x ordinary, p99 <= 4x ordinary. Then `tasks/get` of
+ *    a working task (the gateway queries the workflow for its live state) against one of a completed
+ *    task (read from the store), the same way. Each side with the CPU time the gateway and the Temporal
+ *    dev server used per call during its blocks.
+ *    Tasks whose completion is measured (2, 3) run for their seconds plus up to one poll interval, at
+ *    random, so that they complete anywhere between two of the gateway's polls of the upstream.
+ * 2. Completion seen by polling: --visibility tasks of --seconds, --lanes at a time (each lane creates
+ *    a task and watches it, then the next: a poll of a working task costs the gateway a Temporal query,
+ *    so watching many at once would load the gateway with the measurement itself), each polled with
+ *    `tasks/get` every --poll-every ms from the earliest moment it can be done; the lag is the first reply showing `completed` minus the upstream's own completion
+ *    time (`lastUpdatedAt`, relayed by the gateway). Target: p99 <= 1.2x the effective poll interval
+ *    (the upstream's suggestion within the gateway's default bounds).
+ * 3. Completion pushed: --push tasks of --due seconds, all created first, then followed on
+ *    `subscriptions/listen` streams with `notifications: { taskIds }` (--per-stream ids each); the lag is
+ *    when the client read the `notifications/tasks` saying `completed` minus the upstream's
+ *    `lastUpdatedAt`.
  * 4. Idle listen streams: --streams streams, up to 16 per user (the gateway's per-caller cap), each
  *    following one long task of its user; the gateway's RSS (/proc/<pid>/status) before and after they
  *    are open gives bytes per stream and streams per GiB.
@@ -60,7 +67,6 @@ import {
   ratio,
   replyProblem,
   round,
-  Semaphore,
   sleep,
   summarize,
   table,
@@ -82,10 +88,11 @@ interface Options {
   concurrency: number;
   block: number;
   seconds: number;
+  due: number;
   poll: number;
   visibility: number;
   pollEvery: number;
-  pollConcurrency: number;
+  lanes: number;
   push: number;
   perStream: number;
   streams: number;
@@ -109,10 +116,11 @@ function parseOptions(argv: string[]): Options {
       concurrency: { type: 'string', default: '1' },
       block: { type: 'string', default: '20' },
       seconds: { type: 'string', default: '1' },
+      due: { type: 'string', default: '10' },
       poll: { type: 'string', default: '500' },
-      visibility: { type: 'string', default: '100' },
+      visibility: { type: 'string', default: '45' },
       'poll-every': { type: 'string', default: '50' },
-      'poll-concurrency': { type: 'string', default: '8' },
+      lanes: { type: 'string', default: '3' },
       push: { type: 'string', default: '100' },
       'per-stream': { type: 'string', default: '25' },
       streams: { type: 'string', default: '1000' },
@@ -136,9 +144,10 @@ function parseOptions(argv: string[]): Options {
         '  --concurrency 1       creation latency: calls in flight\n' +
         '  --block 20            creation latency: calls per ABBA block\n' +
         '  --seconds 1           how long the tasks of 1 and 2 run\n' +
+        '  --due 10              how long the tasks of 3 run (all are created before the first is due)\n' +
         '  --poll 500            pollIntervalMs the example upstream suggests\n' +
-        '  --visibility 100      tasks polled with tasks/get until completed\n' +
-        '  --poll-every 50       client poll period, ms; --poll-concurrency 8 polls in flight at most\n' +
+        '  --visibility 45       tasks polled with tasks/get until completed\n' +
+        '  --poll-every 50       client poll period, ms; --lanes 3 tasks watched at a time\n' +
         '  --push 100            tasks followed on subscriptions/listen; --per-stream 25 task ids each\n' +
         '  --streams 1000        idle listen streams held for the memory figure\n' +
         '  --levels 300,2000     tasks in flight at which creation throughput is measured\n' +
@@ -167,10 +176,11 @@ function parseOptions(argv: string[]): Options {
     concurrency: int('concurrency', values.concurrency, 1),
     block: int('block', values.block, 1),
     seconds: num('seconds', values.seconds, 0),
+    due: num('due', values.due, 0),
     poll: int('poll', values.poll, 1),
     visibility: int('visibility', values.visibility, 0),
     pollEvery: num('poll-every', values['poll-every'], 1),
-    pollConcurrency: int('poll-concurrency', values['poll-concurrency'], 1),
+    lanes: int('lanes', values.lanes, 1),
     push: int('push', values.push, 0),
     perStream: Math.min(100, int('per-stream', values['per-stream'], 1)),
     streams: int('streams', values.streams, 0),
@@ -258,15 +268,51 @@ async function many<T>(count: number, limit: number, fn: (i: number) => Promise<
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 1. Creation latency
+// 1. Creation latency, and what a tasks/get costs
 
-async function creationLatency(clients: Clients, opts: Options) {
+/** The processes whose CPU time is counted: the gateway and the Temporal dev server. */
+interface Pids {
+  gateway: number;
+  temporal: number;
+}
+
+/** `abba` that also counts the CPU the gateway and Temporal used during each side's blocks, per call. */
+async function abbaWithCpu<S extends string>(
+  sides: readonly [S, S],
+  opts: { n: number; block: number; concurrency: number },
+  pids: Pids,
+  op: (side: S, i: number) => Promise<void>,
+) {
+  const cpu = Object.fromEntries(sides.map((s) => [s, { gateway: 0, temporal: 0 }])) as Record<S, Pids>;
+  let start = { gateway: 0, temporal: 0 };
+  const samples = await abba(sides, opts, op, {
+    blockStart: () => (start = { gateway: cpuMs(pids.gateway), temporal: cpuMs(pids.temporal) }),
+    blockEnd: (side) => {
+      cpu[side].gateway += cpuMs(pids.gateway) - start.gateway;
+      cpu[side].temporal += cpuMs(pids.temporal) - start.temporal;
+    },
+  });
+  const side = (s: S) => {
+    const n = samples[s].latencies.length;
+    return {
+      ...summarize(samples[s].latencies),
+      cpuMsPerCall: { gateway: round(cpu[s].gateway / n, 2), temporal: round(cpu[s].temporal / n, 2) },
+    };
+  };
+  return {
+    figures: Object.fromEntries(sides.map((s) => [s, side(s)])) as Record<S, ReturnType<typeof side>>,
+    errors: sides.flatMap((s) => samples[s].errors),
+  };
+}
+
+async function creationLatency(clients: Clients, opts: Options, pids: Pids) {
   note(
     `1. creation latency: ${opts.n} per side, concurrency ${opts.concurrency}, ABBA blocks of ${opts.block}`,
   );
-  const samples = await abba(
+  const { figures, errors } = await abbaWithCpu(
     ['ordinary', 'task'] as const,
     { n: opts.n, block: opts.block, concurrency: opts.concurrency },
+    pids,
     async (side, i) => {
       if (side === 'task') {
         await createTask(clients.tasks, 'example.slow_compute', {
@@ -284,8 +330,7 @@ async function creationLatency(clients: Clients, opts: Options) {
       if (reply.result?.resultType === 'task') throw new Error('an ordinary call was answered with a task');
     },
   );
-  const ordinary = summarize(samples.ordinary.latencies);
-  const task = summarize(samples.task.latencies);
+  const { ordinary, task } = figures;
   const r = {
     p50: ratio(task.p50, ordinary.p50),
     p99: ratio(task.p99, ordinary.p99),
@@ -296,8 +341,37 @@ async function creationLatency(clients: Clients, opts: Options) {
     task,
     ratio: r,
     pass: { p50: r.p50 <= TARGET.creationP50, p99: r.p99 <= TARGET.creationP99 },
-    errors: [...samples.ordinary.errors, ...samples.task.errors],
+    errors,
   };
+}
+
+/**
+ * `tasks/get` of a task still working (the gateway asks the workflow for its live state: a Temporal
+ * query) and of a completed one (answered from the store), side by side.
+ */
+async function tasksGetLatency(clients: Clients, opts: Options, pids: Pids) {
+  note(`1b. tasks/get: ${opts.n} per side, concurrency ${opts.concurrency}`);
+  const working = await createTask(clients.tasks, 'example.slow_compute', { seconds: 3600, label: 'get' });
+  const done = await createTask(clients.tasks, 'example.slow_compute', { seconds: 0, label: 'get' });
+  for (let tries = 0; ; tries++) {
+    const r = await clients.tasks.getTask(done.taskId);
+    if (r.result?.status === 'completed') break;
+    if (tries > 600) throw new Error(`task ${done.taskId} did not complete: ${JSON.stringify(r.result)}`);
+    await sleep(100);
+  }
+  const ids = { working: working.taskId, completed: done.taskId };
+  return abbaWithCpu(
+    ['completed', 'working'] as const,
+    { n: opts.n, block: opts.block, concurrency: opts.concurrency },
+    pids,
+    async (side) => {
+      const reply = await clients.tasks.getTask(ids[side]);
+      const problem = replyProblem(reply);
+      if (problem !== undefined) throw new Error(problem);
+      if (reply.result?.status !== (side === 'working' ? 'working' : 'completed'))
+        throw new Error(`tasks/get: status ${String(reply.result?.status)}`);
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -316,12 +390,12 @@ type WatchOutcome = { ok: true; v: Visibility } | { ok: false; reason: string };
 
 async function watchUntilCompleted(
   client: McpHttpClient,
-  sem: Semaphore,
   task: Created,
+  seconds: number,
   opts: Options,
 ): Promise<WatchOutcome> {
   // Neither the upstream (created after the gateway's createdAt) nor the gateway can show it done earlier.
-  const earliest = task.createdAtMs + opts.seconds * 1000;
+  const earliest = task.createdAtMs + seconds * 1000;
   const deadline = earliest + 120_000;
   await sleep(earliest - Date.now());
   let prevSentAt: number | undefined;
@@ -329,15 +403,12 @@ async function watchUntilCompleted(
   let polls = 0;
   let errors = 0;
   for (;;) {
-    const release = await sem.acquire();
     const sentAt = Date.now();
     let reply: RpcReply | undefined;
     try {
       reply = await client.getTask(task.taskId);
     } catch {
       reply = undefined;
-    } finally {
-      release();
     }
     const at = Date.now();
     polls++;
@@ -364,23 +435,56 @@ async function watchUntilCompleted(
   }
 }
 
+/**
+ * How long a task whose completion is measured runs: `seconds` plus up to one poll interval, at random.
+ * The gateway polls a task's upstream every interval from its creation, so a task lasting a whole number
+ * of intervals would always complete just before a poll.
+ */
+function jittered(seconds: number, opts: Options): number {
+  return round(seconds + (Math.random() * effectivePollMs(opts.poll)) / 1000, 3);
+}
+
+/**
+ * `count` tasks of about `--due` seconds, all created before the first one is due (so creating them does
+ * not load the gateway while completions are measured).
+ */
+async function dueTasks(clients: Clients, opts: Options, count: number, label: string) {
+  const created = await many(count, 8, (i) =>
+    createTask(clients.tasks, 'example.slow_compute', {
+      seconds: jittered(opts.due, opts),
+      label: `${label}-${i}`,
+    }),
+  );
+  const overlap =
+    created.wallMs > opts.due * 1000
+      ? [`creating the ${label} tasks took ${round(created.wallMs / 1000, 1)} s, longer than --due`]
+      : [];
+  return { created: created.ok, errors: [...created.errors, ...overlap] };
+}
+
 async function completionByPolling(clients: Clients, opts: Options) {
-  note(`2. completion seen by polling: ${opts.visibility} tasks of ${opts.seconds} s`);
-  const sem = new Semaphore(opts.pollConcurrency);
-  const watches: Array<Promise<WatchOutcome>> = [];
-  const created = await many(opts.visibility, 4, async (i) => {
-    const c = await createTask(clients.tasks, 'example.slow_compute', {
-      seconds: opts.seconds,
-      label: `seen-${i}`,
-    });
-    watches.push(watchUntilCompleted(clients.tasks, sem, c, opts));
-  });
+  note(
+    `2. completion seen by polling: ${opts.visibility} tasks of ${opts.seconds} s, ${opts.lanes} at a time`,
+  );
   const seen: Visibility[] = [];
-  const failures = [...created.errors];
-  for (const w of await Promise.all(watches)) {
-    if (w.ok) seen.push(w.v);
-    else failures.push(w.reason);
-  }
+  const failures: string[] = [];
+  await mapLimit(
+    Array.from({ length: opts.visibility }, (_, i) => i),
+    opts.lanes,
+    async (i) => {
+      let task: Created;
+      const seconds = jittered(opts.seconds, opts);
+      try {
+        task = await createTask(clients.tasks, 'example.slow_compute', { seconds, label: `seen-${i}` });
+      } catch (err) {
+        failures.push(err instanceof Error ? err.message : String(err));
+        return;
+      }
+      const w = await watchUntilCompleted(clients.tasks, task, seconds, opts);
+      if (w.ok) seen.push(w.v);
+      else failures.push(w.reason);
+    },
+  );
   return {
     lag: summarize(seen.map((v) => v.lagMs)),
     lagLower: summarize(seen.map((v) => v.lagLowerMs)),
@@ -394,38 +498,45 @@ async function completionByPolling(clients: Clients, opts: Options) {
 // 3. Completion pushed
 
 async function completionByPush(clients: Clients, opts: Options) {
-  // Long enough that every stream is open and acknowledged before its tasks complete.
-  const seconds = Math.max(3, opts.seconds);
-  note(`3. completion pushed: ${opts.push} tasks of ${seconds} s on listen streams of ${opts.perStream} ids`);
-  const created = await many(opts.push, 8, (i) =>
-    createTask(clients.tasks, 'example.slow_compute', { seconds, label: `push-${i}` }),
+  note(
+    `3. completion pushed: ${opts.push} tasks of ${opts.due} s on listen streams of ${opts.perStream} ids`,
   );
-  const lags = new Map<string, number>();
+  const created = await dueTasks(clients, opts, opts.push, 'push');
   const failures = [...created.errors];
-  const streams: ListenStream[] = [];
-  let honoured = 0;
+  /** When the stream following each task was acknowledged: a completion before that is not a push. */
+  const followedSince = new Map<string, number>();
+  const lags = new Map<string, number>();
+  let early = 0;
   const onMessage = (m: Record<string, unknown>, receivedAt: number) => {
     if (m.method !== 'notifications/tasks') return;
     const p = m.params as { taskId?: string; status?: string; lastUpdatedAt?: string };
     if (p.status !== 'completed' || !p.taskId || lags.has(p.taskId)) return;
-    lags.set(p.taskId, receivedAt - Date.parse(String(p.lastUpdatedAt)));
+    const done = Date.parse(String(p.lastUpdatedAt));
+    if (done < (followedSince.get(p.taskId) ?? Infinity)) early++;
+    else lags.set(p.taskId, receivedAt - done);
   };
-  const ids = created.ok.map((c) => c.taskId);
+  const ids = created.created.map((c) => c.taskId);
+  const streams: ListenStream[] = [];
   try {
     for (let i = 0; i < ids.length; i += opts.perStream) {
-      const taskIds = ids.slice(i, i + opts.perStream);
-      const stream = await clients.streams.listen({ taskIds }, onMessage);
+      const stream = await clients.streams.listen({ taskIds: ids.slice(i, i + opts.perStream) }, onMessage);
       streams.push(stream);
-      honoured += ((stream.acknowledged.taskIds ?? []) as string[]).length;
+      const ackAt = Date.now();
+      for (const id of (stream.acknowledged.taskIds ?? []) as string[]) followedSince.set(id, ackAt);
     }
-    const lastDue = Math.max(...created.ok.map((c) => c.createdAtMs)) + seconds * 1000;
-    while (lags.size < honoured && Date.now() < lastDue + 30_000) await sleep(50);
+    const lastDue =
+      Math.max(...created.created.map((c) => c.createdAtMs)) +
+      (opts.due + effectivePollMs(opts.poll) / 1000) * 1000;
+    while (lags.size + early < followedSince.size && Date.now() < lastDue + 30_000) await sleep(50);
   } finally {
     await Promise.all(streams.map((s) => s.close()));
   }
+  const honoured = followedSince.size;
   if (honoured < ids.length)
     failures.push(`${ids.length - honoured} task ids were not honoured by the listen`);
-  if (lags.size < honoured) failures.push(`${honoured - lags.size} completions were never pushed`);
+  if (early > 0) failures.push(`${early} tasks completed before their stream was acknowledged`);
+  if (lags.size + early < honoured)
+    failures.push(`${honoured - lags.size - early} completions were never pushed`);
   return { lag: summarize([...lags.values()]), streams: streams.length, failures };
 }
 
@@ -720,7 +831,9 @@ async function main(): Promise<void> {
     startHistoryTask(clients.tasks, 'long', long, opts.long),
   ]);
 
-  const creation = await creationLatency(clients, opts);
+  const pids: Pids = { gateway: gateway.pid, temporal: temporal.pid };
+  const creation = await creationLatency(clients, opts, pids);
+  const gets = await tasksGetLatency(clients, opts, pids);
   const polling = opts.visibility > 0 ? await completionByPolling(clients, opts) : undefined;
   const push = opts.push > 0 ? await completionByPush(clients, opts) : undefined;
   const streamClients = streamUsers.map((u) => new McpHttpClient(endpoint, streamAgent, { token: u.token }));
@@ -757,24 +870,51 @@ async function main(): Promise<void> {
   );
   out.push('');
   const c = creation;
+  type Row = { count: number; p50: number; p99: number; mean: number; max: number; cpuMsPerCall: Pids };
+  const row = (label: string, x: Row) => [
+    label,
+    x.count,
+    x.p50,
+    x.p99,
+    x.mean,
+    x.max,
+    x.cpuMsPerCall.gateway,
+    x.cpuMsPerCall.temporal,
+  ];
+  const g = gets.figures;
   out.push(
     table([
-      [`1. creation (ms), concurrency ${opts.concurrency}`, 'n', 'p50', 'p99', 'mean', 'max'],
       [
-        'ordinary tools/call via gateway',
-        c.ordinary.count,
-        c.ordinary.p50,
-        c.ordinary.p99,
-        c.ordinary.mean,
-        c.ordinary.max,
+        `1. latency (ms), concurrency ${opts.concurrency}`,
+        'n',
+        'p50',
+        'p99',
+        'mean',
+        'max',
+        'CPU ms gw',
+        'temporal',
       ],
-      ['task creation via gateway', c.task.count, c.task.p50, c.task.p99, c.task.mean, c.task.max],
-      ['ratio task/ordinary', '', c.ratio.p50, c.ratio.p99, c.ratio.mean, ''],
+      row('ordinary tools/call', c.ordinary),
+      row('task creation', c.task),
+      ['ratio task/ordinary', '', c.ratio.p50, c.ratio.p99, c.ratio.mean, '', '', ''],
+      row('tasks/get, completed task', g.completed),
+      row('tasks/get, working task', g.working),
+      [
+        'ratio working/completed',
+        '',
+        ratio(g.working.p50, g.completed.p50),
+        ratio(g.working.p99, g.completed.p99),
+        ratio(g.working.mean, g.completed.mean),
+        '',
+        '',
+        '',
+      ],
     ]),
   );
   out.push(
     `   p50 ratio ${c.ratio.p50} (target <= ${TARGET.creationP50}): ${verdict(c.pass.p50)}; ` +
-      `p99 ratio ${c.ratio.p99} (target <= ${TARGET.creationP99}): ${verdict(c.pass.p99)}; ${c.errors.length} errors`,
+      `p99 ratio ${c.ratio.p99} (target <= ${TARGET.creationP99}): ${verdict(c.pass.p99)}; ` +
+      `${c.errors.length + gets.errors.length} errors; CPU ms per call of the gateway and Temporal processes`,
   );
   out.push('');
   if (polling || push) {
@@ -832,7 +972,7 @@ async function main(): Promise<void> {
       out.push(
         `   polling: p99 ${ratio(polling.lag.p99, pollMs)}x the ${pollMs} ms poll interval ` +
           `(target <= ${TARGET.visibilityP99}): ${verdict(ratio(polling.lag.p99, pollMs) <= TARGET.visibilityP99)}; ` +
-          `every ${opts.pollEvery} ms, ${polling.clientPollsPerTask} polls/task, tasks/get p50 ` +
+          `every ${opts.pollEvery} ms, ${opts.lanes} tasks at a time, ${polling.clientPollsPerTask} polls/task, tasks/get p50 ` +
           `${polling.tasksGetMs.p50} ms p99 ${polling.tasksGetMs.p99} ms; ${polling.failures.length} failures`,
       );
     }
@@ -940,6 +1080,7 @@ async function main(): Promise<void> {
   out.push('');
   const errors = [
     ...creation.errors,
+    ...gets.errors,
     ...(polling?.failures ?? []),
     ...(push?.failures ?? []),
     ...(idle?.errors ?? []),
@@ -960,6 +1101,7 @@ async function main(): Promise<void> {
       machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
       effectivePollMs: pollMs,
       creation: strip(creation),
+      tasksGet: strip(gets),
       polling: strip(polling),
       push: strip(push),
       idleStreams: strip(idle),
