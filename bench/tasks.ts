@@ -1,5 +1,5 @@
 /**
- * `npm run bench:tasks [-- --n 200 --levels 300,2000 --burst 200 --streams 1000 ...]` (`--help` lists all)
+ * `npm run bench:tasks [-- --n 200 --levels 300,2000 --burst 200 --streams 4000 ...]` (`--help` lists all)
  *
  * The durable task path, measured on what users run: the bench starts an in-memory Temporal dev server,
  * four example upstreams as processes of their own (bench/upstream-process.ts) and the gateway as its
@@ -30,8 +30,8 @@
  *    when the client read the `notifications/tasks` saying `completed` minus the upstream's
  *    `lastUpdatedAt`.
  * 4. Idle listen streams: --streams streams, up to 16 per user (the gateway's per-caller cap), each
- *    following one long task of its user; the gateway's RSS (/proc/<pid>/status) before and after they
- *    are open gives bytes per stream and streams per GiB.
+ *    following one long task of its user, opened in four steps; the slope of the gateway's RSS
+ *    (/proc/<pid>/status) over the number open gives bytes per stream and streams per GiB.
  * 5. Creation throughput: long `bulk.slow_compute` tasks are created by --clients concurrent clients
  *    until --levels tasks are in flight (or --ramp-seconds have passed: the level reached is reported),
  *    then, after --quiet seconds measuring the CPU the gateway and the Temporal dev server use for the
@@ -123,14 +123,14 @@ function parseOptions(argv: string[]): Options {
       lanes: { type: 'string', default: '3' },
       push: { type: 'string', default: '100' },
       'per-stream': { type: 'string', default: '25' },
-      streams: { type: 'string', default: '1000' },
+      streams: { type: 'string', default: '4000' },
       levels: { type: 'string', default: '300,2000' },
       burst: { type: 'string', default: '200' },
       clients: { type: 'string', default: '32' },
       'inflight-poll': { type: 'string', default: '5000' },
       quiet: { type: 'string', default: '3' },
-      'ramp-seconds': { type: 'string', default: '60' },
-      'burst-seconds': { type: 'string', default: '30' },
+      'ramp-seconds': { type: 'string', default: '45' },
+      'burst-seconds': { type: 'string', default: '20' },
       short: { type: 'string', default: '5' },
       long: { type: 'string', default: '60' },
       warmup: { type: 'string', default: '10' },
@@ -149,13 +149,13 @@ function parseOptions(argv: string[]): Options {
         '  --visibility 45       tasks polled with tasks/get until completed\n' +
         '  --poll-every 50       client poll period, ms; --lanes 3 tasks watched at a time\n' +
         '  --push 100            tasks followed on subscriptions/listen; --per-stream 25 task ids each\n' +
-        '  --streams 1000        idle listen streams held for the memory figure\n' +
+        '  --streams 4000        idle listen streams held for the memory figure\n' +
         '  --levels 300,2000     tasks in flight at which creation throughput is measured\n' +
         '  --burst 200           tasks created (and timed) at each level; --clients 32 concurrent clients\n' +
         '  --inflight-poll 5000  pollIntervalMs the bulk upstream suggests for its long tasks\n' +
         '  --quiet 3             seconds of quiet before each burst, to see what the tasks in flight cost\n' +
-        '  --ramp-seconds 60     longest ramp to a level (the level reached is reported)\n' +
-        '  --burst-seconds 30    longest burst (tasks/s counts the tasks it created)\n' +
+        '  --ramp-seconds 45     longest ramp to a level (the level reached is reported)\n' +
+        '  --burst-seconds 20    no burst call starts later (tasks/s counts the tasks it created)\n' +
         '  --short 5 --long 60   history tasks, seconds\n' +
         '  --warmup 10           unmeasured calls per side first\n',
     );
@@ -568,32 +568,41 @@ async function idleStreams(
   );
   await sleep(2000);
   const before = { rss: await steadyRss(gateway), fds: openFds(gateway.pid) };
+  // RSS after each quarter of the streams: the slope of a line through the five points is less at the
+  // mercy of one garbage collection than a single before/after difference.
+  const points: Array<[number, number]> = [[0, before.rss]];
   const streams: ListenStream[] = [];
   const errors: string[] = [];
+  const open = async (i: number) => {
+    const user = Math.floor(i / STREAMS_PER_CALLER);
+    const client = streamUsers[user] as McpHttpClient;
+    try {
+      const stream = await client.listen({ taskIds: [(tasks[user] as Created).taskId] });
+      streams.push(stream);
+      if (((stream.acknowledged.taskIds ?? []) as string[]).length !== 1) errors.push('task id not honoured');
+    } catch (err) {
+      errors.push(err instanceof Error ? err.message : String(err));
+    }
+  };
   try {
-    await mapLimit(
-      Array.from({ length: opts.streams }, (_, i) => i),
-      opts.clients,
-      async (i) => {
-        const user = Math.floor(i / STREAMS_PER_CALLER);
-        const client = streamUsers[user] as McpHttpClient;
-        try {
-          const stream = await client.listen({ taskIds: [(tasks[user] as Created).taskId] });
-          streams.push(stream);
-          if (((stream.acknowledged.taskIds ?? []) as string[]).length !== 1)
-            errors.push('task id not honoured');
-        } catch (err) {
-          errors.push(err instanceof Error ? err.message : String(err));
-        }
-      },
-    );
-    await sleep(2000);
-    const after = { rss: await steadyRss(gateway), fds: openFds(gateway.pid) };
-    const bytesPerStream = (after.rss - before.rss) / streams.length;
+    for (let step = 1; step <= 4; step++) {
+      const from = Math.round(((step - 1) * opts.streams) / 4);
+      const to = Math.round((step * opts.streams) / 4);
+      await mapLimit(
+        Array.from({ length: to - from }, (_, k) => from + k),
+        opts.clients,
+        open,
+      );
+      await sleep(1000);
+      points.push([streams.length, await steadyRss(gateway)]);
+    }
+    const after = { rss: (points.at(-1) as [number, number])[1], fds: openFds(gateway.pid) };
+    const bytesPerStream = slope(points);
     return {
       streams: streams.length,
       rssBeforeMB: round(before.rss / 2 ** 20, 1),
       rssAfterMB: round(after.rss / 2 ** 20, 1),
+      rssMB: points.map(([n, rss]) => [n, round(rss / 2 ** 20, 1)]),
       kbPerStream: round(bytesPerStream / 1024, 1),
       streamsPerGiB: bytesPerStream > 0 ? round(2 ** 30 / bytesPerStream, -2) : Number.NaN,
       fdsAdded: after.fds - before.fds,
@@ -602,6 +611,16 @@ async function idleStreams(
   } finally {
     await Promise.all(streams.map((s) => s.close()));
   }
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: ReadonlyArray<readonly [number, number]>): number {
+  const n = points.length;
+  const mx = points.reduce((a, [x]) => a + x, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  const sxy = points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0);
+  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  return sxx > 0 ? sxy / sxx : Number.NaN;
 }
 
 // ---------------------------------------------------------------------------------------------------
