@@ -16,7 +16,8 @@
  *    with --concurrency in flight. Targets: p50 <= 3x ordinary, p99 <= 4x ordinary. Then `tasks/get` of
  *    a working task (the gateway queries the workflow for its live state) against one of a completed
  *    task (read from the store), the same way. Each side with the CPU time the gateway and the Temporal
- *    dev server used per call during its blocks.
+ *    dev server used per call during its blocks. And where a creation's time goes: the median time from
+ *    the request to each event of the task workflow's history, up to the reply (20 tasks of 1).
  *    Tasks whose completion is measured (2, 3) run for their seconds plus up to one poll interval, at
  *    random, so that they complete anywhere between two of the gateway's polls of the upstream.
  * 2. Completion seen by polling: --visibility tasks of --seconds, --lanes at a time (each lane creates
@@ -309,16 +310,19 @@ async function creationLatency(clients: Clients, opts: Options, pids: Pids) {
   note(
     `1. creation latency: ${opts.n} per side, concurrency ${opts.concurrency}, ABBA blocks of ${opts.block}`,
   );
+  const timed: TimedCreation[] = [];
   const { figures, errors } = await abbaWithCpu(
     ['ordinary', 'task'] as const,
     { n: opts.n, block: opts.block, concurrency: opts.concurrency },
     pids,
     async (side, i) => {
       if (side === 'task') {
-        await createTask(clients.tasks, 'example.slow_compute', {
+        const sentAt = Date.now();
+        const c = await createTask(clients.tasks, 'example.slow_compute', {
           seconds: opts.seconds,
           label: `latency-${i}`,
         });
+        timed.push({ taskId: c.taskId, sentAt, repliedAt: Date.now() });
         return;
       }
       const reply = await clients.plain.callTool('example.slow_compute', {
@@ -342,7 +346,47 @@ async function creationLatency(clients: Clients, opts: Options, pids: Pids) {
     ratio: r,
     pass: { p50: r.p50 <= TARGET.creationP50, p99: r.p99 <= TARGET.creationP99 },
     errors,
+    timed,
   };
+}
+
+interface TimedCreation {
+  taskId: string;
+  /** Wall clock (the Temporal dev server runs on the same machine). */
+  sentAt: number;
+  repliedAt: number;
+}
+
+/**
+ * Where the time of a task creation goes: for the last `count` tasks of 1, the median time from the
+ * client's request to each event of the task workflow's history up to the reply (`#2` is an event type's
+ * second occurrence), read from the events' timestamps.
+ */
+async function creationTimeline(client: Client, timed: readonly TimedCreation[], count: number) {
+  const E = proto.api.enums.v1.EventType;
+  const offsets = new Map<string, number[]>();
+  const sample = timed.slice(-count);
+  for (const t of sample) {
+    const history = await client.workflow.getHandle(taskWorkflowId(taskKeyOf(t.taskId))).fetchHistory();
+    const seen = new Map<string, number>();
+    for (const e of history.events ?? []) {
+      const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+      if (at > t.repliedAt) break;
+      const type = (E[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '').toLowerCase();
+      const k = (seen.get(type) ?? 0) + 1;
+      seen.set(type, k);
+      const key = k > 1 ? `${type} #${k}` : type;
+      offsets.set(key, [...(offsets.get(key) ?? []), at - t.sentAt]);
+    }
+    offsets.set('reply read by the client', [
+      ...(offsets.get('reply read by the client') ?? []),
+      t.repliedAt - t.sentAt,
+    ]);
+  }
+  return [...offsets.entries()]
+    .filter(([, xs]) => xs.length >= sample.length / 2)
+    .map(([event, xs]) => ({ event, ms: percentile(xs, 50) }))
+    .sort((a, b) => a.ms - b.ms);
 }
 
 /**
@@ -852,6 +896,7 @@ async function main(): Promise<void> {
 
   const pids: Pids = { gateway: gateway.pid, temporal: temporal.pid };
   const creation = await creationLatency(clients, opts, pids);
+  const timeline = await creationTimeline(temporalClient, creation.timed, 20);
   const gets = await tasksGetLatency(clients, opts, pids);
   const polling = opts.visibility > 0 ? await completionByPolling(clients, opts) : undefined;
   const push = opts.push > 0 ? await completionByPush(clients, opts) : undefined;
@@ -936,6 +981,15 @@ async function main(): Promise<void> {
       `${c.errors.length + gets.errors.length} errors; CPU ms per call of the gateway and Temporal processes`,
   );
   out.push('');
+  if (timeline.length > 0) {
+    out.push(
+      table([
+        ['1c. where a task creation goes', 'ms after the request (median of 20)'],
+        ...timeline.map((t) => [`  ${t.event}`, t.ms]),
+      ]),
+    );
+    out.push('');
+  }
   if (polling || push) {
     const rows: Array<Array<string | number>> = [
       [
@@ -1119,7 +1173,8 @@ async function main(): Promise<void> {
       options: opts,
       machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
       effectivePollMs: pollMs,
-      creation: strip(creation),
+      creation: { ...strip(creation), timed: undefined },
+      creationTimeline: timeline,
       tasksGet: strip(gets),
       polling: strip(polling),
       push: strip(push),
