@@ -200,15 +200,21 @@ export async function startGatewayProcess(opts: {
         let level = 0;
         let msg = line;
         try {
-          const parsed = JSON.parse(line) as { level?: number; msg?: string; err?: unknown };
+          const parsed = JSON.parse(line) as {
+            level?: number;
+            msg?: string;
+            err?: { type?: string; message?: string } | string;
+          };
           level = parsed.level ?? 0;
-          msg = `${parsed.msg ?? ''}${parsed.err === undefined ? '' : ` ${JSON.stringify(parsed.err)}`}`;
+          const err = parsed.err;
+          const why = typeof err === 'object' ? `${err.type ?? 'Error'}: ${err.message ?? ''}` : err;
+          msg = `${parsed.msg ?? ''}${why === undefined ? '' : ` (${why})`}`;
         } catch {
           level = 50; // not pino's JSON: a crash or a stray print
         }
         if (level >= 50) errors++;
         else if (level >= 40) warnings++;
-        if (level >= 40 && samples.length < 5) samples.push(msg.slice(0, 300));
+        if (level >= 40 && samples.length < 5) samples.push(msg.slice(0, 200));
       }
       return { warnings, errors, samples };
     },
