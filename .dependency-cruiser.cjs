@@ -5,7 +5,7 @@
  *
  * Floors, lowest first:
  *   protocol, config → store, upstream → workflows → activities → temporal → gateway → api → main
- * and beside them tooling (development launchers), which only entry points for local runs, tests,
+ * with telemetry (metrics, readiness) usable from every floor but workflows, and beside them tooling (development launchers), which only entry points for local runs, tests,
  * benchmarks and scripts may use.
  */
 
@@ -49,6 +49,7 @@ module.exports = {
     },
     floor('protocol', [], 'The wire vocabulary: no I/O and nothing of ours.'),
     floor('config', ['protocol'], 'Configuration schema: protocol constants at most.'),
+    floor('telemetry', [], 'Metrics registry and readiness checks: nothing of ours.'),
     floor('store', ['protocol', 'config'], 'Persistence knows no transport, engine or upstream.'),
     floor('upstream', ['protocol', 'config'], 'The MCP client toward upstreams is plain I/O.'),
     floor(

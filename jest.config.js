@@ -31,6 +31,7 @@ const DATABASE_FREE = [
   '/test/tooling/',
   '/test/conformance/',
   '/test/main/start-demo',
+  '/test/main/observability',
   '/test/main/serve-lifecycle',
 ];
 

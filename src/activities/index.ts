@@ -5,11 +5,18 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { Implementation, InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
-import { CreateTaskResultSchema, METHOD } from '../protocol';
+import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
+import { taskTerminal, taskTransitions } from '../telemetry/metrics';
 import type { PayloadStore } from '../store/payload-store';
+import type { FirstCalls } from '../store/first-calls';
 import type { TaskStore } from '../store/task-store';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
-import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
+import type {
+  UpstreamClient,
+  UpstreamEndpoint,
+  UpstreamReply,
+  UpstreamRequestOptions,
+} from '../upstream/client';
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
@@ -40,6 +47,8 @@ export interface ActivityDeps {
   upstream: UpstreamClient;
   store: TaskStore;
   payloads: PayloadStore;
+  /** Claims each task's first call before it is sent (store/first-calls.ts); absent in unit tests. */
+  firstCalls?: FirstCalls;
   /**
    * The endpoint, with the credential `access.principal` is entitled to, of one of a project's upstreams.
    * Rejects (non-retryably) when that credential is gone or is not the one the task is bound to.
@@ -60,6 +69,8 @@ export interface ActivityDeps {
 export const FAILURE = {
   /** The first tools/call may have reached the upstream; re-sending could repeat a side effect. */
   callOutcomeUnknown: 'UpstreamCallOutcomeUnknown',
+  /** The task did not start before its deadline (the client was told so): nothing is sent. */
+  notStarted: 'TaskNotStarted',
   upstreamUnreachable: 'UpstreamUnreachable',
   upstreamProtocol: 'UpstreamProtocolViolation',
 } as const;
@@ -81,14 +92,56 @@ export function createActivities(deps: ActivityDeps) {
   const detailOf = (reply: UpstreamReply, upstreamTaskId: string) =>
     reply.kind === 'result' ? toSnapshot(reply.result, settings, upstreamTaskId) : undefined;
 
-  async function taskRequest(ref: UpstreamTaskRef, method: string, extra: Record<string, unknown> = {}) {
+  async function taskRequest(
+    ref: UpstreamTaskRef,
+    method: string,
+    extra: Record<string, unknown> = {},
+    taskInput?: UpstreamRequestOptions['taskInput'],
+  ) {
     const endpoint = await deps.resolveUpstream(ref);
     return deps.upstream.send(
       endpoint,
       method,
       { ...extra, taskId: ref.upstreamTaskId, _meta: hopMeta(ref.protocolVersion) },
-      { signal: Context.current().cancellationSignal },
+      { signal: Context.current().cancellationSignal, ...(taskInput && { taskInput }) },
     );
+  }
+
+  /**
+   * The last word before the first call is sent: not past the start deadline, and claimed in the store.
+   * A claim already there is the API's abandonment (nothing is sent) or an earlier run of this activity
+   * that may have sent it (sent again only for idempotent tools).
+   */
+  async function claimFirstCall(input: CallUpstreamToolInput): Promise<void> {
+    const notStarted = () =>
+      ApplicationFailure.create({
+        message: 'The task did not start before its deadline; nothing was sent to the upstream',
+        type: FAILURE.notStarted,
+        nonRetryable: true,
+      });
+    if (input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline)) throw notStarted();
+    const claim = await deps.firstCalls?.claim(input.taskKey, 'sending');
+    if (!claim || claim.won) return;
+    if (claim.state === 'abandoned') throw notStarted();
+    if (!input.call.idempotent) {
+      throw ApplicationFailure.create({
+        message: `The call to upstream "${input.upstream}" may already have been sent; it was not repeated because the tool is not idempotent`,
+        type: FAILURE.callOutcomeUnknown,
+        nonRetryable: true,
+      });
+    }
+  }
+
+  /** The input requests of the last observation, split into still open and answered (see the watch). */
+  async function openInputOf(input: WatchUpstreamTaskInput): Promise<UpstreamRequestOptions['taskInput']> {
+    if (!input.openInput) return undefined;
+    const { detailRef, keys } = input.openInput;
+    const detail = await deps.payloads.get<TaskDetail>(detailRef, input.taskKey, 'detail');
+    const requests = Object.entries(detail?.inputRequests ?? {});
+    return {
+      open: Object.fromEntries(requests.filter(([k]) => keys.includes(k))),
+      answered: requests.filter(([k]) => !keys.includes(k)).map(([k]) => k),
+    };
   }
 
   return {
@@ -120,6 +173,7 @@ export function createActivities(deps: ActivityDeps) {
           gatewayInfo: deps.gatewayInfo,
         }),
       };
+      await claimFirstCall(input);
       let reply: UpstreamReply | undefined;
       for (let attempt = 0; reply === undefined; attempt++) {
         try {
@@ -193,6 +247,7 @@ export function createActivities(deps: ActivityDeps) {
     async watchUpstreamTask(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
       const ctx = Context.current();
       const started = Date.now();
+      const taskInput = await openInputOf(input);
       let failures = 0;
       let lastError = '';
       for (;;) {
@@ -200,7 +255,8 @@ export function createActivities(deps: ActivityDeps) {
         ctx.heartbeat();
         let reply: UpstreamReply | undefined;
         try {
-          reply = await taskRequest(input, METHOD.tasksGet);
+          // A 2025-era upstream's input request is read from a stream that may take a while.
+          reply = await heartbeating(() => taskRequest(input, METHOD.tasksGet, {}, taskInput));
         } catch (err) {
           if (ctx.cancellationSignal.aborted) throw err;
           // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
@@ -257,7 +313,12 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async recordTaskSnapshot(input: RecordTaskSnapshotInput): Promise<void> {
-      await deps.store.recordSnapshot(input.taskKey, await snapshotOf(input.taskKey, input.observation));
+      const recorded = await deps.store.recordSnapshot(
+        input.taskKey,
+        await snapshotOf(input.taskKey, input.observation),
+      );
+      const status = input.observation.status;
+      if (recorded) countTransition(input.project ?? 'unknown', status);
     },
   };
 
@@ -302,6 +363,12 @@ function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
+/** The metrics of a recorded status change (src/telemetry/metrics.ts). */
+function countTransition(project: string, status: string): void {
+  taskTransitions.inc({ project, status });
+  if (TERMINAL_TASK_STATUSES.has(status)) taskTerminal.inc({ project, status });
+}
+
 /** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
 function finishedSnapshot(reply: UpstreamReply, ttlMs: number | undefined): TaskSnapshot {
   const now = new Date().toISOString();
@@ -319,6 +386,17 @@ function expired(s: TaskSnapshot): boolean {
 function control(reply: UpstreamReply): ControlResult {
   if (reply.kind === 'result') return { ok: true };
   return { ok: false, error: reply.error satisfies JsonRpcErrorObject };
+}
+
+/** Heartbeats every second while `work` runs. */
+async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**

@@ -8,12 +8,15 @@ import type { Logger } from 'pino';
 import type { ControlPlaneStore } from '../store/control-plane';
 import { ControlPlaneError } from '../store/control-plane';
 import type { Principal } from '../store/control-plane/types';
+import type { FirstCalls } from '../store/first-calls';
+import { retentionPurged, retentionRuns } from '../telemetry/metrics';
 import type { TaskStore } from '../store/task-store';
 import type { PurgeBatchInput, StopProjectTasksInput, StopProjectTasksResult } from '../workflows/messages';
 import { cancelTaskUpdate } from '../workflows/messages';
 
 export interface RetentionActivityDeps {
   store: TaskStore;
+  firstCalls?: FirstCalls;
   controlPlane: ControlPlaneStore;
   /** A Temporal client (project deletion stops task workflows through it). */
   temporalClient(): Promise<Client>;
@@ -60,6 +63,10 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
         input.kind === 'payloads'
           ? await deps.store.purgePayloadsBefore(input.cutoff, input.batchSize)
           : await deps.store.purgeMetadataBefore(input.cutoff, input.batchSize);
+      retentionRuns.inc({ kind: input.kind });
+      retentionPurged.inc({ kind: input.kind }, n);
+      // First-call claims matter only until their task started: they go with the payloads.
+      if (input.kind === 'payloads') await deps.firstCalls?.purge(input.cutoff);
       Context.current().heartbeat(n);
       return n;
     },

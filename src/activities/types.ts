@@ -22,6 +22,8 @@ export interface UpstreamTaskRef extends UpstreamAccess {
 export interface CallUpstreamToolInput extends UpstreamAccess {
   taskKey: string;
   call: UpstreamCallRequest;
+  /** ISO time after which the call is not sent (TaskWorkflowInput.startDeadline). */
+  startDeadline?: string;
 }
 
 export type CallUpstreamToolResult =
@@ -34,6 +36,12 @@ export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
   /** `key` of the last observation the workflow holds. */
   knownKey: string;
   pollIntervalMs: number;
+  /**
+   * While the task asks for input: the observed detail (payload id) and the input keys the client has
+   * not answered yet. The upstream client gets those requests back on every poll, because a 2025-era
+   * upstream sends an input request only once (src/upstream/legacy/tasks.ts).
+   */
+  openInput?: { detailRef: string; keys: string[] };
 }
 
 export type WatchUpstreamTaskResult =
@@ -70,4 +78,6 @@ export interface RecordTaskCreatedInput {
 export interface RecordTaskSnapshotInput {
   taskKey: string;
   observation: TaskObservation;
+  /** Project slug, for the metrics (absent in histories written before it was passed). */
+  project?: string;
 }

@@ -1,5 +1,6 @@
 /**
- * The gateway's HTTP application: one Koa app for the MCP endpoint (the hot path, first in line), health,
+ * The gateway's HTTP application: one Koa app for the MCP endpoint (the hot path, first in line), health
+ * and metrics,
  * the admin API under `/v1/admin`, and the dashboard (its API under `/v1/session` and `/v1/projects`, its
  * web UI under `/dashboard/`). Each part is a middleware that passes on what is not its path.
  */
@@ -11,6 +12,8 @@ import { adminApi } from './admin';
 import type { DashboardApiDeps } from './dashboard/api';
 import { dashboardApi } from './dashboard/api';
 import { dashboardUi } from './dashboard/ui';
+import type { HealthDeps } from './health';
+import { healthRoutes } from './health';
 import type { McpEndpointDeps } from './mcp/endpoint';
 import { mcpEndpoint } from './mcp/endpoint';
 
@@ -21,11 +24,13 @@ export interface AppDeps extends McpEndpointDeps {
   /** The instance administrator's token for `/v1/admin`. */
   adminToken?: string;
   /** Retention and project deletion through Temporal (absent in tests without a Temporal client). */
-  admin?: Pick<AdminApiDeps, 'runRetention' | 'startProjectDeletion'>;
+  admin?: Pick<AdminApiDeps, 'runRetention' | 'startProjectDeletion' | 'probeUpstream'>;
   /** The project dashboard (API and web UI); absent, neither is served. */
   dashboard?: Omit<DashboardApiDeps, 'gateway' | 'controlPlane' | 'logger'>;
   /** Trust X-Forwarded-* from a reverse proxy (secure session cookies behind TLS termination). */
   trustProxy?: boolean;
+  /** `/readyz` checks and `/metrics` (without them: liveness only, and metrics open). */
+  health?: HealthDeps;
 }
 
 /**
@@ -45,13 +50,7 @@ export function createApp(deps: AppDeps): RequestHandler {
   app.on('error', (err: unknown) => deps.logger.error({ err }, 'unhandled request failure'));
   app.use(closeUnreadBodies);
   app.use(mcpEndpoint(deps));
-  app.use(async (ctx, next) => {
-    if (ctx.path === '/healthz' && ctx.method === 'GET') {
-      ctx.body = { ok: true };
-      return;
-    }
-    await next();
-  });
+  app.use(healthRoutes(deps.health));
   app.use(
     adminApi({
       controlPlane: deps.controlPlane,

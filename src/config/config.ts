@@ -164,8 +164,11 @@ export const ConfigSchema = z.strictObject({
         .default(300_000),
       /** Consecutive failed upstream polls tolerated before the task is failed. */
       pollFailureBudget: z.int().positive().default(30),
-      /** How long the API waits for the first upstream outcome of a task-aware call. */
-      startTimeoutMs: z.int().positive().default(60_000),
+      /**
+       * How long the API waits for a task to start (a worker takes it and the first upstream call is on
+       * its way) before answering that it could not start; past it the call is never sent.
+       */
+      startTimeoutMs: z.int().positive().default(10_000),
     })
     .prefault({}),
   /**
@@ -197,6 +200,18 @@ export const ConfigSchema = z.strictObject({
    * accepting, and then how long running activities may take before the worker cancels them.
    */
   shutdownGraceMs: z.int().min(0).default(10_000),
+  /**
+   * Health and metrics (docs/operators.md). The API serves `/healthz`, `/readyz` and `/metrics` on its own
+   * port; a process running only the worker serves them on `port` (none when unset). `metricsToken`, when
+   * set, is required as a bearer token on `/metrics` (it names projects and upstreams).
+   */
+  health: z
+    .strictObject({
+      port: z.int().min(0).max(65535).optional(),
+      host: z.string().default('127.0.0.1'),
+      metricsToken: z.string().min(16).optional(),
+    })
+    .prefault({}),
 });
 export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;

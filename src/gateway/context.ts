@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Implementation, InputRequests, RequestMeta } from '../protocol';
 import { ProtocolError } from '../protocol';
 import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane/types';
+import type { FirstCalls } from '../store/first-calls';
 import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
 import type { TaskEngine } from '../temporal/task-engine';
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   engine: TaskEngine;
   store: TaskStore;
   payloads: PayloadStore;
+  /** Claims a task's first call (the API abandons a creation that did not start in time). */
+  firstCalls?: FirstCalls;
   serverInfo: Implementation;
   logger: Logger;
   startTimeoutMs: number;

@@ -23,6 +23,9 @@ export async function resolveEndpoint(
     headers: credential.headers,
     // What an upstream offers may depend on whose credential asks: cache per upstream and credential.
     cacheKey: `${upstream.id}#${credential.authorizationId ?? upstream.auth.mode}`,
+    // Which protocol era it speaks, as last probed: the upstream client picks its translation by it.
+    upstreamId: upstream.id,
+    ...(upstream.probe && { probe: upstream.probe }),
     resolved: true,
     authorizationId: credential.authorizationId,
   };

@@ -186,8 +186,9 @@ async function list(ctx: RequestContext, spec: ListSpec): Promise<Result> {
     const alias = (targets[i] as UpstreamEndpoint).alias;
     if (s.status === 'rejected') {
       failures++;
+      const reason = s.reason instanceof Error ? s.reason.message : String(s.reason);
       deps.logger.warn(
-        { project: call.project.slug, upstream: alias, method: spec.method },
+        { project: call.project.slug, upstream: alias, method: spec.method, reason },
         'upstream left out of list',
       );
       return;

@@ -4,6 +4,7 @@
  */
 import type { CallToolParams } from '../protocol';
 import { METHOD, ProtocolError } from '../protocol';
+import { resultCache } from '../telemetry/metrics';
 import { principalId } from '../store/control-plane/types';
 import type { RequestContext, Result } from './context';
 import { forward } from './forwarding';
@@ -40,6 +41,7 @@ export async function ordinaryCall(
       })
     : undefined;
   const hit = key !== undefined ? deps.cache.get(project.slug, key) : undefined;
+  if (key !== undefined) resultCache.inc({ project: project.slug, result: hit ? 'hit' : 'miss' });
   if (hit)
     return finishToolResult(ctx, { ...hit, _meta: { ...(hit._meta as Result), [CACHE_META_KEY]: 'hit' } });
 

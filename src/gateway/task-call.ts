@@ -10,6 +10,7 @@ import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
 import { relayableMeta } from '../upstream/meta';
 import type { FirstOutcome, UpstreamCallPayload } from '../workflows/messages';
+import { taskWorkflowId } from '../workflows/messages';
 import type { GatewayDeps, RequestContext, Result } from './context';
 import { errorName } from './context';
 import { finishToolResult } from './ordinary-call';
@@ -17,6 +18,8 @@ import { declaresFormElicitation } from './qualification';
 import { createTaskResult } from './responses';
 import type { RoutedTool } from './routing';
 import { mintTaskId } from './task-ids';
+import { addLogContext } from '../telemetry/log-context';
+import { taskCreations } from '../telemetry/metrics';
 
 export async function startTask(
   ctx: RequestContext,
@@ -48,6 +51,7 @@ export async function launchTask(
   const { call, deps } = ctx;
   const taskId = mintTaskId();
   const taskKey = taskKeyOf(taskId);
+  addLogContext({ taskKey });
   const capabilities = call.params._meta[META.clientCapabilities];
   // The payload goes to the payload store; Temporal gets its id only.
   const request: UpstreamCallPayload = {
@@ -60,35 +64,62 @@ export async function launchTask(
   const requestRef = await deps.payloads.put(taskKey, 'request', request);
   // 2025-era clients list their tasks by id (tasks/list); the store otherwise keeps hashes only.
   if (call.tasks) await deps.payloads.put(taskKey, 'task_id', taskId);
+  const createdAt = new Date();
+  const input = {
+    taskKey,
+    project: call.project.id,
+    projectSlug: call.project.slug,
+    upstream: routed.endpoint.alias,
+    caller: principalId(call.principal),
+    principal: call.principal,
+    authorizationId: routed.endpoint.authorizationId,
+    createdAt: createdAt.toISOString(),
+    startDeadline: new Date(createdAt.getTime() + deps.startTimeoutMs).toISOString(),
+    call: {
+      tool: routed.name,
+      requestRef,
+      protocolVersion: PROTOCOL_VERSION,
+      elicitationForm: declaresFormElicitation(capabilities),
+      idempotent: isIdempotent(routed.tool),
+      ...(call.tasks?.force && { forceTask: true }),
+    },
+  };
   let outcome: FirstOutcome;
   try {
-    outcome = await deps.engine.start(
-      {
-        taskKey,
-        project: call.project.id,
-        projectSlug: call.project.slug,
-        upstream: routed.endpoint.alias,
-        caller: principalId(call.principal),
-        principal: call.principal,
-        authorizationId: routed.endpoint.authorizationId,
-        createdAt: new Date().toISOString(),
-        call: {
-          tool: routed.name,
-          requestRef,
-          protocolVersion: PROTOCOL_VERSION,
-          elicitationForm: declaresFormElicitation(capabilities),
-          idempotent: isIdempotent(routed.tool),
-          ...(call.tasks?.force && { forceTask: true }),
-        },
-      },
-      deps.startTimeoutMs,
-    );
+    outcome = await deps.engine.start(input, deps.startTimeoutMs);
   } catch (err) {
-    deps.logger.error({ err: errorName(err), project: call.project.slug }, 'task start failed');
-    throw new ProtocolError('TaskEngineUnavailable', 'The gateway could not start the task; try again later');
+    outcome = await afterFailedStart(ctx, taskKey, err);
   }
+  if (outcome.kind === 'task') taskCreations.inc({ project: call.project.slug });
   return { taskId, taskKey, outcome };
 }
+
+/**
+ * The start did not answer in time (no worker took the task, Temporal slow or away). The creation is
+ * abandoned in the store unless the worker already claimed the first call: then the call is on its way
+ * and the outcome is waited for (the client must not hear "failed" about a call that was sent).
+ */
+async function afterFailedStart(ctx: RequestContext, taskKey: string, err: unknown): Promise<FirstOutcome> {
+  const { deps, call } = ctx;
+  deps.logger.error({ err: errorName(err), project: call.project.slug }, 'task start failed');
+  const claim = await deps.firstCalls?.claim(taskKey, 'abandoned').catch(() => undefined);
+  if (claim && !claim.won && claim.state === 'sending') {
+    try {
+      return await deps.engine.firstOutcome(taskWorkflowId(taskKey), FIRST_CALL_LIMIT_MS);
+    } catch (again) {
+      deps.logger.error({ err: errorName(again), project: call.project.slug }, 'task outcome unknown');
+    }
+  }
+  throw new ProtocolError(
+    'TaskEngineUnavailable',
+    claim?.won
+      ? `The task could not be started within ${deps.startTimeoutMs} ms (no worker took it); nothing was sent to the upstream. Try again later.`
+      : 'The gateway could not start the task; try again later',
+  );
+}
+
+/** The first call's own time limit (the workflow's activity options) plus a margin. */
+const FIRST_CALL_LIMIT_MS = 130_000;
 
 /** A first outcome that is not a task: the synchronous result (never cached) or the error. */
 export async function firstResult(ctx: RequestContext, launched: LaunchedTask): Promise<Result> {

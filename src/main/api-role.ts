@@ -17,18 +17,23 @@ import { ResultCache } from '../gateway/result-cache';
 import { checkNamespacing } from '../gateway/routing';
 import type { ControlPlaneStore } from '../store/control-plane';
 import { DashboardStore } from '../store/dashboard-store';
+import { FirstCalls } from '../store/first-calls';
 import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
 import { createDataConverter } from '../temporal/codec';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { ensureRetentionSchedules, triggerRetention } from '../temporal/schedules';
 import { TemporalTaskEngine } from '../temporal/task-engine';
+import { clientTracing } from '../temporal/tracing';
 import { DiscoveryCache } from '../upstream/discovery';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { temporalMetricsText } from '../telemetry/temporal-metrics';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { listen } from './http-server';
 import type { Role, Shared } from './roles';
 import { ADMIN } from './roles';
+import { probeChangedUpstreams, probeUpstream } from './upstream-probes';
+import type { UpstreamClient } from '../upstream/client';
 
 export async function startApiRole(shared: Shared): Promise<Role & { url: string }> {
   const { config, logger, cipher, upstream, catalog, db, store, payloads, controlPlane, serverInfo } = shared;
@@ -38,10 +43,15 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       await ensureNamespaceAndSearchAttributes(c, config.temporal.namespace, SEARCH_ATTRIBUTES);
     return c;
   });
+  shared.readiness['temporal'] = async () => {
+    await connection.workflowService.getSystemInfo({});
+  };
+  const interceptors = await clientTracing();
   const client = new Client({
     connection,
     namespace: config.temporal.namespace,
     dataConverter: createDataConverter(cipher),
+    ...(interceptors && { interceptors }),
   });
   const gateway = new McpGateway({
     controlPlane,
@@ -52,6 +62,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     engine: new TemporalTaskEngine(client, config.temporal.taskQueue),
     store,
     payloads,
+    firstCalls: new FirstCalls(db),
     serverInfo,
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,
@@ -86,6 +97,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     admin: {
       runRetention: (kind) => triggerRetention(client, taskQueue, kind),
       startProjectDeletion: startDeletion,
+      probeUpstream: (project, alias) => probeUpstream(controlPlane, upstream, project, alias),
     },
     dashboard: {
       dashboard: new DashboardStore(db),
@@ -96,6 +108,11 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       }),
     },
     trustProxy: config.http.trustProxy,
+    health: {
+      checks: shared.readiness,
+      extraMetrics: temporalMetricsText,
+      ...(config.health.metricsToken !== undefined && { metricsToken: config.health.metricsToken }),
+    },
   });
   const server = await listen(app, config.http.host, config.http.port);
   // Serving does not depend on them, so they come after listening; still before start-up is reported.
@@ -129,6 +146,7 @@ export async function applyConfiguration(
   config: Config,
   controlPlane: ControlPlaneStore,
   catalog: UpstreamCatalog,
+  upstream: UpstreamClient,
   logger: Logger,
 ): Promise<void> {
   if (config.projects.length > 0) {
@@ -138,6 +156,8 @@ export async function applyConfiguration(
     });
   }
   if (config.bootstrapFile) await applyBootstrap(controlPlane, loadBootstrapFile(config.bootstrapFile));
+  // What is new or changed is probed for its protocol era before anything serves it (docs/interop.md).
+  await probeChangedUpstreams(controlPlane, upstream, logger);
   for (const view of await controlPlane.listProjects(ADMIN)) {
     const project = await controlPlane.projectBySlug(view.slug);
     if (!project) continue;

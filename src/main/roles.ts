@@ -15,6 +15,7 @@ import type { PayloadStore } from '../store/payload-store';
 import type { Database } from '../store/schema';
 import type { TaskStore } from '../store/task-store';
 import type { UpstreamClient } from '../upstream/client';
+import type { ReadinessCheck } from '../telemetry/health';
 
 /** Built once per process, before any role starts. */
 export interface Shared {
@@ -31,6 +32,8 @@ export interface Shared {
   /** Create the Temporal namespace and search attributes when missing (serve, against a cluster). */
   ensureNamespace: boolean;
   phases: Phases;
+  /** What `/readyz` checks in this process; each role adds its own (store, Temporal, polling). */
+  readiness: Record<string, ReadinessCheck>;
 }
 
 /** A running role. `graceMs`: how long running work may take to finish before it is cut off. */

@@ -5,6 +5,7 @@
  * Each role's modules are loaded only when the role runs (api-role.ts, worker-role.ts), so an API
  * process never loads the Temporal worker and its native library (docs/performance.md).
  */
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { UpstreamCatalog } from '../gateway/catalog';
@@ -14,6 +15,7 @@ import type { Implementation } from '../protocol';
 import { Cipher } from '../store/cipher';
 import { ControlPlaneStore } from '../store/control-plane';
 import { openDatabase } from '../store/database';
+import { UpstreamSessionStore } from '../store/upstream-sessions';
 import { PayloadStore } from '../store/payload-store';
 import { TaskStore } from '../store/task-store';
 import { UpstreamClient } from '../upstream/client';
@@ -50,14 +52,20 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const phases = new Phases();
   const serverInfo: Implementation = SERVER_INFO;
   const cipher = new Cipher(config.encryption);
-  const upstream = new UpstreamClient();
-  const catalog = new UpstreamCatalog(upstream, serverInfo);
   const db = await phases.time('database', () => openDatabase(config.store));
   // A change that turns namespacing off over colliding upstreams is refused when it is made.
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
   });
+  // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).
+  const upstream = new UpstreamClient({
+    clientInfo: serverInfo,
+    legacySessions: new UpstreamSessionStore(db, cipher),
+    recordProbe: (upstreamId, probe) => controlPlane.recordUpstreamProbe(upstreamId, probe),
+    onWarning: (message, detail) => logger.warn(detail, message),
+  });
+  const catalog = new UpstreamCatalog(upstream, serverInfo);
   const shared: Shared = {
     config,
     logger,
@@ -71,6 +79,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     controlPlane,
     ensureNamespace: opts.ensureNamespace ?? false,
     phases,
+    readiness: {
+      store: async () => {
+        await sql`select 1`.execute(db);
+      },
+    },
   };
   const release = async () => {
     await upstream.close();
@@ -111,7 +124,13 @@ async function startRoles(
   const apiModule = opts.api ? await phases.time('api: load', () => import('./api-role')) : undefined;
   if (apiModule) {
     await phases.time('api: configuration', () =>
-      apiModule.applyConfiguration(shared.config, shared.controlPlane, shared.catalog, shared.logger),
+      apiModule.applyConfiguration(
+        shared.config,
+        shared.controlPlane,
+        shared.catalog,
+        shared.upstream,
+        shared.logger,
+      ),
     );
   }
   const starting = [

@@ -14,6 +14,8 @@ import type { Config } from '../config/config';
 import { keyringFromEnv } from './keyring';
 import type { Runtime } from './runtime';
 import { handleStopSignals } from './signals';
+import { logMixin } from '../telemetry/log-context';
+import { startTracing } from '../telemetry/tracing';
 
 const ROLES = ['api', 'worker', 'all'] as const;
 
@@ -38,12 +40,15 @@ async function main(): Promise<void> {
   if (!ROLES.includes(role as (typeof ROLES)[number])) throw new Error('usage: serve api|worker|all');
   const config = configFromEnv(process.env);
   const configured = performance.now();
+  // Before anything it instruments (http, undici) is loaded.
+  const stopTracing = await startTracing(`taskrouter-${role}`);
 
-  const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'info' });
+  const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'info', mixin: logMixin });
   // From here on a signal stops the gateway gracefully, even one that comes while it is still starting.
   const gateway: { starting?: Promise<Runtime> } = {};
   handleStopSignals(logger, config.shutdownGraceMs, async () => {
     if (gateway.starting) await (await gateway.starting).close({ graceful: true });
+    await stopTracing?.();
   });
   const { startRuntime } = await import('./runtime');
   gateway.starting = startRuntime({

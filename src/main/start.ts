@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
+import { logMixin } from '../telemetry/log-context';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import type { ConfigInput } from '../config/config';
 import { parseConfig } from '../config/config';
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   const env = process.env;
   const root = findRepoRoot(__dirname);
   const dataDir = path.resolve(root, env['TASKROUTER_DATA_DIR'] ?? '.data');
-  const logger = pino({ level: env['LOG_LEVEL'] ?? 'info' });
+  const logger = pino({ level: env['LOG_LEVEL'] ?? 'info', mixin: logMixin });
   const httpPort = Number(env['PORT'] ?? 8080);
   const upstreamPort = Number(env['UPSTREAM_PORT'] ?? 3001);
   const temporalPort = Number(env['TEMPORAL_PORT'] ?? 7233);

@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { FirstCalls } from '../store/first-calls';
 import { createRetentionActivities } from '../activities/retention';
 import { resolveTaskEndpoint } from '../gateway/credentials';
 import { ProtocolError } from '../protocol';
@@ -15,11 +16,16 @@ import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
 import { createTaskWorker } from '../temporal/worker';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import Koa from 'koa';
+import { healthRoutes } from '../api/health';
+import { temporalMetricsText } from '../telemetry/temporal-metrics';
+import { listen } from './http-server';
+import { freeLoopbackPort } from './ports';
 import type { Role, Shared } from './roles';
 
 export async function startWorkerRole(shared: Shared): Promise<Role> {
   const { config, logger, cipher, upstream, store, payloads, controlPlane, serverInfo, phases } = shared;
-  installTemporalLogging(logger.child({ component: 'temporal' }));
+  installTemporalLogging(logger.child({ component: 'temporal' }), { metricsPort: await freeLoopbackPort() });
   const connection = await phases.time('worker: temporal connection', async () => {
     const c = await NativeConnection.connect({ address: config.temporal.address });
     if (shared.ensureNamespace)
@@ -42,18 +48,20 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   const workerLogger = logger.child({ role: 'worker' });
   // Aborted when the worker starts to shut down: watch activities hand their task back at once.
   const stopping = new AbortController();
+  const firstCalls = new FirstCalls(shared.db);
   const activities = {
     ...createActivities({
       upstream,
       store,
       payloads,
+      firstCalls,
       resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
       gatewayInfo: serverInfo,
       settings: { ...config.tasks, finishedTaskTtlMs: config.retention.payloadTtlMs },
       logger: workerLogger,
       stopping: stopping.signal,
     }),
-    ...createRetentionActivities({ store, controlPlane, temporalClient, logger: workerLogger }),
+    ...createRetentionActivities({ store, firstCalls, controlPlane, temporalClient, logger: workerLogger }),
   };
   let worker;
   try {
@@ -73,8 +81,17 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   }
   const w = worker;
   const run = w.run();
+  shared.readiness['temporal'] ??= async () => {
+    await connection.workflowService.getSystemInfo({});
+  };
+  shared.readiness['worker'] = async () => {
+    if (w.getState() !== 'RUNNING') throw new Error(`worker is ${w.getState().toLowerCase()}`);
+  };
+  // A process running only the worker has no API port: health and metrics get a small one of their own.
+  const http = config.health.port !== undefined ? await workerHttp(shared, config.health.port) : undefined;
   return {
     async close() {
+      await http?.close(0);
       // Running activities get the worker's shutdown grace time (config.shutdownGraceMs), then are
       // cancelled; the worker's own grace is fixed when it is created.
       stopping.abort();
@@ -84,6 +101,30 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       if (activityClient) await (await activityClient).connection.close();
     },
   };
+}
+
+async function workerHttp(shared: Shared, port: number) {
+  const app = new Koa();
+  app.silent = true;
+  app.use(
+    healthRoutes({
+      checks: shared.readiness,
+      extraMetrics: temporalMetricsText,
+      ...(shared.config.health.metricsToken !== undefined && {
+        metricsToken: shared.config.health.metricsToken,
+      }),
+    }),
+  );
+  const handle = app.callback();
+  const server = await listen(
+    (req, res) => {
+      void handle(req, res);
+    },
+    shared.config.health.host,
+    port,
+  );
+  shared.logger.info({ url: server.url }, 'worker health and metrics');
+  return server;
 }
 
 /** A task whose credential is gone fails its upstream calls at once instead of retrying. */

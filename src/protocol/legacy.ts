@@ -130,3 +130,30 @@ export const LogLevelSchema = z.enum([
   'alert',
   'emergency',
 ]);
+
+/**
+ * What a probe found out about an upstream (src/upstream/eras.ts): the era it speaks (`modern` =
+ * 2026-07-28, `legacy` = a 2025 version; null = none the gateway speaks, or it could not be reached),
+ * the version, when it was probed, and why the probe failed. Stored with the upstream (migration 0008).
+ */
+export interface UpstreamProbe {
+  era: 'modern' | 'legacy' | null;
+  protocolVersion: string | null;
+  probedAt: string;
+  error: string | null;
+}
+
+/**
+ * A 2025-era upstream session as the gateway keeps it, shared by its replicas and workers through the
+ * store: the upstream's `Mcp-Session-Id` (null for a stateless upstream), the negotiated version and
+ * the `initialize` result the synthesized `server/discover` is made from. `nonce` names this session
+ * among the ones the same scope had, so a task knows whether its session is still the current one.
+ */
+export interface LegacySessionRecord {
+  nonce: string;
+  url: string;
+  upstreamId: string | null;
+  protocolVersion: string;
+  sessionId: string | null;
+  initialize: InitializeResult;
+}

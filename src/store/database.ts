@@ -129,7 +129,12 @@ async function migrateOrDestroy(db: Kysely<Database>): Promise<void> {
 async function migrate(db: Kysely<Database>): Promise<void> {
   // Several processes may start at once against one database: on PostgreSQL, Kysely's migrator serializes
   // them with an advisory lock and runs each migration in a transaction (SQLite: see openSqliteDatabase).
-  const { error, results } = await new Migrator({ db, provider: migrationProvider }).migrateToLatest();
+  // 0008 was merged after 0009: a store that already ran 0009 runs 0008 then, instead of refusing.
+  const { error, results } = await new Migrator({
+    db,
+    provider: migrationProvider,
+    allowUnorderedMigrations: true,
+  }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error ?? failed) {
     throw new Error(`Store migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);

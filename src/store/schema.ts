@@ -139,6 +139,26 @@ export interface UpstreamsTable {
   credential: Buffer | null;
   created_at: string;
   updated_at: string;
+  /** The last probe (migration 0008): `modern` | `legacy` | null (none spoken), version, when, why not. */
+  protocol_era?: string | null;
+  protocol_version?: string | null;
+  probed_at?: string | null;
+  probe_error?: string | null;
+}
+
+/** Sessions with stateful 2025-era upstreams (migration 0008), one per upstream, credential and variant. */
+export interface UpstreamSessionsTable {
+  scope: string;
+  upstream_id: string | null;
+  /** Names this session among the scope's successive ones (tasks are bound to it). */
+  nonce: string;
+  url: string;
+  protocol_version: string;
+  /** Sealed JSON `{ sessionId, initialize }`, associated data `upstream-session:{scope}:{nonce}`. */
+  state: Buffer;
+  created_at: string;
+  /** Not ended at shutdown before this time: upstream tasks live in the session until their ttl. */
+  pinned_until: string | null;
 }
 
 /** A user's authorization for one upstream, as an OAuth flow would leave it. */
@@ -189,6 +209,12 @@ export interface ControlPlaneGenerationTable {
   generation: number;
 }
 
+export interface FirstCallsTable {
+  task_key: string;
+  state: string;
+  at: string;
+}
+
 export interface Database {
   payloads: PayloadsTable;
   tasks: TasksTable;
@@ -207,4 +233,6 @@ export interface Database {
   ended_mcp_sessions: EndedMcpSessionsTable;
   mcp_client_answers: McpClientAnswersTable;
   control_plane_generation: ControlPlaneGenerationTable;
+  first_calls: FirstCallsTable;
+  upstream_sessions: UpstreamSessionsTable;
 }

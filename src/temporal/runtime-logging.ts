@@ -1,10 +1,13 @@
 /**
- * Routes the Temporal SDK's own logs (TypeScript and native core) into the gateway's pino logger. The
- * runtime is process-wide and can be installed once, so the first caller wins.
+ * Routes the Temporal SDK's own logs (TypeScript and native core) into the gateway's pino logger, and,
+ * when asked, has its core serve its worker metrics in Prometheus form on a loopback port (appended to
+ * the role's `/metrics`, src/telemetry/temporal-metrics.ts). The runtime is process-wide and can be
+ * installed once, so the first caller wins.
  */
 import type { LogLevel, LogMetadata } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { setTemporalMetricsUrl } from '../telemetry/temporal-metrics';
 
 let installed = false;
 
@@ -16,9 +19,14 @@ const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'
   ERROR: 'error',
 };
 
-export function installTemporalLogging(logger: Logger, level: LogLevel = 'WARN'): void {
+export function installTemporalLogging(
+  logger: Logger,
+  opts: { level?: LogLevel; metricsPort?: number } = {},
+): void {
   if (installed) return;
   installed = true;
+  const level = opts.level ?? 'WARN';
+  const metricsAddress = opts.metricsPort !== undefined ? `127.0.0.1:${opts.metricsPort}` : undefined;
   const log = (l: LogLevel, message: string, meta?: LogMetadata) =>
     logger[PINO_LEVEL[l]]({ temporal: meta }, message);
   Runtime.install({
@@ -32,6 +40,10 @@ export function installTemporalLogging(logger: Logger, level: LogLevel = 'WARN')
     },
     // "Activity not found on completion" is the expected echo of a watch activity that was cancelled
     // (TRY_CANCEL) and finished anyway; core reports it at WARN, so core logs start at ERROR.
-    telemetryOptions: { logging: { filter: { core: 'ERROR', other: level }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: 'ERROR', other: level }, forward: {} },
+      ...(metricsAddress && { metrics: { prometheus: { bindAddress: metricsAddress } } }),
+    },
   });
+  if (metricsAddress) setTemporalMetricsUrl(`http://${metricsAddress}/metrics`);
 }

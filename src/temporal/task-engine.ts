@@ -23,6 +23,8 @@ import { SA_CALLER_KIND, SA_PROJECT, SA_STATUS, SA_TOOL, SA_UPSTREAM } from '../
 
 export interface TaskEngine {
   start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome>;
+  /** The first outcome of a task already started (its start update asked again). */
+  firstOutcome(workflowId: string, timeoutMs: number): Promise<FirstOutcome>;
   snapshot(workflowId: string, timeoutMs: number): Promise<TaskObservation | null>;
   provideInput(workflowId: string, input: InputSignal): Promise<void>;
   /** Resolves once the upstream answered the cancel request (or refused it). */
@@ -61,6 +63,12 @@ export class TemporalTaskEngine implements TaskEngine {
     });
     return this.client.withDeadline(Date.now() + timeoutMs, () =>
       this.client.workflow.executeUpdateWithStart(startTaskUpdate, { startWorkflowOperation: op }),
+    );
+  }
+
+  async firstOutcome(workflowId: string, timeoutMs: number): Promise<FirstOutcome> {
+    return this.client.withDeadline(Date.now() + timeoutMs, () =>
+      this.client.workflow.getHandle(workflowId).executeUpdate(startTaskUpdate),
     );
   }
 

@@ -11,6 +11,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { TaskActivities } from '../activities';
 import type { Cipher } from '../store/cipher';
 import { createDataConverter } from './codec';
+import { activityTracing } from './tracing';
 
 /**
  * The workflow bundle `npm run build` writes (scripts/build.mjs): `dist/workflow-bundle.js`, two folders
@@ -60,5 +61,6 @@ export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker>
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 2000,
     maxConcurrentLocalActivityExecutions: 200,
     shutdownGraceTime: opts.shutdownGraceMs ?? 5000,
+    interceptors: { activity: await activityTracing() },
   });
 }

@@ -101,6 +101,11 @@ export interface TaskWorkflowInput {
   /** The upstream authorization the task started with; its credential, and only it, is used throughout. */
   authorizationId: string | null;
   createdAt: string;
+  /**
+   * After this (ISO time) the first upstream call is never sent: the API has told the client the task
+   * could not be started (no worker took it in time), so sending would be a side effect nobody knows of.
+   */
+  startDeadline?: string;
   call: UpstreamCallRequest;
   carried?: CarriedTaskState;
 }

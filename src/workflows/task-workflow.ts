@@ -12,6 +12,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -42,6 +43,21 @@ const idempotentCall = proxyActivities<TaskActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 3, initialInterval: '1s' },
 });
+/**
+ * The first call as a local activity: no activity task round trip through the server, so the client's
+ * answer comes sooner. A local activity can run again after a worker crash; the activity claims the call
+ * in the store before sending (store/first-calls.ts), so a second run never sends it twice.
+ */
+const localFirstCall = proxyLocalActivities<TaskActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 1 },
+});
+const localIdempotentCall = proxyLocalActivities<TaskActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 3, initialInterval: '1s' },
+});
+/** Workflows started before the first call became a local activity replay with the activity. */
+const LOCAL_FIRST_CALL = 'first-call-local-activity';
 /** Long-lived poller: heartbeats detect a lost worker within seconds; TRY_CANCEL lets signals preempt it. */
 const { watchUpstreamTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '1 hour',
@@ -134,9 +150,24 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
 }
 
 async function firstCall(input: TaskWorkflowInput) {
-  const call = input.call.idempotent ? idempotentCall.callUpstreamTool : callUpstreamTool;
+  // Workflow time is when this run's first task started: if that is past the deadline the API has
+  // already told the client the task could not start, and nothing must be sent.
+  if (input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline)) {
+    return { kind: 'error', error: NOT_STARTED } as const;
+  }
+  const local = patched(LOCAL_FIRST_CALL);
+  const call = input.call.idempotent
+    ? (local ? localIdempotentCall : idempotentCall).callUpstreamTool
+    : local
+      ? localFirstCall.callUpstreamTool
+      : callUpstreamTool;
   try {
-    return await call({ ...accessOf(input), taskKey: input.taskKey, call: input.call });
+    return await call({
+      ...accessOf(input),
+      taskKey: input.taskKey,
+      call: input.call,
+      ...(input.startDeadline !== undefined && { startDeadline: input.startDeadline }),
+    });
   } catch (err) {
     const cause = (err as ActivityFailure).cause;
     const message = cause instanceof Error ? cause.message : `Upstream "${input.upstream}" call failed`;
@@ -151,6 +182,7 @@ async function watchUntilChangeOrWork(
   taskKey: string,
 ): Promise<WatchUpstreamTaskResult | undefined> {
   const o = state.s.observed;
+  const open = Object.keys(state.present().inputs ?? {});
   const scope = new CancellationScope();
   let settled: { value?: WatchUpstreamTaskResult; error?: unknown } | undefined;
   scope
@@ -160,6 +192,8 @@ async function watchUntilChangeOrWork(
         taskKey,
         knownKey: o.key,
         pollIntervalMs: o.pollIntervalMs ?? 1000,
+        ...(o.status === 'input_required' &&
+          o.detailRef && { openInput: { detailRef: o.detailRef, keys: open } }),
       }),
     )
     .then(
@@ -221,7 +255,7 @@ async function apply(
     );
   }
   const after = state.present();
-  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after });
+  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after, project: input.projectSlug });
   if (after.status !== before.status) publishStatus(after.status);
 }
 
@@ -254,6 +288,11 @@ function refOf(input: TaskWorkflowInput, state: TaskState) {
     protocolVersion: input.call.protocolVersion,
   };
 }
+
+const NOT_STARTED = {
+  code: -32603,
+  message: 'The task did not start before its deadline; nothing was sent to the upstream',
+};
 
 /** A terminal failure decided by the gateway (the upstream forgot the task, expired, or asked the impossible). */
 function failedObservation(o: TaskObservation, error: JsonRpcErrorObject): TaskObservation {

@@ -51,10 +51,15 @@ export function writeServeConfig(
  * Starts `serve.ts all`. Node itself runs the gateway (tsx as a loader, not as a wrapper process), so
  * signals reach the gateway.
  */
-export function spawnServe(configFile: string, logLevel: string, stdio: StdioOptions): ChildProcess {
+export function spawnServe(
+  configFile: string,
+  logLevel: string,
+  stdio: StdioOptions,
+  env: Record<string, string> = {},
+): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: logLevel },
+    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: logLevel, ...env },
     stdio,
   });
 }
@@ -66,5 +71,14 @@ export async function killChildren(children: readonly ChildProcess[]): Promise<v
     const exited = new Promise((r) => c.once('exit', r));
     c.kill('SIGKILL');
     await exited;
+  }
+}
+
+/** Polls `done` every 50 ms; throws `failure()` after `timeoutMs`. */
+export async function waitFor(done: () => boolean, failure: () => string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(failure());
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

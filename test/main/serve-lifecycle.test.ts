@@ -14,7 +14,7 @@ import { startExampleUpstream } from '../../examples/upstream/server';
 import { generateKey } from '../../src/store/cipher';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
-import { killChildren, REPO_ROOT, spawnServe, writeServeConfig } from '../helpers/serve-process';
+import { killChildren, REPO_ROOT, spawnServe, waitFor, writeServeConfig } from '../helpers/serve-process';
 
 let dir: string;
 let upstream: ExampleUpstream;
@@ -126,11 +126,3 @@ test('the API role loads no Temporal worker code', async () => {
   // The check itself works: the worker role does load it.
   expect(JSON.parse(stdout)).toEqual({ loaded: [], worker: true });
 }, 60_000);
-
-async function waitFor(done: () => boolean, failure: () => string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(failure());
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -5,7 +5,7 @@
  * response that created them. See docs/admin.md.
  */
 import type { Context, Middleware } from 'koa';
-import type { ControlPlaneStore } from '../../store/control-plane';
+import type { ControlPlaneStore, UpstreamView } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane/types';
 import type { Reply } from '../routes';
 import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
@@ -26,6 +26,11 @@ export interface AdminApiDeps {
    * DELETE /projects/{project} deletes the control-plane rows directly.
    */
   startProjectDeletion?: (projectId: string) => Promise<{ workflowId: string }>;
+  /**
+   * Probes an upstream (which MCP era it speaks) and records the outcome in its view; run when an
+   * upstream is added or changed, and on request. Absent, views show the last recorded probe.
+   */
+  probeUpstream?: (projectRef: string, alias: string) => Promise<void>;
 }
 
 interface Request {
@@ -159,12 +164,18 @@ const ROUTES = [
   route('GET', '/projects/:project/upstreams', async (cp, r) =>
     ok({ upstreams: await cp.listUpstreams(r.actor, p(r, 0)) }),
   ),
-  route('POST', '/projects/:project/upstreams', async (cp, r) =>
-    created(await cp.addUpstream(r.actor, p(r, 0), r.body as never)),
-  ),
-  route('PATCH', '/projects/:project/upstreams/:alias', async (cp, r) =>
-    ok((await cp.updateUpstream(r.actor, p(r, 0), p(r, 1), r.body)).record),
-  ),
+  route('POST', '/projects/:project/upstreams', async (cp, r, deps) => {
+    const added = await cp.addUpstream(r.actor, p(r, 0), r.body as never);
+    return created(await probed(cp, r, deps, added.alias));
+  }),
+  route('PATCH', '/projects/:project/upstreams/:alias', async (cp, r, deps) => {
+    const { record, changed } = await cp.updateUpstream(r.actor, p(r, 0), p(r, 1), r.body);
+    return ok(changed ? await probed(cp, r, deps, record.alias) : record);
+  }),
+  route('POST', '/projects/:project/upstreams/:alias/probe', async (cp, r, deps) => {
+    const alias = (await upstreamView(cp, r, p(r, 1))).alias;
+    return ok(await probed(cp, r, deps, alias));
+  }),
   route('DELETE', '/projects/:project/upstreams/:alias', async (cp, r) => {
     await cp.removeUpstream(r.actor, p(r, 0), p(r, 1));
     return undefined;
@@ -218,6 +229,28 @@ const ROUTES = [
     return ok({ events: await cp.listAudit(r.actor, { ...(project && { project }), ...pageOf(r.query) }) });
   }),
 ];
+
+/** An upstream's view, as the caller may see it (managers only). */
+async function upstreamView(cp: ControlPlaneStore, r: Request, alias: string): Promise<UpstreamView> {
+  const found = (await cp.listUpstreams(r.actor, p(r, 0))).find((u) => u.alias === alias || u.id === alias);
+  if (!found) throw new HttpError('not_found', `No upstream "${alias}" in project "${p(r, 0)}"`);
+  return found;
+}
+
+/** Probes the upstream (when this process can) and answers its view with the outcome. */
+async function probed(
+  cp: ControlPlaneStore,
+  r: Request,
+  deps: AdminApiDeps,
+  alias: string,
+): Promise<UpstreamView> {
+  if (deps.probeUpstream) {
+    await deps
+      .probeUpstream(p(r, 0), alias)
+      .catch((err: unknown) => deps.logger?.error({ err, upstream: alias }, 'upstream probe failed to run'));
+  }
+  return upstreamView(cp, r, alias);
+}
 
 function pageOf(query: URLSearchParams): { limit?: number; before?: string } {
   const limit = query.get('limit');

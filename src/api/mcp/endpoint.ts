@@ -11,12 +11,15 @@
  * first (and the client accepts SSE): the response then becomes a stream that ends with the reply.
  */
 import type { Middleware, ParameterizedContext } from 'koa';
+import { randomBytes } from 'node:crypto';
 import compose from 'koa-compose';
 import type { Logger } from 'pino';
 import type { McpGateway } from '../../gateway/gateway';
 import { GATEWAY_METHODS } from '../../gateway/gateway';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../protocol';
-import { HEADER, ProtocolError, REMOVED_METHODS } from '../../protocol';
+import { HEADER, LEGACY_METHOD, PROTOCOL_VERSION, ProtocolError, REMOVED_METHODS } from '../../protocol';
+import { withLogContext } from '../../telemetry/log-context';
+import { mcpRequestSeconds, mcpRequests } from '../../telemetry/metrics';
 import type { ControlPlane } from '../../store/control-plane/types';
 import { principalId } from '../../store/control-plane/types';
 import type { Caller } from '../authenticate';
@@ -56,6 +59,8 @@ interface McpRequest {
   method: string;
   /** HTTP status of the reply (for the request log; a stream's is 200). */
   status: number;
+  /** `2026-07-28`, or `2025` for a 2025-era session (metrics). */
+  era: string;
   caller?: Caller;
   message?: JsonRpcMessage;
   /** Aborted when the client goes away before the answer. */
@@ -98,20 +103,34 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
       if (!ctx.res.writableFinished) controller.abort();
     });
     const slug = safeDecode(match[1] as string);
-    ctx.state.mcp = { slug, stream, id: null, method: '', status: 200, signal: controller.signal };
+    ctx.state.mcp = {
+      slug,
+      stream,
+      id: null,
+      method: '',
+      status: 200,
+      era: ctx.get(HEADER.sessionId) === '' ? PROTOCOL_VERSION : '2025',
+      signal: controller.signal,
+    };
     const c = ctx as McpContext;
-    if (ctx.method === 'POST') return post(c);
+    const requestId = randomBytes(8).toString('hex');
+    ctx.set('X-Request-Id', requestId);
+    return withLogContext({ requestId, project: slug }, () => route(c));
+  };
+
+  async function route(ctx: McpContext): Promise<void> {
+    if (ctx.method === 'POST') return post(ctx);
     // GET and DELETE mean something to 2025-era sessions only; a 2026 client has neither.
     if (
       (ctx.method === 'GET' || ctx.method === 'DELETE') &&
       deps.legacy &&
       ctx.get(HEADER.sessionId) !== ''
     ) {
-      return sessionOnly(c);
+      return sessionOnly(ctx);
     }
-    emptyReply(c, 405);
+    emptyReply(ctx, 405);
     ctx.set('Allow', 'POST');
-  };
+  }
 }
 
 /** Writes the reply: the result `dispatch` left, or the JSON-RPC error for whatever was thrown. */
@@ -119,13 +138,19 @@ function jsonRpcReplies(logger: Logger): Step {
   return async (ctx, next) => {
     const started = performance.now();
     const mcp = ctx.state.mcp;
+    let outcome = 'ok';
     try {
       await next();
     } catch (err) {
       const reply = toJsonRpcError(err, mcp.id);
+      outcome = String(reply.body.error.code);
       if (reply.status >= 500 && !(err instanceof ProtocolError)) logger.error({ err }, 'request failed');
       respond(ctx, reply.status, reply.body);
     } finally {
+      const seconds = (performance.now() - started) / 1000;
+      const labels = { method: metricMethod(mcp.method), era: mcp.era };
+      mcpRequests.inc({ ...labels, outcome });
+      mcpRequestSeconds.observe(labels, seconds);
       logger.debug(
         {
           project: mcp.slug,
@@ -181,6 +206,7 @@ function dispatch(deps: McpEndpointDeps): Step {
     const { message, caller, stream, id, method, signal } = ctx.state.mcp;
     if (!message || !('id' in message) || !caller) throw new Error('dispatch out of order');
     if (deps.legacy && (!('method' in message) || Legacy.owns(message, (n) => ctx.get(n)))) {
+      ctx.state.mcp.era = '2025';
       return legacyDispatch(ctx, deps.legacy, message as JsonRpcRequest | JsonRpcResponse);
     }
     if (!('method' in message) || id === null)
@@ -262,6 +288,18 @@ function sessionRequest(legacy: LegacyClients | undefined): Step {
     emptyReply(ctx, 405);
     ctx.set('Allow', 'POST, DELETE');
   };
+}
+
+/** Methods as a metrics label: the ones the gateway knows; anything a client invents is `other`. */
+const KNOWN_METHODS = new Set([
+  ...GATEWAY_METHODS,
+  LISTEN,
+  ...Object.values(LEGACY_METHOD),
+  'resources/subscribe',
+]);
+function metricMethod(method: string): string {
+  if (method === '') return 'none';
+  return KNOWN_METHODS.has(method) ? method : 'other';
 }
 
 /** Whose listen streams count together against the per-caller cap. */

@@ -13,6 +13,7 @@
  * sealed with the store cipher, the associated data binding each ciphertext to its row.
  */
 import type { Kysely } from 'kysely';
+import type { UpstreamProbe } from '../../protocol';
 import type { Cipher } from '../cipher';
 import type { Database } from '../schema';
 import * as access from './access';
@@ -307,6 +308,11 @@ export class ControlPlaneStore implements ControlPlane {
 
   removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
     return upstreams.removeUpstream(this.ctx, actor, projectRef, alias);
+  }
+
+  /** Records what probing an upstream found out (src/upstream/eras.ts); shown in upstream views. */
+  recordUpstreamProbe(upstreamId: string, probe: UpstreamProbe): Promise<void> {
+    return upstreams.recordUpstreamProbe(this.ctx, upstreamId, probe);
   }
 
   // ------------------------------------------ Per-user authorizations (authorizations.ts)

@@ -4,6 +4,7 @@
  * implements it over the database (SQLite or PostgreSQL).
  */
 import type { CacheConfig, LimitsConfig } from '../../config/config';
+import type { UpstreamProbe } from '../../protocol';
 
 /** Who a request acts as. The instance administrator exists only on the admin API. */
 export type Principal =
@@ -33,6 +34,8 @@ export interface UpstreamRecord {
   url: string;
   enabled: boolean;
   auth: UpstreamAuth;
+  /** What the last probe found out (era, version, time, error); absent until the first probe. */
+  probe?: UpstreamProbe;
 }
 
 /** A project as the gateway serves it. */

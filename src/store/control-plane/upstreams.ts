@@ -6,6 +6,7 @@
  * removes its credential and every user authorization granted for it. Project managers only.
  */
 import type { z } from 'zod';
+import type { UpstreamProbe } from '../../protocol';
 import type { UpstreamsTable } from '../schema';
 import { secretsEqual } from '../tokens';
 import { requireManagedProject } from './access';
@@ -85,6 +86,7 @@ export async function updateUpstream(
       .updateTable('upstreams')
       .set({
         url: next.url,
+        ...(next.url !== row.url && probeColumns(undefined)),
         enabled: next.enabled,
         auth_mode: next.auth_mode,
         auth_header: next.auth_header,
@@ -112,6 +114,8 @@ function patchedUpstream(
   const fields: string[] = [];
   if (patch.url !== undefined && patch.url !== row.url) {
     next.url = patch.url;
+    // What was probed at the old address says nothing about the new one.
+    Object.assign(next, probeColumns(undefined));
     fields.push('url');
   }
   if (patch.enabled !== undefined && (patch.enabled ? 1 : 0) !== row.enabled) {
@@ -155,6 +159,7 @@ export async function removeUpstream(
   const row = await requireUpstreamRow(ctx, project, alias);
   await ctx.transaction(async (trx) => {
     await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
+    await trx.deleteFrom('upstream_sessions').where('upstream_id', '=', row.id).execute();
     await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
     await auditBy(ctx, trx, actor, project.id, 'upstream.removed', {
       upstreamId: row.id,
@@ -209,21 +214,61 @@ export function toAuth(row: UpstreamsTable): UpstreamAuth {
   return { mode: 'none' };
 }
 
+/**
+ * Records what a probe found out (era, version, time, error). Not a configuration change: no audit
+ * record and `updated_at` stays; but it is written as one (a control-plane transaction), so every
+ * replica's served project records pick up the era at once.
+ */
+export async function recordUpstreamProbe(
+  ctx: StoreContext,
+  upstreamId: string,
+  probe: UpstreamProbe,
+): Promise<void> {
+  await ctx.transaction(async (trx) => {
+    await trx.updateTable('upstreams').set(probeColumns(probe)).where('id', '=', upstreamId).execute();
+  });
+}
+
+/** The probe's columns; all null for none (never probed, or probed at another URL). */
+function probeColumns(probe: UpstreamProbe | undefined) {
+  return {
+    protocol_era: probe?.era ?? null,
+    protocol_version: probe?.protocolVersion ?? null,
+    probed_at: probe?.probedAt ?? null,
+    probe_error: probe?.error ?? null,
+  };
+}
+
+function probeOf(row: UpstreamsTable): UpstreamProbe | undefined {
+  if (!row.probed_at) return undefined;
+  const era = row.protocol_era === 'modern' || row.protocol_era === 'legacy' ? row.protocol_era : null;
+  return {
+    era,
+    protocolVersion: row.protocol_version ?? null,
+    probedAt: row.probed_at,
+    error: row.probe_error ?? null,
+  };
+}
+
 export function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
+  const probe = probeOf(row);
   return {
     id: row.id,
     alias: row.alias,
     url: row.url,
     enabled: Number(row.enabled) !== 0,
     auth: toAuth(row),
+    ...(probe && { probe }),
   };
 }
 
 export function toUpstreamView(row: UpstreamsTable): UpstreamView {
+  const { probe, ...record } = toUpstreamRecord(row);
   return {
-    ...toUpstreamRecord(row),
+    ...record,
     credentialSet: row.credential !== null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    probe: probe ?? { era: null, protocolVersion: null, probedAt: null, error: null },
   };
 }

@@ -39,11 +39,21 @@ export interface ApiKeyView {
   revokedAt: string | null;
 }
 
-export interface UpstreamView extends UpstreamRecord {
+export interface UpstreamView extends Omit<UpstreamRecord, 'probe'> {
   /** Whether a project credential is stored (mode `project`); the credential itself is never shown. */
   credentialSet: boolean;
   createdAt: string;
   updatedAt: string;
+  /**
+   * The last probe: era (`modern` 2026-07-28, `legacy` 2025, null: none the gateway speaks, unreachable
+   * or not probed yet), the version, when, and the problem found (docs/admin.md).
+   */
+  probe: {
+    era: 'modern' | 'legacy' | null;
+    protocolVersion: string | null;
+    probedAt: string | null;
+    error: string | null;
+  };
 }
 
 export interface ProjectView extends Omit<ProjectRecord, 'upstreams'> {

@@ -7,7 +7,9 @@ import { m0004Retention } from './0004-retention';
 import { m0005Payloads } from './0005-payloads';
 import { m0006Dashboard } from './0006-dashboard';
 import { m0007McpSessions } from './0007-mcp-sessions';
+import { m0008UpstreamEras } from './0008-upstream-eras';
 import { m0009ControlPlaneGeneration } from './0009-control-plane-generation';
+import { m0010FirstCalls } from './0010-first-calls';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -17,7 +19,9 @@ const migrations: Record<string, Migration> = {
   '0005_payloads': m0005Payloads,
   '0006_dashboard': m0006Dashboard,
   '0007_mcp_sessions': m0007McpSessions,
+  '0008_upstream_eras': m0008UpstreamEras,
   '0009_control_plane_generation': m0009ControlPlaneGeneration,
+  '0010_first_calls': m0010FirstCalls,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,47 @@
+/**
+ * `/healthz` (liveness), `/readyz` (readiness: the role's checks, src/telemetry/health.ts) and `/metrics`
+ * (Prometheus text) for a role's HTTP app: the API's, or the worker's own small one. `/metrics` carries
+ * project slugs and upstream aliases: with `metricsToken` set it needs `Authorization: Bearer <token>`.
+ */
+import type { Middleware } from 'koa';
+import type { ReadinessCheck } from '../telemetry/health';
+import { readiness } from '../telemetry/health';
+import { metricsText } from '../telemetry/metrics';
+import { secretsEqual } from '../store/tokens';
+import { bearerToken } from './authenticate';
+
+export interface HealthDeps {
+  checks?: Record<string, ReadinessCheck>;
+  /** More exposition text appended to /metrics (the Temporal SDK's worker metrics). */
+  extraMetrics?: () => Promise<string>;
+  metricsToken?: string;
+}
+
+export function healthRoutes(deps: HealthDeps = {}): Middleware {
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET') return next();
+    if (ctx.path === '/healthz') {
+      ctx.body = { ok: true };
+      return;
+    }
+    if (ctx.path === '/readyz') {
+      const r = await readiness(deps.checks ?? {});
+      ctx.status = r.ready ? 200 : 503;
+      ctx.body = r;
+      return;
+    }
+    if (ctx.path === '/metrics') {
+      const token = bearerToken(ctx.get('authorization')) ?? '';
+      if (deps.metricsToken !== undefined && !secretsEqual(token, deps.metricsToken)) {
+        ctx.status = 401;
+        ctx.set('WWW-Authenticate', 'Bearer realm="metrics"');
+        ctx.body = { error: { code: 'unauthorized', message: 'Send the metrics token as a bearer token' } };
+        return;
+      }
+      ctx.type = 'text/plain; version=0.0.4; charset=utf-8';
+      ctx.body = await metricsText(deps.extraMetrics);
+      return;
+    }
+    await next();
+  };
+}

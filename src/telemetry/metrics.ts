@@ -1,0 +1,88 @@
+/**
+ * The gateway's Prometheus metrics (prom-client), one registry per process, served on `/metrics` by
+ * both roles. Labels are bounded: methods and statuses are from closed sets, projects and upstreams are
+ * the operator's own slugs and aliases; never ids, tokens or arguments.
+ */
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'taskrouter_' });
+
+const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export const mcpRequests = new Counter({
+  name: 'taskrouter_mcp_requests_total',
+  help: 'MCP requests by method, protocol era and outcome (ok, or the JSON-RPC error code).',
+  labelNames: ['method', 'era', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const mcpRequestSeconds = new Histogram({
+  name: 'taskrouter_mcp_request_duration_seconds',
+  help: 'Time to answer an MCP request (until the reply or the end of its stream).',
+  labelNames: ['method', 'era'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const taskCreations = new Counter({
+  name: 'taskrouter_task_creations_total',
+  help: 'Durable tasks started (the upstream answered with a task), by project.',
+  labelNames: ['project'] as const,
+  registers: [registry],
+});
+
+export const taskTransitions = new Counter({
+  name: 'taskrouter_task_transitions_total',
+  help: 'Task status changes recorded by the workers, by project and the status entered.',
+  labelNames: ['project', 'status'] as const,
+  registers: [registry],
+});
+
+export const taskTerminal = new Counter({
+  name: 'taskrouter_task_terminal_total',
+  help: 'Tasks that reached a terminal status (completed, failed, cancelled), by project.',
+  labelNames: ['project', 'status'] as const,
+  registers: [registry],
+});
+
+export const upstreamCalls = new Counter({
+  name: 'taskrouter_upstream_calls_total',
+  help: 'Requests to upstream MCP servers, by upstream alias, method and outcome.',
+  labelNames: ['upstream', 'method', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const upstreamCallSeconds = new Histogram({
+  name: 'taskrouter_upstream_call_duration_seconds',
+  help: 'Upstream request latency, by upstream alias and method.',
+  labelNames: ['upstream', 'method'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const resultCache = new Counter({
+  name: 'taskrouter_result_cache_total',
+  help: 'Result cache lookups of ordinary tools/call, by project and result (hit or miss).',
+  labelNames: ['project', 'result'] as const,
+  registers: [registry],
+});
+
+export const retentionRuns = new Counter({
+  name: 'taskrouter_retention_batches_total',
+  help: 'Retention purge batches run, by kind (payloads, metadata).',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const retentionPurged = new Counter({
+  name: 'taskrouter_retention_purged_total',
+  help: 'Tasks whose payloads or metadata retention removed, by kind.',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+/** The exposition text: the gateway's metrics, then any extra text (the Temporal SDK's own). */
+export async function metricsText(extra: () => Promise<string> = async () => ''): Promise<string> {
+  return `${await registry.metrics()}\n${await extra().catch(() => '')}`;
+}

@@ -1,0 +1,35 @@
+/** What the gateway hands the upstream client: where an upstream is, with which credential, and the reply. */
+import type { InputRequests, JsonRpcErrorObject, UpstreamProbe } from '../protocol';
+
+export interface UpstreamEndpoint {
+  alias: string;
+  url: string;
+  headers?: Record<string, string>;
+  /**
+   * Identifies the upstream *and the credential* for caches (discovery, catalog) and for 2025-era
+   * sessions: what an upstream offers may depend on whose credential asks. Defaults to the URL.
+   */
+  cacheKey?: string;
+  /** The upstream's control-plane id: what a probe finds out is recorded under it. */
+  upstreamId?: string;
+  /** What the last recorded probe found out; absent when it was never probed (then probed on first use). */
+  probe?: UpstreamProbe;
+}
+
+export type UpstreamReply =
+  | { kind: 'result'; result: Record<string, unknown> }
+  | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number };
+
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  /** Extra request headers for this call (e.g. `Mcp-Param-*` derived from the upstream's schema). */
+  headers?: Record<string, string>;
+  /** Called for notifications (e.g. progress) that arrive on the request's SSE stream. */
+  onNotification?: (message: Record<string, unknown>) => void;
+  /**
+   * For `tasks/get` of a task whose last observation asked for input: the requests the client has not
+   * answered yet (with their content) and the keys it has answered. A 2025-era upstream sends its input
+   * request only once, so the gateway keeps it (src/upstream/legacy/tasks.ts); 2026 upstreams ignore it.
+   */
+  taskInput?: { open: InputRequests; answered: string[] };
+}

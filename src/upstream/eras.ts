@@ -1,0 +1,234 @@
+/**
+ * The era switch: which protocol each upstream speaks, found out by probing and remembered (in this
+ * process by URL, and in the store through `record`, from where endpoints bring it back as `probe`).
+ *
+ * Probe: `server/discover` first (2026-07-28); if refused, `initialize` offering 2025-11-25 and accepting
+ * any 2025 version, `notifications/initialized`, and the session ended again. Anything else (an HTML
+ * page, a 2024 version, garbage) is no era the gateway speaks; an upstream that cannot be reached is
+ * probed again on its next use. An upstream is probed on first use when it never was, and again when it
+ * refuses the era it was called with (a 2025-style refusal of a 2026 request, or a 2025 session that
+ * cannot be opened because the upstream now speaks 2026).
+ */
+import type { Meta, UpstreamProbe } from '../protocol';
+import { DiscoverResultSchema, LEGACY_PROTOCOL_VERSIONS, META, PROTOCOL_VERSION } from '../protocol';
+import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
+import { UpstreamTransportError } from './errors';
+import type { LegacyUpstream } from './legacy';
+import { EraRefusedError } from './legacy';
+import { refusesModern } from './legacy/refusals';
+
+type ModernSend = (
+  endpoint: UpstreamEndpoint,
+  method: string,
+  params: Record<string, unknown> & { _meta: Meta },
+  opts: UpstreamRequestOptions,
+) => Promise<UpstreamReply>;
+
+export interface EraSwitchDeps {
+  modern: ModernSend;
+  legacy: Pick<LegacyUpstream, 'send' | 'handshake'>;
+  record?: (upstreamId: string, probe: UpstreamProbe) => Promise<void>;
+  warn: (message: string, detail: Record<string, unknown>) => void;
+}
+
+/** What this process knows: the probe, and whether the upstream answered at all. */
+interface Known {
+  probe: UpstreamProbe;
+  /** It answered, but nothing the gateway speaks: not worth asking again at once. */
+  answered: boolean;
+}
+
+/** Each probe request's time limit. */
+const PROBE_TIMEOUT_MS = 10_000;
+/** An upstream that answered with no era the gateway speaks is not probed again sooner than this. */
+const UNSUPPORTED_RETRY_MS = 10_000;
+/** Refusals within this time of the last probe reuse it (a burst of requests probes once). */
+const REPROBE_AFTER_MS = 2_000;
+
+export class EraSwitch {
+  private readonly known = new Map<string, Known>();
+  private readonly probing = new Map<string, Promise<Known>>();
+
+  constructor(private readonly deps: EraSwitchDeps) {}
+
+  async send(
+    endpoint: UpstreamEndpoint,
+    method: string,
+    params: Record<string, unknown> & { _meta: Meta },
+    opts: UpstreamRequestOptions,
+  ): Promise<UpstreamReply> {
+    let known = this.current(endpoint);
+    if (!known || (known.probe.era === null && !this.recentlyUnsupported(known))) {
+      known = await this.reprobe(endpoint, 0);
+    }
+    const { era, error } = known.probe;
+    if (era === 'legacy') return this.legacyFirst(endpoint, method, params, opts);
+    if (era === 'modern') return this.modernFirst(endpoint, method, params, opts);
+    throw new UpstreamTransportError(
+      `Upstream "${endpoint.alias}": ${error ?? 'no MCP era the gateway speaks'}`,
+      false,
+    );
+  }
+
+  async probe(endpoint: UpstreamEndpoint): Promise<UpstreamProbe> {
+    return (await this.reprobe(endpoint, 0)).probe;
+  }
+
+  private async modernFirst(
+    endpoint: UpstreamEndpoint,
+    method: string,
+    params: Record<string, unknown> & { _meta: Meta },
+    opts: UpstreamRequestOptions,
+  ): Promise<UpstreamReply> {
+    let reply: UpstreamReply;
+    try {
+      reply = await this.deps.modern(endpoint, method, params, opts);
+    } catch (err) {
+      if (!refusesModern(method, err)) throw err;
+      const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
+      if (known.probe.era !== 'legacy') throw err;
+      return this.deps.legacy.send(endpoint, method, params, opts).catch(eraLost(endpoint));
+    }
+    if (!refusesModern(method, reply)) return reply;
+    const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
+    if (known.probe.era !== 'legacy') return reply;
+    return this.deps.legacy.send(endpoint, method, params, opts).catch(eraLost(endpoint));
+  }
+
+  private async legacyFirst(
+    endpoint: UpstreamEndpoint,
+    method: string,
+    params: Record<string, unknown> & { _meta: Meta },
+    opts: UpstreamRequestOptions,
+  ): Promise<UpstreamReply> {
+    try {
+      return await this.deps.legacy.send(endpoint, method, params, opts);
+    } catch (err) {
+      if (!(err instanceof EraRefusedError)) throw err;
+      const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
+      if (known.probe.era !== 'modern') return eraLost(endpoint)(err);
+      return this.deps.modern(endpoint, method, params, opts);
+    }
+  }
+
+  /** The newer of what this process found out and what the endpoint brings from the store. */
+  private current(endpoint: UpstreamEndpoint): Known | undefined {
+    const mine = this.known.get(endpoint.url);
+    const stored = endpoint.probe;
+    if (stored && (!mine || stored.probedAt > mine.probe.probedAt)) return { probe: stored, answered: false };
+    return mine;
+  }
+
+  private recentlyUnsupported(known: Known): boolean {
+    return known.answered && Date.now() - Date.parse(known.probe.probedAt) < UNSUPPORTED_RETRY_MS;
+  }
+
+  /** Probes unless this process did within `maxAgeMs`; one probe per URL at a time. */
+  private async reprobe(endpoint: UpstreamEndpoint, maxAgeMs: number): Promise<Known> {
+    const mine = this.known.get(endpoint.url);
+    if (mine && Date.now() - Date.parse(mine.probe.probedAt) < maxAgeMs) return mine;
+    let pending = this.probing.get(endpoint.url);
+    if (!pending) {
+      pending = this.runProbe(endpoint).finally(() => this.probing.delete(endpoint.url));
+      this.probing.set(endpoint.url, pending);
+    }
+    // Recorded by every caller that waited for it: upstreams of several projects may share a URL.
+    const known = await pending;
+    await this.record(endpoint, known.probe);
+    return known;
+  }
+
+  private async record(endpoint: UpstreamEndpoint, probe: UpstreamProbe): Promise<void> {
+    if (!endpoint.upstreamId || !this.deps.record) return;
+    await this.deps.record(endpoint.upstreamId, probe).catch((err: unknown) =>
+      this.deps.warn('the probe of an upstream could not be recorded', {
+        upstream: endpoint.alias,
+        err: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+
+  private async runProbe(endpoint: UpstreamEndpoint): Promise<Known> {
+    const probedAt = new Date().toISOString();
+    const found = (era: 'modern' | 'legacy', version: string): Known => ({
+      probe: { era, protocolVersion: version, probedAt, error: null },
+      answered: true,
+    });
+    const failed = (error: string, answered: boolean): Known => ({
+      probe: { era: null, protocolVersion: null, probedAt, error },
+      answered,
+    });
+    const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+    // Messages name the upstream already; the probe's error is shown next to it.
+    const why = (err: unknown) =>
+      (err instanceof Error ? err.message : String(err)).replace(`Upstream "${endpoint.alias}" `, '');
+    // Probed without a credential it needs (per-user upstreams, from the admin API): no verdict yet,
+    // probed again on first use with a caller's credential.
+    const locked = (status: number | undefined) =>
+      status === 401 || status === 403
+        ? failed(`The upstream wants a credential the probe did not have (HTTP ${status})`, false)
+        : undefined;
+    let discover: string;
+    try {
+      const reply = await this.deps.modern(
+        endpoint,
+        'server/discover',
+        { _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} } },
+        { signal },
+      );
+      const denied = locked(reply.kind === 'error' ? reply.httpStatus : undefined);
+      if (denied) return this.remember(endpoint, denied);
+      const parsed = reply.kind === 'result' ? DiscoverResultSchema.safeParse(reply.result) : undefined;
+      if (parsed?.success && parsed.data.supportedVersions.includes(PROTOCOL_VERSION)) {
+        return this.remember(endpoint, found('modern', PROTOCOL_VERSION));
+      }
+      discover =
+        reply.kind === 'error'
+          ? `HTTP ${reply.httpStatus}, ${reply.error.code} ${reply.error.message}`
+          : parsed?.success
+            ? `offers ${parsed.data.supportedVersions.join(', ')}`
+            : 'an invalid result';
+    } catch (err) {
+      if (err instanceof UpstreamTransportError && !err.mayHaveReached) {
+        return this.remember(endpoint, failed(err.message, false));
+      }
+      const denied = locked(err instanceof UpstreamTransportError ? err.httpStatus : undefined);
+      if (denied) return this.remember(endpoint, denied);
+      discover = why(err);
+    }
+    try {
+      const version = await this.deps.legacy.handshake(endpoint, signal);
+      return this.remember(endpoint, found('legacy', version));
+    } catch (err) {
+      const initialize = why(err);
+      const speaks = [PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS].join(', ');
+      return this.remember(
+        endpoint,
+        failed(
+          `Not an MCP server the gateway speaks (${speaks}). server/discover: ${discover}. initialize: ${initialize}`,
+          true,
+        ),
+      );
+    }
+  }
+
+  private remember(endpoint: UpstreamEndpoint, known: Known): Known {
+    this.known.set(endpoint.url, known);
+    return known;
+  }
+}
+
+/**
+ * A 2025 request refused although the probe says 2025: the refusal itself when it was an answer (a 2025
+ * server's HTTP 400), else the upstream changed under us and the request fails.
+ */
+function eraLost(endpoint: UpstreamEndpoint) {
+  return (err: unknown): UpstreamReply => {
+    if (!(err instanceof EraRefusedError)) throw err;
+    if (err.reply) return err.reply;
+    throw new UpstreamTransportError(
+      `Upstream "${endpoint.alias}" refused the 2025 protocol it answered the probe with: ${err.message}`,
+      false,
+    );
+  };
+}

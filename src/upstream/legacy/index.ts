@@ -1,0 +1,264 @@
+/**
+ * A 2025-era upstream (2025-03-26, 2025-06-18, 2025-11-25) behind the gateway's one internal model: it
+ * takes 2026-07-28 requests and answers as a 2026-07-28 upstream would (with the Tasks extension when it
+ * runs `tools/call` as 2025-11-25 tasks). Sessions: sessions.ts; requests the upstream sends: server-
+ * requests.ts; tasks: tasks.ts; everything else: translate.ts. docs/interop.md has the whole picture.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Dispatcher } from 'undici';
+import type { Implementation, TaskSupport } from '../../protocol';
+import { METHOD, taskSupportOf } from '../../protocol';
+import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
+import { UpstreamTransportError } from '../errors';
+import type { JsonObject } from '../http';
+import { isPlainObject } from '../http';
+import { refusesLegacy } from './refusals';
+import { StandaloneStreams } from './server-requests';
+import type { LegacySessionStore, LiveSession, Variant } from './sessions';
+import { EraRefusedError, handshake, LegacySessions, targetOf } from './sessions';
+import { createdTask, LegacyTasks, parseTaskId, SESSION_GONE } from './tasks';
+import {
+  declaresTasks,
+  LEGACY_LIST_TTL_MS,
+  legacyParams,
+  modernResult,
+  synthesizedDiscover,
+  tasksRequired,
+  variantOf,
+} from './translate';
+import type { Exchange } from './wire';
+import { LegacyWire } from './wire';
+
+export { EraRefusedError } from './sessions';
+
+export interface LegacyUpstreamDeps {
+  dispatcher: Dispatcher;
+  store: LegacySessionStore;
+  clientInfo: Implementation;
+  warn: (message: string, detail: Record<string, unknown>) => void;
+}
+
+/** Upper bound on pages read for a tool list, so a looping cursor cannot hold the gateway. */
+const MAX_TOOL_PAGES = 20;
+/** How long a request waits for its session's GET stream to open (requests may arrive on it). */
+const STREAM_WAIT_MS = 2_000;
+/** A task whose ttl is unlimited keeps its session from being ended at shutdown for good. */
+const FOREVER = '9999-12-31T23:59:59.999Z';
+
+const TASK_NOT_FOUND: UpstreamReply = {
+  kind: 'error',
+  httpStatus: 200,
+  error: { code: -32602, message: 'Task not found' },
+};
+
+export class LegacyUpstream {
+  private readonly wire: LegacyWire;
+  private readonly sessions: LegacySessions;
+  private readonly streams: StandaloneStreams;
+  private readonly tasks: LegacyTasks;
+  /** Each session's tools and how they take tasks, for `params.task` and the -32021 answer. */
+  private readonly tools = new Map<
+    string,
+    { nonce: string; support: Map<string, TaskSupport>; expiresAt: number }
+  >();
+
+  constructor(private readonly deps: LegacyUpstreamDeps) {
+    this.wire = new LegacyWire(deps.dispatcher);
+    this.streams = new StandaloneStreams(this.wire);
+    this.sessions = new LegacySessions(this.wire, deps.store, deps.clientInfo);
+    this.tasks = new LegacyTasks({
+      request: (s, method, params, opts) => this.wire.request(targetOf(s), method, params, opts),
+      deliver: (s, message) => this.wire.deliver(targetOf(s), message),
+      refuse: (s, request) => this.streams.refuse(s, request),
+      lost: (s) => this.sessions.forget(s),
+    });
+  }
+
+  /** One 2026-07-28 request, translated; throws EraRefusedError when the upstream no longer speaks 2025. */
+  async send(
+    endpoint: UpstreamEndpoint,
+    method: string,
+    params: JsonObject,
+    opts: UpstreamRequestOptions,
+  ): Promise<UpstreamReply> {
+    switch (method) {
+      case METHOD.discover: {
+        const session = await this.session(endpoint, 'plain');
+        return { kind: 'result', result: synthesizedDiscover(session.initialize, endpoint) };
+      }
+      case METHOD.toolsCall:
+        return this.callTool(endpoint, params, opts);
+      case METHOD.tasksGet:
+      case METHOD.tasksUpdate:
+      case METHOD.tasksCancel:
+        return this.taskMethod(endpoint, method, params, opts);
+      default: {
+        const { exchange } = await this.exchange(
+          endpoint,
+          variantOf(params),
+          method,
+          legacyParams(params),
+          opts,
+        );
+        return reply(method, exchange, endpoint);
+      }
+    }
+  }
+
+  /** The probe: `initialize` and `notifications/initialized`, then the session is ended again. */
+  async handshake(endpoint: UpstreamEndpoint, signal: AbortSignal): Promise<string> {
+    const opened = await handshake(this.wire, endpoint, {}, this.deps.clientInfo, signal);
+    await this.wire.end({ endpoint, ...opened }).catch(() => {});
+    return opened.protocolVersion;
+  }
+
+  async close(): Promise<void> {
+    this.streams.close();
+    await this.sessions.close((err, s) =>
+      this.deps.warn('a 2025-era upstream session could not be ended', {
+        upstream: s.endpoint.alias,
+        err: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+
+  /** The scope's session, with its GET stream open in this process (waited for briefly when new). */
+  private async session(endpoint: UpstreamEndpoint, variant: Variant): Promise<LiveSession> {
+    const session = await this.sessions.acquire(endpoint, variant);
+    await this.listening(session);
+    return session;
+  }
+
+  private async listening(session: LiveSession): Promise<void> {
+    await Promise.race([this.streams.watch(session), sleep(STREAM_WAIT_MS, undefined, { ref: false })]);
+  }
+
+  /** A request on the scope's session; a session the upstream forgot is replaced once and the request sent again. */
+  private async exchange(
+    endpoint: UpstreamEndpoint,
+    variant: Variant,
+    method: string,
+    params: JsonObject,
+    opts: UpstreamRequestOptions,
+  ): Promise<{ session: LiveSession; exchange: Exchange }> {
+    let session = await this.session(endpoint, variant);
+    for (let attempt = 0; ; attempt++) {
+      const current = session;
+      const exchange = await this.wire.request(targetOf(current), method, params, {
+        ...(opts.signal && { signal: opts.signal }),
+        ...(opts.onNotification && { onNotification: opts.onNotification }),
+        onRequest: (request) => this.streams.refuse(current, request),
+      });
+      if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);
+      // A 2026-only server refuses a request without the 2026 envelope with HTTP 400 before processing
+      // it (SDK 2025 servers answer JSON-RPC errors with 200): the era is probed again.
+      if (refusesLegacy(exchange)) throw new EraRefusedError(exchange.error.message, exchange);
+      // A forgotten session never processed the request: sending it again on a new one is safe.
+      if (exchange.kind === 'session-lost' && attempt === 0) {
+        session = await this.sessions.renew(current);
+        await this.listening(session);
+        continue;
+      }
+      return { session: current, exchange };
+    }
+  }
+
+  private async callTool(
+    endpoint: UpstreamEndpoint,
+    params: JsonObject,
+    opts: UpstreamRequestOptions,
+  ): Promise<UpstreamReply> {
+    const variant = variantOf(params);
+    const name = String(params.name);
+    const session = await this.session(endpoint, variant);
+    const runsTasks = session.initialize.capabilities.tasks?.requests?.tools?.call !== undefined;
+    const support = runsTasks ? await this.taskSupport(endpoint, session, name, opts) : 'forbidden';
+    const tasks = declaresTasks(params);
+    if (!tasks && support === 'required') return tasksRequired(name);
+    const asTask = tasks && support !== 'forbidden';
+    const body = { ...legacyParams(params), ...(asTask && { task: {} }) };
+    const { session: used, exchange } = await this.exchange(endpoint, variant, METHOD.toolsCall, body, opts);
+    const created = asTask && exchange.kind === 'result' ? createdTask(used, exchange.result) : undefined;
+    if (!created) return reply(METHOD.toolsCall, exchange, endpoint);
+    const ttl = created.task.ttlMs;
+    const from = Date.parse(String(created.task.createdAt));
+    const until =
+      typeof ttl === 'number'
+        ? new Date((Number.isNaN(from) ? Date.now() : from) + ttl).toISOString()
+        : FOREVER;
+    await this.sessions.pin(used, until);
+    return { kind: 'result', result: created.task };
+  }
+
+  /** How a tool takes tasks, from the session's own tool list (sessions may list different tools). */
+  private async taskSupport(
+    endpoint: UpstreamEndpoint,
+    session: LiveSession,
+    name: string,
+    opts: UpstreamRequestOptions,
+  ): Promise<TaskSupport> {
+    let entry = this.tools.get(session.scope);
+    if (!entry || entry.nonce !== session.nonce || entry.expiresAt <= Date.now()) {
+      const support = new Map<string, TaskSupport>();
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+        const listed = await this.exchange(
+          endpoint,
+          session.variant,
+          METHOD.toolsList,
+          cursor ? { cursor } : {},
+          {
+            ...(opts.signal && { signal: opts.signal }),
+          },
+        );
+        if (listed.exchange.kind !== 'result') break;
+        const r = listed.exchange.result;
+        for (const tool of Array.isArray(r.tools) ? r.tools : []) {
+          if (isPlainObject(tool) && typeof tool.name === 'string')
+            support.set(tool.name, taskSupportOf(tool));
+        }
+        cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
+        if (!cursor) break;
+      }
+      entry = { nonce: session.nonce, support, expiresAt: Date.now() + LEGACY_LIST_TTL_MS };
+      this.tools.set(session.scope, entry);
+    }
+    return entry.support.get(name) ?? 'forbidden';
+  }
+
+  private async taskMethod(
+    endpoint: UpstreamEndpoint,
+    method: string,
+    params: JsonObject,
+    opts: UpstreamRequestOptions,
+  ): Promise<UpstreamReply> {
+    const ref = typeof params.taskId === 'string' ? parseTaskId(params.taskId) : undefined;
+    if (!ref) return TASK_NOT_FOUND;
+    const session = await this.sessions.find(endpoint, ref.variant, ref.nonce);
+    if (!session) return SESSION_GONE;
+    if (method === METHOD.tasksGet) return this.tasks.get(session, ref, opts);
+    if (method === METHOD.tasksCancel) return this.tasks.cancel(session, ref, opts.signal);
+    const answers = isPlainObject(params.inputResponses) ? params.inputResponses : {};
+    return this.tasks.update(session, ref, answers);
+  }
+}
+
+/** A plain exchange's outcome as the 2026 reply. */
+function reply(method: string, exchange: Exchange, endpoint: UpstreamEndpoint): UpstreamReply {
+  switch (exchange.kind) {
+    case 'result':
+      return { kind: 'result', result: modernResult(method, exchange.result, endpoint) };
+    case 'error':
+      return exchange;
+    case 'session-lost':
+      throw new UpstreamTransportError(
+        `Upstream "${endpoint.alias}" forgot its new session at once: ${exchange.message}`,
+        false,
+      );
+    default:
+      throw new UpstreamTransportError(
+        `Upstream "${endpoint.alias}" ended its answer to ${method} without a response`,
+        true,
+      );
+  }
+}

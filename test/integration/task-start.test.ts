@@ -1,0 +1,115 @@
+/**
+ * Task creation's guarantees (issue "Speed", points 3 and 4): with no worker, creation answers within the
+ * start deadline with a clear error and the upstream call is never sent, not even when a worker comes
+ * up later; and the first call is claimed in the store before it is sent, so running it again (a local
+ * activity after a crash) never sends it twice.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import pino from 'pino';
+import { createActivities } from '../../src/activities';
+import type { CallUpstreamToolInput } from '../../src/activities/types';
+import { PROTOCOL_VERSION } from '../../src/protocol';
+import { openDatabase } from '../../src/store/database';
+import { Cipher, generateKey } from '../../src/store/cipher';
+import { FirstCalls } from '../../src/store/first-calls';
+import { PayloadStore } from '../../src/store/payload-store';
+import { TaskStore } from '../../src/store/task-store';
+import type { UpstreamClient } from '../../src/upstream/client';
+import type { TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+import { TASKS_CAPS } from '../helpers/mcp-client';
+import { testStoreConfig } from '../helpers/store';
+
+describe('with no worker polling', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ config: { tasks: { startTimeoutMs: 1500 } } as never });
+    await gw.stop();
+    await gw.start({ api: true, worker: false });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  test('creation answers within the deadline, and the call is never sent, even once a worker comes', async () => {
+    const before = gw.upstream.stats.toolCalls['slow_compute'] ?? 0;
+    const started = Date.now();
+    const reply = await gw.client.callTool('slow_compute', { seconds: 0 }, { capabilities: TASKS_CAPS });
+    expect(reply.body.error).toMatchObject({ code: -31002 });
+    expect(reply.body.error?.message).toMatch(/nothing was sent/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    // A worker now takes the task: past its deadline, it must not send the call.
+    await gw.start({ api: false, worker: true });
+    await sleep(3000);
+    expect(gw.upstream.stats.toolCalls['slow_compute'] ?? 0).toBe(before);
+  });
+});
+
+describe('the first call is claimed before it is sent', () => {
+  test('a second run of the activity for the same task does not send again', async () => {
+    const db = await openDatabase(await testStoreConfig());
+    const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
+    const payloads = new PayloadStore(db, cipher);
+    let sent = 0;
+    const upstream = {
+      send: async () => {
+        sent++;
+        return { kind: 'result', result: { resultType: 'complete', content: [] } };
+      },
+    } as unknown as UpstreamClient;
+    const activities = createActivities({
+      upstream,
+      store: new TaskStore(db, cipher),
+      payloads,
+      firstCalls: new FirstCalls(db),
+      resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
+      gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
+      settings: {
+        minPollIntervalMs: 50,
+        maxPollIntervalMs: 60_000,
+        maxWatchMs: 600_000,
+        pollFailureBudget: 3,
+      },
+      logger: pino({ level: 'silent' }),
+    });
+    const taskKey = 'a'.repeat(64);
+    const input: CallUpstreamToolInput = {
+      project: 'p1',
+      upstream: 'example',
+      principal: { kind: 'anonymous' },
+      authorizationId: null,
+      taskKey,
+      call: {
+        tool: 'work',
+        requestRef: await payloads.put(taskKey, 'request', { relayedMeta: {} }),
+        protocolVersion: PROTOCOL_VERSION,
+        elicitationForm: false,
+        idempotent: false,
+      },
+    };
+    await new MockActivityEnvironment().run(activities.callUpstreamTool, input);
+    await expect(new MockActivityEnvironment().run(activities.callUpstreamTool, input)).rejects.toMatchObject(
+      {
+        type: 'UpstreamCallOutcomeUnknown',
+      },
+    );
+    expect(sent).toBe(1);
+    // An abandoned creation is never sent, and a claim the API lost tells it the call is on its way.
+    const abandonedKey = 'b'.repeat(64);
+    expect(await new FirstCalls(db).claim(abandonedKey, 'abandoned')).toEqual({
+      won: true,
+      state: 'abandoned',
+    });
+    await expect(
+      new MockActivityEnvironment().run(activities.callUpstreamTool, {
+        ...input,
+        taskKey: abandonedKey,
+        call: { ...input.call, requestRef: await payloads.put(abandonedKey, 'request', { relayedMeta: {} }) },
+      }),
+    ).rejects.toMatchObject({ type: 'TaskNotStarted' });
+    expect(sent).toBe(1);
+    expect(await new FirstCalls(db).claim(taskKey, 'abandoned')).toEqual({ won: false, state: 'sending' });
+    await db.destroy();
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * Observability of a real `serve all` process: `/healthz`, `/readyz` (store, Temporal, worker), `/metrics`
+ * in Prometheus form (the gateway's and the Temporal SDK's), OpenTelemetry spans exported over OTLP with
+ * the trace context reaching the upstream, and request log lines carrying request id, project and trace.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import Koa from 'koa';
+import type { ExampleUpstream } from '../../examples/upstream/server';
+import { startExampleUpstream } from '../../examples/upstream/server';
+import { healthRoutes } from '../../src/api/health';
+import { getFreePort } from '../../src/tooling/processes';
+import { McpTestClient } from '../helpers/mcp-client';
+import { killChildren, spawnServe, waitFor, writeServeConfig } from '../helpers/serve-process';
+
+let dir: string;
+let upstream: ExampleUpstream;
+let collector: Server;
+const exported: Record<string, unknown>[] = [];
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-observability-'));
+  upstream = await startExampleUpstream({ pollIntervalMs: 100 });
+  // A minimal OTLP/HTTP (JSON) trace receiver.
+  collector = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      if (req.url === '/v1/traces') exported.push(JSON.parse(body) as Record<string, unknown>);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
+});
+afterAll(async () => {
+  await killChildren(children);
+  await upstream?.close();
+  await new Promise((r) => collector?.close(r));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface OtlpSpan {
+  traceId: string;
+  name: string;
+  kind: number;
+}
+
+function spans(): OtlpSpan[] {
+  return exported.flatMap((e) =>
+    ((e.resourceSpans as { scopeSpans: { spans: OtlpSpan[] }[] }[] | undefined) ?? []).flatMap((r) =>
+      r.scopeSpans.flatMap((s) => s.spans),
+    ),
+  );
+}
+
+test('health, readiness, metrics, traces and request logs of a serve process', async () => {
+  const port = await getFreePort();
+  const configFile = writeServeConfig(dir, {
+    port,
+    upstreamUrl: upstream.url,
+    store: { sqliteFile: path.join(dir, 'taskrouter.db') },
+  });
+  const logFile = path.join(dir, 'serve.log');
+  const child = spawnServe(configFile, 'debug', ['ignore', 'pipe', 'pipe'], {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+    OTEL_SERVICE_NAME: 'taskrouter-test',
+  });
+  children.push(child);
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  await waitFor(
+    () => out.includes('taskrouter started'),
+    () => `serve did not start:\n${out}`,
+  );
+  const base = `http://127.0.0.1:${port}`;
+
+  expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  const ready = await fetch(`${base}/readyz`);
+  expect(ready.status).toBe(200);
+  expect(await ready.json()).toEqual({ ready: true, checks: { store: 'ok', temporal: 'ok', worker: 'ok' } });
+
+  const client = new McpTestClient(`${base}/v1/mcp/demo`);
+  const reply = await client.callTool('greet', { name: 'Tracy' }, { tasks: false });
+  expect(reply.status).toBe(200);
+  const requestId = reply.headers.get('x-request-id');
+  expect(requestId).toMatch(/^[0-9a-f]{16}$/);
+
+  // The W3C trace context reached the upstream, and the same trace was exported.
+  const traceparent = String(upstream.stats.lastHeaders?.['traceparent'] ?? '');
+  expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+  const traceId = traceparent.split('-')[1] as string;
+  await waitFor(
+    () => spans().filter((s) => s.traceId === traceId).length >= 2,
+    () => `no spans of trace ${traceId}: ${JSON.stringify(spans().map((s) => s.name))}`,
+    20_000,
+  );
+  const kinds = spans()
+    .filter((s) => s.traceId === traceId)
+    .map((s) => s.kind);
+  expect(kinds).toEqual(expect.arrayContaining([2, 3])); // SERVER (the MCP request), CLIENT (the upstream)
+
+  const metrics = await (await fetch(`${base}/metrics`)).text();
+  expect(metrics).toMatch(
+    /taskrouter_mcp_requests_total\{method="tools\/call",era="2026-07-28",outcome="ok"\} [1-9]/,
+  );
+  expect(metrics).toMatch(/taskrouter_mcp_request_duration_seconds_bucket/);
+  expect(metrics).toMatch(/taskrouter_process_resident_memory_bytes/);
+  // The Temporal SDK's own worker metrics come along.
+  expect(metrics).toMatch(/^temporal_/m);
+
+  // The request's log line says which request, project and trace it is about.
+  writeFileSync(logFile, out);
+  const line = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l.msg === 'mcp request' && l.requestId === requestId);
+  expect(line).toMatchObject({ requestId, project: 'demo', traceId });
+}, 120_000);
+
+test('readiness names what is missing (503)', async () => {
+  const app = new Koa();
+  app.use(
+    healthRoutes({
+      checks: {
+        store: async () => {},
+        temporal: async () => {
+          throw new Error('connection refused');
+        },
+      },
+      metricsToken: 'metrics-token-0123456789',
+    }),
+  );
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({
+      ready: false,
+      checks: { store: 'ok', temporal: 'connection refused' },
+    });
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    const metrics = await fetch(`${base}/metrics`, {
+      headers: { authorization: 'Bearer metrics-token-0123456789' },
+    });
+    expect(metrics.status).toBe(200);
+  } finally {
+    server.close();
+  }
+});
