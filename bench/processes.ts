@@ -16,6 +16,7 @@ import { getFreePort } from '../src/tooling/processes';
 import type { DevServer } from '../src/tooling/temporal-dev-server';
 import { gatewayBasics, note, onCleanup } from './env';
 import { sleep } from './support';
+import type { Legacy2025Mode } from './upstream-2025';
 import type { UpstreamStatsMessage } from './upstream-process';
 
 export const ROOT = findRepoRoot(__dirname);
@@ -62,12 +63,13 @@ export interface UpstreamProcess {
   stats(): Promise<UpstreamStatsMessage['stats']>;
 }
 
-/** The example upstream (examples/upstream/server.ts) in a process of its own (bench/upstream-process.ts). */
-export async function startUpstreamProcess(
+/** Forks a bench process script through tsx and waits for its `{ type: 'ready', url, pid }`. */
+async function forkReady(
+  script: string,
   name: string,
-  opts: ExampleUpstreamOptions = {},
-): Promise<UpstreamProcess> {
-  const child = fork(path.join(__dirname, 'upstream-process.ts'), [JSON.stringify({ name, ...opts })], {
+  arg: unknown,
+): Promise<{ child: ChildProcess; url: string; pid: number }> {
+  const child = fork(path.join(__dirname, script), [JSON.stringify(arg)], {
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -79,6 +81,27 @@ export async function startUpstreamProcess(
       if (m.type === 'ready' && m.url && m.pid) resolve({ url: m.url, pid: m.pid });
     });
   });
+  return { child, ...ready };
+}
+
+/**
+ * A 2025-era upstream (SDK 1.x, bench/upstream-2025.ts) with the example upstream's `work {ms}` tool, in
+ * a process of its own; `stateful` keeps a session per `initialize` and answers as SSE.
+ */
+export async function startLegacyUpstreamProcess(
+  name: string,
+  mode: Legacy2025Mode = 'stateful',
+): Promise<{ url: string; pid: number }> {
+  const { url, pid } = await forkReady('upstream-2025.ts', name, { mode });
+  return { url, pid };
+}
+
+/** The example upstream (examples/upstream/server.ts) in a process of its own (bench/upstream-process.ts). */
+export async function startUpstreamProcess(
+  name: string,
+  opts: ExampleUpstreamOptions = {},
+): Promise<UpstreamProcess> {
+  const { child, ...ready } = await forkReady('upstream-process.ts', name, { name, ...opts });
   let nextId = 0;
   return {
     ...ready,

@@ -1,17 +1,22 @@
 /**
- * `npm run bench:proxy [-- --n 1000 --concurrency 1,8,64 --ms 5 --cache miss,hit --target-at 1]`
+ * `npm run bench:proxy [-- --n 1000 --concurrency 1,8,64 --ms 5 --cache miss,hit --target-at 1
+ *   --scenarios 2026->2026,2025->2025,2026->2025,2025->2026]`
  *
  * What the gateway adds to an ordinary (non-task) `tools/call`, measured on what users run. The bench
- * starts an in-memory Temporal dev server, the example upstream as its own process
- * (bench/upstream-process.ts) and the gateway as its own process through the production entry point,
- * `node dist/src/main/serve.js all` (built first when dist/ is missing or stale), with default settings:
- * a bootstrap file declares a user with a personal access token and project `bench` on the upstream, so
- * authentication is required, tools are namespaced (`example.work`), the result cache is on and the log
- * is at info. This process is the client: it calls the upstream's read-only `work {ms}` tool directly and
- * `example.work` through the gateway (with the token), with the same client code:
+ * starts an in-memory Temporal dev server, two upstreams as processes of their own (the example upstream,
+ * 2026-07-28, bench/upstream-process.ts; a 2025-era SDK 1.x server with sessions, bench/upstream-2025.ts;
+ * both serve a read-only `work {ms}` tool) and the gateway as its own process through the production
+ * entry point, `node dist/src/main/serve.js all` (built first when dist/ is missing or stale), with
+ * default settings: a bootstrap file declares a user with a personal access token and project `bench` on
+ * both upstreams (`example`, `legacy`; the gateway probes each one's era when it is added), so
+ * authentication is required, tools are namespaced (`example.work`, `legacy.work`), the result cache is on
+ * and the log is at info. This process is the client: per scenario (`scenarios`: client era -> upstream
+ * era) it calls `work` directly on the upstream, with a client of the upstream's era, and through the
+ * gateway with the scenario's client (with the token); the 2025-11-25 client initializes a session first
+ * (bench/legacy-client.ts):
  *
- * - cache miss: every call carries a unique `nonce` argument (the upstream ignores unknown arguments), so
- *   the gateway's result cache never answers and each call goes upstream;
+ * - cache miss: every call carries a unique `nonce` argument (the upstream ignores it), so the gateway's
+ *   result cache never answers and each call goes upstream;
  * - cache hit: the same arguments every time, so after the first call the gateway answers from its cache
  *   (checked on every reply: `_meta["com.taskrouter/cache"] === "hit"`); the direct side still does the
  *   work, so this ratio shows what the cache saves.
@@ -20,12 +25,9 @@
  * drift and the shared machine's noise hit both alike), each block with that many calls in flight. Latency
  * is per call; requests per second is a side's calls over the summed wall time of its blocks; CPU per call
  * is what the gateway process (or, direct, the upstream process) used during its blocks (/proc, 10 ms
- * ticks) over the calls. Prints a table, PASS/FAIL for the cache-miss latency targets at --target-at
- * (p50 ratio <= 1.15, p99 ratio <= 1.3; the exit code is 0 either way) and, last, one JSON line.
- * Leaves no processes behind.
- *
- * A scenario is a label and, per side, a client and the tool name it calls (`SCENARIOS`): other client
- * paths (e.g. 2025-era sessions through the gateway's adapter) are one more entry there.
+ * ticks) over the calls. Prints a table, PASS/FAIL per scenario for the cache-miss latency targets at
+ * --target-at (p50 ratio <= 1.15, p99 ratio <= 1.3; the exit code is 0 either way) and, last, one JSON
+ * line. Leaves no processes behind.
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -35,7 +37,15 @@ import { Agent } from 'undici';
 import { CACHE_META_KEY } from '../src/gateway/gateway';
 import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
 import type { GatewayProcess, UpstreamProcess } from './processes';
-import { benchUsers, buildIfNeeded, cpuMs, startGatewayProcess, startUpstreamProcess } from './processes';
+import {
+  benchUsers,
+  buildIfNeeded,
+  cpuMs,
+  startGatewayProcess,
+  startLegacyUpstreamProcess,
+  startUpstreamProcess,
+} from './processes';
+import { LegacyHttpClient } from './legacy-client';
 import type { RpcReply, SideSample } from './support';
 import { abba, McpHttpClient, percentile, ratio, replyProblem, round, table } from './support';
 
@@ -43,6 +53,9 @@ const TARGET = { p50: 1.15, p99: 1.3 };
 const SIDES = ['direct', 'gateway'] as const;
 type Side = (typeof SIDES)[number];
 type CacheMode = 'miss' | 'hit';
+/** Scenarios (client era -> upstream era, see `scenarios`), in the order they run. */
+const SCENARIO_LABELS = ['2026->2026', '2025->2025', '2026->2025', '2025->2026'] as const;
+type ScenarioLabel = (typeof SCENARIO_LABELS)[number];
 
 interface Options {
   n: number;
@@ -52,6 +65,7 @@ interface Options {
   warmup: number;
   cache: CacheMode[];
   targetAt: number;
+  scenarios: ScenarioLabel[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -65,17 +79,19 @@ function parseOptions(argv: string[]): Options {
       warmup: { type: 'string', default: '100' },
       cache: { type: 'string', default: 'miss,hit' },
       'target-at': { type: 'string', default: '1' },
+      scenarios: { type: 'string', default: SCENARIO_LABELS.join(',') },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
       'usage: npm run bench:proxy -- [--n 1000] [--concurrency 1,8,64] [--ms 5] [--block 50] [--warmup 100]\n' +
-        '       [--cache miss,hit] [--target-at 1]\n' +
+        `       [--cache miss,hit] [--target-at 1] [--scenarios ${SCENARIO_LABELS.join(',')}]\n` +
         '  --n          calls per side at each concurrency level and cache mode\n' +
         '  --block      calls per ABBA block (at least 4 x the concurrency)\n' +
         '  --warmup     unmeasured calls per side before each measurement\n' +
-        '  --target-at  the concurrency level whose cache-miss latency is judged against the targets\n',
+        '  --target-at  the concurrency level whose cache-miss latency is judged against the targets\n' +
+        '  --scenarios  client era -> upstream era paths to measure (see bench/proxy.ts)\n',
     );
     process.exit(0);
   }
@@ -88,6 +104,12 @@ function parseOptions(argv: string[]): Options {
   for (const c of cache) {
     if (c !== 'miss' && c !== 'hit') throw new Error(`--cache must list miss and/or hit (got ${c})`);
   }
+  const scenarios = values.scenarios.split(',').map((x) => x.trim());
+  for (const x of scenarios) {
+    if (!(SCENARIO_LABELS as readonly string[]).includes(x)) {
+      throw new Error(`--scenarios must list some of ${SCENARIO_LABELS.join(', ')} (got ${x})`);
+    }
+  }
   const concurrency = values.concurrency.split(',').map((c) => Math.floor(num('concurrency', c, 1)));
   return {
     n: Math.floor(num('n', values.n, 1)),
@@ -97,13 +119,14 @@ function parseOptions(argv: string[]): Options {
     warmup: Math.floor(num('warmup', values.warmup, 0)),
     cache: cache as CacheMode[],
     targetAt: Math.floor(num('target-at', values['target-at'], 1)),
+    scenarios: scenarios as ScenarioLabel[],
   };
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Scenarios
 
-/** Whatever calls a tool at a URL: today the 2026-07-28 client; later, e.g., a 2025-era session client. */
+/** Whatever calls a tool at a URL: the 2026-07-28 client or the 2025-11-25 session client. */
 interface ToolClient {
   readonly url: string;
   callTool(name: string, args: Record<string, unknown>): Promise<RpcReply>;
@@ -118,33 +141,70 @@ interface Endpoint {
 }
 
 interface Scenario {
+  /** `<client era> -> <upstream era>`. */
   label: string;
   direct: Endpoint;
   gateway: Endpoint;
 }
 
-function scenarios(ctx: {
-  agent: Agent;
-  upstream: UpstreamProcess;
-  gateway: GatewayProcess;
-  token: string;
-}): Scenario[] {
+/**
+ * Each scenario calls the same `work` tool through the gateway with a client of one era and directly,
+ * on the upstream, with a client of the upstream's own era (the only one it speaks):
+ *
+ * - `2026->2026`: 2026-07-28 clients; the example upstream (`example.work` through the gateway);
+ * - `2025->2025`: 2025-11-25 session clients; the SDK 1.x upstream (`legacy.work`): the gateway's client
+ *   adapter and its 2025 upstream path together, against the upstream alone;
+ * - `2026->2025`: a 2026-07-28 client through the gateway to the SDK 1.x upstream, against a 2025 session
+ *   client on that upstream: the 2025 upstream path alone;
+ * - `2025->2026`: a 2025-11-25 session client through the gateway to the example upstream, against a
+ *   2026 client on it: the client adapter alone.
+ */
+async function scenarios(
+  ctx: {
+    agent: Agent;
+    upstream: UpstreamProcess;
+    legacy: { url: string; pid: number };
+    gateway: GatewayProcess;
+    token: string;
+  },
+  wanted: readonly ScenarioLabel[],
+): Promise<Scenario[]> {
   const endpoint = `${ctx.gateway.url}/v1/mcp/bench`;
-  return [
-    {
-      label: '2026-07-28',
-      direct: {
-        client: new McpHttpClient(ctx.upstream.url, ctx.agent, { tasks: false }),
-        tool: 'work',
-        pid: ctx.upstream.pid,
-      },
-      gateway: {
-        client: new McpHttpClient(endpoint, ctx.agent, { tasks: false, token: ctx.token }),
-        tool: 'example.work',
-        pid: ctx.gateway.pid,
-      },
-    },
-  ];
+  const modern = (url: string, token?: string) =>
+    new McpHttpClient(url, ctx.agent, { tasks: false, ...(token !== undefined && { token }) });
+  const legacy = async (url: string, token?: string) => {
+    const client = new LegacyHttpClient(url, ctx.agent, token === undefined ? {} : { token });
+    await client.connect();
+    return client;
+  };
+  const direct2026: Endpoint = { client: modern(ctx.upstream.url), tool: 'work', pid: ctx.upstream.pid };
+  const direct2025 = async (): Promise<Endpoint> => ({
+    client: await legacy(ctx.legacy.url),
+    tool: 'work',
+    pid: ctx.legacy.pid,
+  });
+  const through = (client: ToolClient, tool: string): Endpoint => ({ client, tool, pid: ctx.gateway.pid });
+  const build: Record<ScenarioLabel, () => Promise<Omit<Scenario, 'label'>>> = {
+    '2026->2026': async () => ({
+      direct: direct2026,
+      gateway: through(modern(endpoint, ctx.token), 'example.work'),
+    }),
+    '2025->2025': async () => ({
+      direct: await direct2025(),
+      gateway: through(await legacy(endpoint, ctx.token), 'legacy.work'),
+    }),
+    '2026->2025': async () => ({
+      direct: await direct2025(),
+      gateway: through(modern(endpoint, ctx.token), 'legacy.work'),
+    }),
+    '2025->2026': async () => ({
+      direct: direct2026,
+      gateway: through(await legacy(endpoint, ctx.token), 'example.work'),
+    }),
+  };
+  const out: Scenario[] = [];
+  for (const label of wanted) out.push({ label, ...(await build[label]()) });
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -250,14 +310,19 @@ async function measure(
   return { cell, errors };
 }
 
-/** Authentication is on: a call without the token is refused. Namespacing is on: the tool is `example.work`. */
+/**
+ * Authentication is on: a call without the token is refused. Namespacing is on: the tools are
+ * `example.work` and `legacy.work` (the 2025 upstream, whose era the gateway probed when it was added).
+ */
 async function checkDefaults(gateway: GatewayProcess, agent: Agent, token: string): Promise<void> {
   const endpoint = `${gateway.url}/v1/mcp/bench`;
   const anonymous = await new McpHttpClient(endpoint, agent, { tasks: false }).request('tools/list', {});
   if (anonymous.status !== 401) throw new Error(`expected 401 without a token, got HTTP ${anonymous.status}`);
   const list = await new McpHttpClient(endpoint, agent, { tasks: false, token }).request('tools/list', {});
   const names = ((list.result?.tools ?? []) as Array<{ name: string }>).map((t) => t.name);
-  if (!names.includes('example.work')) throw new Error(`no example.work in tools/list: ${names.join(', ')}`);
+  for (const tool of ['example.work', 'legacy.work']) {
+    if (!names.includes(tool)) throw new Error(`no ${tool} in tools/list: ${names.join(', ')}`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -270,13 +335,22 @@ async function main(): Promise<void> {
   const temporal = await startTemporal();
   const dir = tempDir();
   const upstream = await startUpstreamProcess('bench-proxy-upstream');
+  const legacy = await startLegacyUpstreamProcess('bench-proxy-2025-upstream');
   const [user] = benchUsers(1);
   if (!user) throw new Error('no user');
   const gateway = await startGatewayProcess({
     temporal,
     dir,
     users: [user],
-    projects: [{ slug: 'bench', upstreams: [{ alias: 'example', url: upstream.url }] }],
+    projects: [
+      {
+        slug: 'bench',
+        upstreams: [
+          { alias: 'example', url: upstream.url },
+          { alias: 'legacy', url: legacy.url },
+        ],
+      },
+    ],
   });
   // One dispatcher for both sides, no per-origin connection cap: same client code path, same pool rules.
   const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
@@ -285,7 +359,8 @@ async function main(): Promise<void> {
 
   const cells: Cell[] = [];
   const errors: string[] = [];
-  for (const scenario of scenarios({ agent, upstream, gateway, token: user.token })) {
+  const chosen = await scenarios({ agent, upstream, legacy, gateway, token: user.token }, opts.scenarios);
+  for (const scenario of chosen) {
     for (const cache of opts.cache) {
       for (const concurrency of opts.concurrency) {
         const r = await measure(scenario, cache, concurrency, opts);
@@ -298,8 +373,9 @@ async function main(): Promise<void> {
 
   const out: string[] = [''];
   out.push(
-    `bench:proxy  work {ms: ${opts.ms}} direct vs example.work through the gateway (serve all, default ` +
-      `settings, token auth); ${opts.n} calls per side per row after ${opts.warmup} warm-up, ABBA blocks; ` +
+    `bench:proxy  work {ms: ${opts.ms}} directly on the upstream vs through the gateway (serve all, ` +
+      `default settings, token auth); scenarios: client era -> upstream era (2026: example upstream, ` +
+      `2025: SDK 1.x, stateful); ${opts.n} calls per side per row after ${opts.warmup} warm-up, ABBA blocks; ` +
       `node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg()[0]?.toFixed(1)}`,
   );
   out.push('');
