@@ -149,7 +149,7 @@ export interface GatewayProcess {
   /** What the configuration file says (the encryption keys decode task workflows' payloads). */
   config: ReturnType<typeof gatewayBasics>;
   rssBytes(): number;
-  /** Warnings and errors in the gateway's log so far, with a few of their messages. */
+  /** Warnings and errors in the gateway's log so far, with the five most frequent messages and counts. */
   log(): { warnings: number; errors: number; samples: string[] };
 }
 
@@ -217,7 +217,8 @@ export async function startGatewayProcess(opts: {
     log() {
       let warnings = 0;
       let errors = 0;
-      const samples: string[] = [];
+      /** Distinct warning and error messages (numbers as N) with their counts. */
+      const distinct = new Map<string, number>();
       for (const line of readLog().split('\n')) {
         if (!line.trim()) continue;
         let level = 0;
@@ -237,8 +238,15 @@ export async function startGatewayProcess(opts: {
         }
         if (level >= 50) errors++;
         else if (level >= 40) warnings++;
-        if (level >= 40 && samples.length < 5) samples.push(msg.slice(0, 200));
+        if (level >= 40) {
+          const key = msg.replace(/\d+(\.\d+)?/g, 'N').slice(0, 160);
+          distinct.set(key, (distinct.get(key) ?? 0) + 1);
+        }
       }
+      const samples = [...distinct.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5)
+        .map(([m, n]) => `${n} x ${m}`);
       return { warnings, errors, samples };
     },
   };

@@ -150,6 +150,8 @@ class CompletionWatch {
   private readonly streams: Array<Promise<ListenStream | undefined>> = [];
   private pending: string[] = [];
   private early = 0;
+  private closing = false;
+  private endedEarly = 0;
 
   /** `client` is the tasks' owner: a stream follows only the caller's own tasks. */
   constructor(private readonly client: McpHttpClient) {}
@@ -170,6 +172,10 @@ class CompletionWatch {
         .then(
           (stream) => {
             const ackAt = Date.now();
+            // A stream the gateway ends before the bench closes it loses the pushes still due on it.
+            void stream.ended.then(() => {
+              if (!this.closing) this.endedEarly++;
+            });
             for (const id of (stream.acknowledged.taskIds ?? []) as string[]) this.followed.set(id, ackAt);
             return stream;
           },
@@ -197,7 +203,10 @@ class CompletionWatch {
     const lastDue = Math.max(0, ...this.due.values());
     while (this.lags.size + this.early < this.followed.size && Date.now() < lastDue + graceMs)
       await sleep(100);
+    this.closing = true;
     await Promise.all(streams.map((s) => s?.close()));
+    if (this.endedEarly > 0)
+      this.failures.push(`${this.endedEarly} listen streams ended before the bench closed them`);
     if (this.followed.size < this.due.size) {
       this.failures.push(`${this.due.size - this.followed.size} task ids were not honoured by a listen`);
     }
