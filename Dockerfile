@@ -1,17 +1,18 @@
 # TaskRouter image: the compiled gateway (`npm run build`: dist/, with the workflow code bundled ahead of
 # time), run as separate roles (`api`, `worker`) by docker-compose.yml. Debian-based on purpose: Temporal's
-# native worker library needs glibc.
+# native worker library needs glibc. Node 24 (LTS; the project supports 20.19+, 22 and 24, and Node 20 has
+# reached its end of life): CI runs the unit tests on it, the rest of the suite on the machine's Node.
 
 # Build stage: all dependencies (better-sqlite3 may compile: python3, make, g++), then `npm ci`, whose
 # `prepare` script builds dist/, then drop the development dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN --mount=type=cache,target=/root/.npm npm ci && npm prune --omit=dev --ignore-scripts
 
 # Runtime stage: production dependencies and the compiled code only; no TypeScript, tsx or webpack run here.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/package.json ./

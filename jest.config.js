@@ -15,12 +15,11 @@ if (only && !DATABASES.includes(only)) {
 }
 
 /**
- * Test folders that never open the gateway's database (pure units, the example upstream, the Temporal
- * launcher, the conformance run, the `npm start` demo and the serve lifecycle, which bring their own
- * SQLite file). Running them a second time under the PostgreSQL project would test nothing new, so that
- * project leaves them out.
+ * Pure unit tests: no database, no Temporal server, no browser. `TASKROUTER_TEST_SCOPE=unit` runs only
+ * these, without the global setup, which is how .ci/run also runs them on Node 22 and 24 (nothing they
+ * load may need a native module built for another Node, such as better-sqlite3).
  */
-const DATABASE_FREE = [
+const UNIT = [
   '/test/protocol/',
   '/test/gateway/',
   '/test/workflows/',
@@ -28,15 +27,49 @@ const DATABASE_FREE = [
   '/test/upstream/',
   '/test/config/',
   '/test/examples/',
+];
+
+/**
+ * Test folders that never open the gateway's database: the units, the Temporal launcher, the conformance
+ * run, the `npm start` demo, the serve lifecycle (which bring their own SQLite file) and the Compose file
+ * check. Running them a second time under the PostgreSQL project would test nothing new, so that project
+ * leaves them out.
+ */
+const DATABASE_FREE = [
+  ...UNIT,
   '/test/tooling/',
   '/test/conformance/',
+  '/test/deploy/',
   '/test/main/start-demo',
   '/test/main/observability',
   '/test/main/serve-lifecycle',
+  // The generated hostile-input run: its gateway process brings its own SQLite file.
+  '/test/fuzz/',
 ];
 
-/** @type {import('jest').Config} */
-module.exports = {
+const SCOPES = ['all', 'unit'];
+const scope = process.env.TASKROUTER_TEST_SCOPE ?? 'all';
+if (!SCOPES.includes(scope)) {
+  throw new Error(`TASKROUTER_TEST_SCOPE must be one of ${SCOPES.join(', ')} (got ${scope})`);
+}
+
+/** The unit scope: one project, no shared servers. */
+const unitConfig = {
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  projects: [
+    {
+      displayName: 'unit',
+      preset: 'ts-jest',
+      testEnvironment: 'node',
+      roots: UNIT.map((dir) => `<rootDir>${dir.slice(0, -1)}`),
+      globals: { TASKROUTER_TEST_DB: 'sqlite' },
+    },
+  ],
+};
+
+/** The whole suite: both databases, shared servers from the global setup. */
+const fullConfig = {
   // Integration tests start workers and wait for workflows: jest's 5 s default is far too short.
   testTimeout: 60_000,
   globalSetup: './test/global-setup.ts',
@@ -53,3 +86,6 @@ module.exports = {
     ...(db === 'postgres' && { testPathIgnorePatterns: ['/node_modules/', ...DATABASE_FREE] }),
   })),
 };
+
+/** @type {import('jest').Config} */
+module.exports = scope === 'unit' ? unitConfig : fullConfig;

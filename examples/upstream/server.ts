@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import type { Implementation, JsonRpcRequest, RequestId } from '../../src/protocol';
 import { ERROR, JsonRpcClientMessageSchema, META, ParamsSchema, ProtocolError } from '../../src/protocol';
 import { checkEnvelope } from './envelope';
-import type { HandlerConfig, HandlerContext, ResultBody } from './handlers';
+import type { HandlerConfig, HandlerContext, ResultBody, ToolCallRecord } from './handlers';
 import type { SubscriptionFilter } from './fixtures/subscriptions';
 import { SubscriptionHub, agreedFilter } from './fixtures/subscriptions';
 import { FIXTURE_METHOD, handle, knownMethods } from './handlers';
@@ -49,6 +49,13 @@ export interface ExampleUpstreamOptions {
    * resources, prompts, completion, subscriptions/listen) besides the tasks tools. Default true.
    */
   conformanceFixtures?: boolean;
+  /** Sees every well-formed JSON-RPC request, before any check (tests count what reached the upstream). */
+  onRequest?: (request: JsonRpcRequest) => void;
+  /**
+   * Answer `GET /stats` with the stats as JSON (calls with their arguments included), for tests that
+   * run the upstream as a separate process. Default false.
+   */
+  exposeStats?: boolean;
 }
 
 export interface ExampleUpstreamStats {
@@ -59,6 +66,8 @@ export interface ExampleUpstreamStats {
   tasksCancel: number;
   /** Every task id minted, in order. */
   taskIds: string[];
+  /** Every `tools/call` that reached a tool, in order (name, arguments, task id). */
+  calls: ToolCallRecord[];
   /** Every well-formed JSON-RPC request, per method, counted before any envelope or header check. */
   requests: Record<string, number>;
   /** Headers of the last POST, as Node exposes them (lower-case names). */
@@ -81,6 +90,7 @@ export interface ExampleUpstream {
 }
 
 const MCP_PATH = '/mcp';
+const STATS_PATH = '/stats';
 const MAX_BODY_BYTES = 1024 * 1024;
 const SERVER_VERSION = '0.1.0';
 
@@ -147,6 +157,7 @@ function emptyStats(): ExampleUpstreamStats {
     tasksUpdate: 0,
     tasksCancel: 0,
     taskIds: [],
+    calls: [],
     requests: {},
     lastHeaders: undefined,
     lastMeta: undefined,
@@ -203,6 +214,10 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
+    if (path === STATS_PATH && options.exposeStats === true && req.method === 'GET') {
+      writeJson(res, 200, { ...stats });
+      return;
+    }
     if (path !== MCP_PATH) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
@@ -289,6 +304,7 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     }
     const request: JsonRpcRequest = message.data;
     stats.requests[request.method] = (stats.requests[request.method] ?? 0) + 1;
+    options.onRequest?.(request);
     const params = ParamsSchema.parse(request.params ?? {});
     const metaValue = params._meta;
     if (typeof metaValue === 'object' && metaValue !== null) stats.lastMeta = { ...metaValue };

@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import type { Implementation, InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { Implementation, InputResponses, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
 import { taskTerminal, taskTransitions } from '../telemetry/metrics';
 import type { PayloadStore } from '../store/payload-store';
@@ -20,7 +20,9 @@ import type {
 import { UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
+import { claimFirstCall, FAILURE, recordUpstreamTask } from './first-call';
 import { toSnapshot } from './snapshot';
+import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
   CallUpstreamToolInput,
   CallUpstreamToolResult,
@@ -41,6 +43,11 @@ export interface TaskActivitySettings {
   pollFailureBudget: number;
   /** `ttlMs` of a task the gateway records as already finished (how long its result is kept). */
   finishedTaskTtlMs?: number;
+  /**
+   * A running task's stored detail this old is stored again from the upstream's current answer, so no
+   * copy outlives the payload retention while the task runs (docs/retention.md).
+   */
+  detailRefreshMs?: number;
 }
 
 export interface ActivityDeps {
@@ -65,15 +72,7 @@ export interface ActivityDeps {
   stopping?: AbortSignal;
 }
 
-/** Failure types the workflow's retry policies refer to. */
-export const FAILURE = {
-  /** The first tools/call may have reached the upstream; re-sending could repeat a side effect. */
-  callOutcomeUnknown: 'UpstreamCallOutcomeUnknown',
-  /** The task did not start before its deadline (the client was told so): nothing is sent. */
-  notStarted: 'TaskNotStarted',
-  upstreamUnreachable: 'UpstreamUnreachable',
-  upstreamProtocol: 'UpstreamProtocolViolation',
-} as const;
+export { FAILURE } from './first-call';
 
 /** In-activity retries for failures that certainly did not reach the upstream (connection refused). */
 const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
@@ -107,29 +106,34 @@ export function createActivities(deps: ActivityDeps) {
     );
   }
 
-  /**
-   * The last word before the first call is sent: not past the start deadline, and claimed in the store.
-   * A claim already there is the API's abandonment (nothing is sent) or an earlier run of this activity
-   * that may have sent it (sent again only for idempotent tools).
-   */
-  async function claimFirstCall(input: CallUpstreamToolInput): Promise<void> {
-    const notStarted = () =>
-      ApplicationFailure.create({
-        message: 'The task did not start before its deadline; nothing was sent to the upstream',
-        type: FAILURE.notStarted,
-        nonRetryable: true,
-      });
-    if (input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline)) throw notStarted();
-    const claim = await deps.firstCalls?.claim(input.taskKey, 'sending');
-    if (!claim || claim.won) return;
-    if (claim.state === 'abandoned') throw notStarted();
-    if (!input.call.idempotent) {
-      throw ApplicationFailure.create({
-        message: `The call to upstream "${input.upstream}" may already have been sent; it was not repeated because the tool is not idempotent`,
-        type: FAILURE.callOutcomeUnknown,
-        nonRetryable: true,
-      });
-    }
+  const invalidTask = (upstream: string) =>
+    ApplicationFailure.create({
+      message: `Upstream "${upstream}" answered with an invalid task`,
+      type: FAILURE.upstreamProtocol,
+      nonRetryable: true,
+    });
+
+  /** The task the first call created (or an earlier run of it did), as the workflow's first observation. */
+  async function firstTask(
+    input: CallUpstreamToolInput,
+    upstreamTaskId: string,
+    created?: Record<string, unknown>,
+  ): Promise<CallUpstreamToolResult> {
+    const ref: UpstreamTaskRef = {
+      project: input.project,
+      upstream: input.upstream,
+      principal: input.principal,
+      authorizationId: input.authorizationId,
+      upstreamTaskId,
+      protocolVersion: input.call.protocolVersion,
+    };
+    // A create result may announce a status whose detail (result, error, input requests) only
+    // tasks/get carries; reading it is safe to repeat, unlike the call itself.
+    const snapshot =
+      (created && toSnapshot(created, settings, upstreamTaskId)) ??
+      detailOf(await taskRequest(ref, METHOD.tasksGet), upstreamTaskId);
+    if (!snapshot) throw invalidTask(input.upstream);
+    return { kind: 'task', upstreamTaskId, observation: await observe(input.taskKey, snapshot) };
   }
 
   /** The input requests of the last observation, split into still open and answered (see the watch). */
@@ -173,7 +177,8 @@ export function createActivities(deps: ActivityDeps) {
           gatewayInfo: deps.gatewayInfo,
         }),
       };
-      await claimFirstCall(input);
+      const claim = await claimFirstCall(deps, input);
+      if (!claim.send) return firstTask(input, claim.upstreamTaskId);
       let reply: UpstreamReply | undefined;
       for (let attempt = 0; reply === undefined; attempt++) {
         try {
@@ -210,43 +215,25 @@ export function createActivities(deps: ActivityDeps) {
       if (reply.result.resultType !== 'task') {
         return { kind: 'result', resultRef: await deps.payloads.put(input.taskKey, 'result', reply.result) };
       }
-      const invalid = () =>
-        ApplicationFailure.create({
-          message: `Upstream "${input.upstream}" answered with an invalid task`,
-          type: FAILURE.upstreamProtocol,
-          nonRetryable: true,
-        });
       const created = CreateTaskResultSchema.safeParse(reply.result);
-      if (!created.success) throw invalid();
-      const ref: UpstreamTaskRef = {
-        project: input.project,
-        upstream: input.upstream,
-        principal: input.principal,
-        authorizationId: input.authorizationId,
-        upstreamTaskId: created.data.taskId,
-        protocolVersion: call.protocolVersion,
-      };
-      // A create result may announce a status whose detail (result, error, input requests) only
-      // tasks/get carries; reading it is safe to repeat, unlike the call itself.
-      const snapshot =
-        toSnapshot(created.data, settings, ref.upstreamTaskId) ??
-        detailOf(await taskRequest(ref, METHOD.tasksGet), ref.upstreamTaskId);
-      if (!snapshot) throw invalid();
-      return {
-        kind: 'task',
-        upstreamTaskId: created.data.taskId,
-        observation: await observe(input.taskKey, snapshot),
-      };
+      if (!created.success) throw invalidTask(input.upstream);
+      await recordUpstreamTask(deps, input.taskKey, created.data.taskId);
+      return firstTask(input, created.data.taskId, created.data);
     },
 
     /**
      * Polls the upstream's tasks/get until the observation changes, the watch time is up, or the
      * workflow cancels it (to forward input or a cancel). Looping here instead of in the workflow keeps
      * history independent of the number of polls; heartbeats carry cancellation and detect lost workers.
+     * An unchanged observation counts as changed once the stored detail is due for a refresh.
      */
     async watchUpstreamTask(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
       const ctx = Context.current();
       const started = Date.now();
+      const storedAt =
+        settings.detailRefreshMs === undefined ? undefined : await deps.store.detailStoredAt(input.taskKey);
+      const refreshAt =
+        storedAt === undefined ? Infinity : Date.parse(storedAt) + (settings.detailRefreshMs ?? 0);
       const taskInput = await openInputOf(input);
       let failures = 0;
       let lastError = '';
@@ -269,7 +256,7 @@ export function createActivities(deps: ActivityDeps) {
         const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
         if (snapshot) {
           failures = 0;
-          if (snapshotKey(snapshot) !== input.knownKey) {
+          if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= refreshAt) {
             return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
           }
           if (expired(snapshot)) return { kind: 'expired' };
@@ -367,47 +354,4 @@ function stripUndefined<T extends object>(o: T): T {
 function countTransition(project: string, status: string): void {
   taskTransitions.inc({ project, status });
   if (TERMINAL_TASK_STATUSES.has(status)) taskTerminal.inc({ project, status });
-}
-
-/** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
-function finishedSnapshot(reply: UpstreamReply, ttlMs: number | undefined): TaskSnapshot {
-  const now = new Date().toISOString();
-  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
-  return reply.kind === 'error'
-    ? { ...fields, status: 'failed', statusMessage: reply.error.message, error: reply.error }
-    : { ...fields, status: 'completed', result: reply.result };
-}
-
-/** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */
-function expired(s: TaskSnapshot): boolean {
-  return s.ttlMs !== null && Date.parse(s.createdAt) + s.ttlMs < Date.now();
-}
-
-function control(reply: UpstreamReply): ControlResult {
-  if (reply.kind === 'result') return { ok: true };
-  return { ok: false, error: reply.error satisfies JsonRpcErrorObject };
-}
-
-/** Heartbeats every second while `work` runs. */
-async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(), 1000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/**
- * Sleeps in short steps, heartbeating, so a cancellation request (or `stopping`) is noticed within
- * about a second.
- */
-async function sleepWithHeartbeat(ms: number, stopping?: AbortSignal): Promise<void> {
-  const ctx = Context.current();
-  const until = Date.now() + ms;
-  for (let left = ms; left > 0 && !stopping?.aborted; left = until - Date.now()) {
-    ctx.heartbeat();
-    await ctx.sleep(Math.min(left, 1000));
-  }
 }

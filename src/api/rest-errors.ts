@@ -46,6 +46,7 @@ const FROM_PROTOCOL: Partial<Record<ErrorKind, RestErrorCode>> = {
   UpstreamRefused: 'upstream_refused',
   TaskEngineUnavailable: 'unavailable',
   UpstreamUnavailable: 'upstream_unavailable',
+  UpstreamRejected: 'upstream_error',
 };
 
 /** An HTTP-level refusal; `status` overrides the code's own status where the code alone does not say it. */

@@ -89,152 +89,171 @@ const DurationSchema = z
   .string()
   .regex(/^[1-9][0-9]*(s|m|h|d)$/, 'a duration such as "30s", "15m", "1h" or "1d"');
 
-export const ConfigSchema = z
-  .strictObject({
-    // `.prefault({})` parses a missing section as `{}`, so every field default below applies.
-    http: z
-      .strictObject({
-        host: z.string().default('127.0.0.1'),
-        port: z.int().min(0).max(65535).default(8080),
-        /** Largest accepted request body. */
-        maxBodyBytes: z.int().positive().default(4_194_304),
-        /** Deepest nesting of arrays and objects accepted in an MCP request body (docs/gateway.md). */
-        maxJsonDepth: z.int().positive().max(1000).default(128),
-        /**
-         * Browser origins allowed to call the endpoint. Loopback origins are always allowed while the
-         * gateway listens on loopback; requests without an Origin header (non-browser clients) are allowed.
-         */
-        allowedOrigins: z.array(z.string()).default([]),
-        /** Host header values accepted (DNS-rebinding protection); on loopback, loopback names only. */
-        allowedHosts: z.array(z.string()).default([]),
-        /**
-         * Trust `X-Forwarded-Proto`/`-For` from a reverse proxy in front of the gateway (TLS terminated
-         * there): the dashboard's session cookie is marked `Secure` when the request came over HTTPS.
-         */
-        trustProxy: z.boolean().default(false),
-        /**
-         * The gateway's public origin (`https://mcp.example.com`): names each project's OAuth resource (the
-         * audience its access tokens must carry). Required with `oauth`.
-         */
-        publicBaseUrl: z
-          .url({ protocol: /^https?$/ })
-          .transform((u) => u.replace(/\/+$/, ''))
-          .optional(),
-        /** Lifetime of a 2025-era client's `Mcp-Session-Id` (docs/interop.md); it re-initializes after. */
-        mcpSessionTtlMs: z
-          .int()
-          .positive()
-          .default(24 * 3_600_000),
-      })
-      .prefault({}),
-    temporal: z
-      .strictObject({
-        address: z.string().default('127.0.0.1:7233'),
-        namespace: z.string().default('taskrouter'),
-        taskQueue: z.string().default('taskrouter-tasks'),
-        /**
-         * Base URL of the Temporal Web UI (e.g. `http://localhost:8233`): the dashboard links each task to
-         * its workflow there, for team members. Without it the dashboard shows the workflow id only.
-         */
-        uiUrl: z.url({ protocol: /^https?$/ }).optional(),
-      })
-      .prefault({}),
-    /**
-     * The gateway's database: SQLite (embedded default, one file) or PostgreSQL (several gateway/worker
-     * processes). `postgresUrl` wins when set.
-     */
-    store: z
-      .strictObject({
-        sqliteFile: z.string().default('.data/taskrouter.db'),
-        postgresUrl: z.string().optional(),
-      })
-      .prefault({}),
-    /** The instance administrator's token for `/v1/admin` (compared in constant time; never logged). */
-    admin: z.strictObject({ token: z.string().min(16).optional() }).prefault({}),
-    /** A declarative bootstrap file (teams, users, projects…) applied idempotently at start. */
-    bootstrapFile: z.string().optional(),
-    /**
-     * AES-256-GCM keys (base64, 32 bytes) by key id. New data is encrypted with `activeKeyId`; older keys
-     * stay for decryption until their data has passed retention.
-     */
-    encryption: z.strictObject({
-      activeKeyId: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/),
-      keys: z.record(z.string(), z.string()),
-    }),
-    tasks: z
-      .strictObject({
-        /** Bounds on the poll interval, whatever the upstream suggests. */
-        minPollIntervalMs: z.int().positive().default(500),
-        maxPollIntervalMs: z.int().positive().default(60_000),
-        /** Longest single watch activity before the workflow takes stock (bounded activity lifetime). */
-        maxWatchMs: z
-          .int()
-          .positive()
-          .max(45 * 60_000)
-          .default(300_000),
-        /** Consecutive failed upstream polls tolerated before the task is failed. */
-        pollFailureBudget: z.int().positive().default(30),
-        /**
-         * How long the API waits for a task to start (a worker takes it and the first upstream call is on
-         * its way) before answering that it could not start; past it the call is never sent.
-         */
-        startTimeoutMs: z.int().positive().default(10_000),
-      })
-      .prefault({}),
-    /**
-     * Retention (docs/retention.md): Temporal schedules purge task payloads (results, errors, input
-     * requests) older than `payloadTtlMs` and task metadata and history older than `metadataTtlMs`.
-     */
-    retention: z
-      .strictObject({
-        payloadTtlMs: z
-          .int()
-          .positive()
-          .default(24 * 3_600_000),
-        metadataTtlMs: z
-          .int()
-          .positive()
-          .default(90 * 24 * 3_600_000),
-        /** Schedule intervals (Temporal duration strings, at least 1 s): `30s`, `15m`, `1h`, `1d`. */
-        payloadPurgeEvery: DurationSchema.default('1h'),
-        metadataPurgeEvery: DurationSchema.default('1d'),
-        /** Tasks handled per purge batch (one transaction each). */
-        batchSize: z.int().positive().max(10_000).default(500),
-        /** Pause between two batches, to spread the database load of a large purge. */
-        batchPauseMs: z.int().min(0).default(0),
-      })
-      .prefault({}),
-    projects: z.array(ProjectConfigSchema).default([]),
-    /** OAuth 2.1 / OpenID Connect sign-in for MCP clients and the dashboard (docs/oauth.md). */
-    oauth: OAuthConfigSchema.optional(),
-    /**
-     * Users connect `per_user` upstreams that are OAuth-protected from the dashboard (`/v1/connect/…`,
-     * docs/oauth.md): the gateway runs authorization code + PKCE at the upstream's authorization server.
-     */
-    connectUpstreams: z.boolean().default(false),
-    /**
-     * On SIGTERM/SIGINT, how long running HTTP requests may take to finish after the server stops
-     * accepting, and then how long running activities may take before the worker cancels them.
-     */
-    shutdownGraceMs: z.int().min(0).default(10_000),
-    /**
-     * Health and metrics (docs/operators.md). The API serves `/healthz`, `/readyz` and `/metrics` on its own
-     * port; a process running only the worker serves them on `port` (none when unset). `metricsToken`, when
-     * set, is required as a bearer token on `/metrics` (it names projects and upstreams).
-     */
-    health: z
-      .strictObject({
-        port: z.int().min(0).max(65535).optional(),
-        host: z.string().default('127.0.0.1'),
-        metricsToken: z.string().min(16).optional(),
-      })
-      .prefault({}),
-  })
+const ConfigObject = z.strictObject({
+  // `.prefault({})` parses a missing section as `{}`, so every field default below applies.
+  http: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.int().min(0).max(65535).default(8080),
+      /** Largest accepted request body. */
+      maxBodyBytes: z.int().positive().default(4_194_304),
+      /** Deepest nesting of arrays and objects accepted in an MCP request body (docs/gateway.md). */
+      maxJsonDepth: z.int().positive().max(1000).default(128),
+      /**
+       * Browser origins allowed to call the endpoint. Loopback origins are always allowed while the
+       * gateway listens on loopback; requests without an Origin header (non-browser clients) are allowed.
+       */
+      allowedOrigins: z.array(z.string()).default([]),
+      /** Host header values accepted (DNS-rebinding protection); on loopback, loopback names only. */
+      allowedHosts: z.array(z.string()).default([]),
+      /**
+       * Trust `X-Forwarded-Proto`/`-For` from a reverse proxy in front of the gateway (TLS terminated
+       * there): the dashboard's session cookie is marked `Secure` when the request came over HTTPS.
+       */
+      trustProxy: z.boolean().default(false),
+      /**
+       * Slow clients (docs/gateway.md, Transport): the whole request head must arrive within
+       * `headersTimeoutMs`, the whole request (head and body) within `requestTimeoutMs`, and a kept-alive
+       * connection may sit idle between requests for `keepAliveTimeoutMs` (announced in `Keep-Alive`; Node
+       * closes one second later, so clients close first); past any of them the connection is closed. They bound requests only: a response may stream for as long as it needs (listen
+       * streams, inline task waits).
+       */
+      headersTimeoutMs: z.int().positive().default(10_000),
+      requestTimeoutMs: z.int().positive().default(30_000),
+      keepAliveTimeoutMs: z.int().positive().default(5_000),
+      /**
+       * The gateway's public origin (`https://mcp.example.com`): names each project's OAuth resource (the
+       * audience its access tokens must carry). Required with `oauth`.
+       */
+      publicBaseUrl: z
+        .url({ protocol: /^https?$/ })
+        .transform((u) => u.replace(/\/+$/, ''))
+        .optional(),
+      /** Lifetime of a 2025-era client's `Mcp-Session-Id` (docs/interop.md); it re-initializes after. */
+      mcpSessionTtlMs: z
+        .int()
+        .positive()
+        .default(24 * 3_600_000),
+    })
+    .refine((h) => h.headersTimeoutMs <= h.requestTimeoutMs, {
+      message: 'headersTimeoutMs must not exceed requestTimeoutMs (the head is part of the request)',
+      path: ['headersTimeoutMs'],
+    })
+    .prefault({}),
+  temporal: z
+    .strictObject({
+      address: z.string().default('127.0.0.1:7233'),
+      namespace: z.string().default('taskrouter'),
+      taskQueue: z.string().default('taskrouter-tasks'),
+      /**
+       * Base URL of the Temporal Web UI (e.g. `http://localhost:8233`): the dashboard links each task to
+       * its workflow there, for team members. Without it the dashboard shows the workflow id only.
+       */
+      uiUrl: z.url({ protocol: /^https?$/ }).optional(),
+    })
+    .prefault({}),
+  /**
+   * The gateway's database: SQLite (embedded default, one file) or PostgreSQL (several gateway/worker
+   * processes). `postgresUrl` wins when set.
+   */
+  store: z
+    .strictObject({
+      sqliteFile: z.string().default('.data/taskrouter.db'),
+      postgresUrl: z.string().optional(),
+    })
+    .prefault({}),
+  /** The instance administrator's token for `/v1/admin` (compared in constant time; never logged). */
+  admin: z.strictObject({ token: z.string().min(16).optional() }).prefault({}),
+  /** A declarative bootstrap file (teams, users, projects…) applied idempotently at start. */
+  bootstrapFile: z.string().optional(),
+  /**
+   * AES-256-GCM keys (base64, 32 bytes) by key id. New data is encrypted with `activeKeyId`; older keys
+   * stay for decryption until their data has passed retention.
+   */
+  encryption: z.strictObject({
+    activeKeyId: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/),
+    keys: z.record(z.string(), z.string()),
+  }),
+  tasks: z
+    .strictObject({
+      /** Bounds on the poll interval, whatever the upstream suggests. */
+      minPollIntervalMs: z.int().positive().default(500),
+      maxPollIntervalMs: z.int().positive().default(60_000),
+      /** Longest single watch activity before the workflow takes stock (bounded activity lifetime). */
+      maxWatchMs: z
+        .int()
+        .positive()
+        .max(45 * 60_000)
+        .default(300_000),
+      /** Consecutive failed upstream polls tolerated before the task is failed. */
+      pollFailureBudget: z.int().positive().default(30),
+      /**
+       * How long the API waits for a task to start (a worker takes it and the first upstream call is on
+       * its way) before answering that it could not start; past it the call is never sent.
+       */
+      startTimeoutMs: z.int().positive().default(10_000),
+    })
+    .prefault({}),
+  /**
+   * Retention (docs/retention.md): Temporal schedules purge task payloads (results, errors, input
+   * requests) older than `payloadTtlMs` and task metadata and history older than `metadataTtlMs`.
+   */
+  retention: z
+    .strictObject({
+      payloadTtlMs: z
+        .int()
+        .positive()
+        .default(24 * 3_600_000),
+      metadataTtlMs: z
+        .int()
+        .positive()
+        .default(90 * 24 * 3_600_000),
+      /** Schedule intervals (Temporal duration strings, at least 1 s): `30s`, `15m`, `1h`, `1d`. */
+      payloadPurgeEvery: DurationSchema.default('1h'),
+      metadataPurgeEvery: DurationSchema.default('1d'),
+      /** Tasks handled per purge batch (one transaction each). */
+      batchSize: z.int().positive().max(10_000).default(500),
+      /** Pause between two batches, to spread the database load of a large purge. */
+      batchPauseMs: z.int().min(0).default(0),
+    })
+    .prefault({}),
+  projects: z.array(ProjectConfigSchema).default([]),
+  /** OAuth 2.1 / OpenID Connect sign-in for MCP clients and the dashboard (docs/oauth.md). */
+  oauth: OAuthConfigSchema.optional(),
+  /**
+   * Users connect `per_user` upstreams that are OAuth-protected from the dashboard (`/v1/connect/…`,
+   * docs/oauth.md): the gateway runs authorization code + PKCE at the upstream's authorization server.
+   */
+  connectUpstreams: z.boolean().default(false),
+  /**
+   * On SIGTERM/SIGINT, how long running HTTP requests may take to finish after the server stops
+   * accepting, and then how long running activities may take before the worker cancels them.
+   */
+  shutdownGraceMs: z.int().min(0).default(10_000),
+  /**
+   * Health and metrics (docs/operators.md). The API serves `/healthz`, `/readyz` and `/metrics` on its own
+   * port; a process running only the worker serves them on `port` (none when unset). `metricsToken`, when
+   * set, is required as a bearer token on `/metrics` (it names projects and upstreams).
+   */
+  health: z
+    .strictObject({
+      port: z.int().min(0).max(65535).optional(),
+      host: z.string().default('127.0.0.1'),
+      metricsToken: z.string().min(16).optional(),
+    })
+    .prefault({}),
+});
+
+export const ConfigSchema = ConfigObject
   // Each project's OAuth resource (the audience its tokens must carry) is named after the public origin.
   // Taken from the request's Host header instead, a token issued for another server's resource with the
   // same path could be replayed here by sending that server's name as Host.
   .refine((c) => c.oauth === undefined || c.http.publicBaseUrl !== undefined, {
     message: "oauth needs http.publicBaseUrl (the origin that names each project's resource)",
+    path: ['http', 'publicBaseUrl'],
+  })
+  .refine((c) => !c.connectUpstreams || c.http.publicBaseUrl !== undefined, {
+    message: 'connectUpstreams needs http.publicBaseUrl (the origin of the OAuth redirect URI)',
     path: ['http', 'publicBaseUrl'],
   });
 export type Config = z.infer<typeof ConfigSchema>;

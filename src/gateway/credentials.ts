@@ -19,6 +19,7 @@ export async function resolveEndpoint(
   }
   return {
     alias: upstream.alias,
+    project: project.slug,
     url: upstream.url,
     headers: credential.headers,
     // What an upstream offers may depend on whose credential asks: cache per upstream and credential.

@@ -4,7 +4,7 @@
  * upstream cannot be reached.
  */
 import type { ClientCapabilities, DiscoverResult } from '../protocol';
-import { META, RelayedError, ProtocolError, TASKS_EXTENSION } from '../protocol';
+import { META, ProtocolError, TASKS_EXTENSION } from '../protocol';
 import type { ControlPlane, UpstreamRecord } from '../store/control-plane/types';
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
@@ -13,6 +13,7 @@ import { relayableMeta, upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
 import { resolveEndpoint } from './credentials';
 import type { Resolve, ResolvedEndpoint } from './routing';
+import { fromUpstream } from './upstream-errors';
 
 /** Hands out each request's credential resolver; the memo lives as long as the request object. */
 export class CallResolvers {
@@ -91,7 +92,7 @@ export async function forward(
   } catch (err) {
     throw upstreamUnavailable(endpoint, err);
   }
-  if (reply.kind === 'error') throw new RelayedError(reply.error.code, reply.error.message, reply.error.data);
+  if (reply.kind === 'error') throw fromUpstream(endpoint.alias, reply.error, meta[META.clientCapabilities]);
   return reply.result;
 }
 

@@ -2,7 +2,8 @@
  * Requests about one prompt or resource: `prompts/get`, `resources/read` and `completion/complete`,
  * each forwarded to the upstream that owns the name or URI.
  */
-import { ProtocolError, RelayedError } from '../protocol';
+import type { z } from 'zod';
+import { CompleteParamsSchema, GetPromptParamsSchema, ProtocolError, RelayedError } from '../protocol';
 import type { RequestContext, Result } from './context';
 import { forward } from './forwarding';
 import { withGatewayMeta } from './responses';
@@ -10,8 +11,7 @@ import { enabledUpstreams } from './routing';
 
 export async function getPrompt(ctx: RequestContext): Promise<Result> {
   const { call } = ctx;
-  const name = call.params.name;
-  if (typeof name !== 'string') throw new ProtocolError('InvalidParams', 'params.name must be a string');
+  const { name } = checked(GetPromptParamsSchema, call.params, 'prompts/get');
   const routed = await ctx.router.prompt(call.project, name, ctx.resolve);
   const result = await forward(ctx, routed.endpoint, 'prompts/get', { ...call.params, name: routed.name });
   return withGatewayMeta(result, ctx.deps.serverInfo);
@@ -26,16 +26,25 @@ export async function readResource(ctx: RequestContext): Promise<Result> {
 
 export async function complete(ctx: RequestContext): Promise<Result> {
   const { call } = ctx;
-  const ref = call.params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
-  if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+  const { ref } = checked(CompleteParamsSchema, call.params, 'completion/complete');
+  if (ref.type === 'ref/prompt') {
     const routed = await ctx.router.prompt(call.project, ref.name, ctx.resolve);
     const params = { ...call.params, ref: { ...ref, name: routed.name } };
     return withGatewayMeta(await forward(ctx, routed.endpoint, call.method, params), ctx.deps.serverInfo);
   }
-  if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-    return withGatewayMeta(await firstOwner(ctx, call.method, call.params), ctx.deps.serverInfo);
-  }
-  throw new ProtocolError('InvalidParams', 'params.ref must be a prompt or resource reference');
+  return withGatewayMeta(await firstOwner(ctx, call.method, call.params), ctx.deps.serverInfo);
+}
+
+/** The params as the method's schema types them, or -32602 naming the first field that is not. */
+function checked<S extends z.ZodType>(schema: S, params: unknown, method: string): z.infer<S> {
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? `params.${issue.path.join('.')}` : 'params';
+  throw new ProtocolError(
+    'InvalidParams',
+    `Invalid ${method} params: ${where} (${issue?.message ?? 'invalid'})`,
+  );
 }
 
 /**

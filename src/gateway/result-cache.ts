@@ -105,6 +105,11 @@ interface ProjectCache {
   /** Map order is recency order: the first entry is the least recently used. */
   entries: Map<string, Entry>;
   bytes: number;
+  /**
+   * No entry expires before this (a lower bound: removals leave it as it was), so a sweep before then
+   * has nothing to find. A full cache would otherwise scan every entry on every store.
+   */
+  soonestExpiry: number;
   hits: number;
   misses: number;
 }
@@ -158,8 +163,10 @@ export class ResultCache {
       if (fits()) break;
       this.remove(p, k, e);
     }
-    p.entries.set(key, { json, bytes, expiresAt: this.now() + cfg.ttlMs });
+    const expiresAt = this.now() + cfg.ttlMs;
+    p.entries.set(key, { json, bytes, expiresAt });
     p.bytes += bytes;
+    p.soonestExpiry = Math.min(p.soonestExpiry, expiresAt);
   }
 
   clearProject(project: string): void {
@@ -184,7 +191,7 @@ export class ResultCache {
   private project(project: string): ProjectCache {
     let p = this.projects.get(project);
     if (p === undefined) {
-      p = { entries: new Map(), bytes: 0, hits: 0, misses: 0 };
+      p = { entries: new Map(), bytes: 0, soonestExpiry: Infinity, hits: 0, misses: 0 };
       this.projects.set(project, p);
     }
     return p;
@@ -192,7 +199,13 @@ export class ResultCache {
 
   private sweep(p: ProjectCache): void {
     const now = this.now();
-    for (const [k, e] of p.entries) if (e.expiresAt <= now) this.remove(p, k, e);
+    if (now < p.soonestExpiry) return;
+    let soonest = Infinity;
+    for (const [k, e] of p.entries) {
+      if (e.expiresAt <= now) this.remove(p, k, e);
+      else soonest = Math.min(soonest, e.expiresAt);
+    }
+    p.soonestExpiry = soonest;
   }
 
   private remove(p: ProjectCache, key: string, entry: Entry): void {

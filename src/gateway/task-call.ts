@@ -4,7 +4,7 @@
  * error) becomes the answer.
  */
 import type { CallToolParams, JsonRpcErrorObject, Tool } from '../protocol';
-import { META, PROTOCOL_VERSION, ProtocolError, RelayedError } from '../protocol';
+import { META, PROTOCOL_VERSION, ProtocolError } from '../protocol';
 import { principalId } from '../store/control-plane/types';
 import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
@@ -18,6 +18,7 @@ import { declaresFormElicitation } from './qualification';
 import { createTaskResult } from './responses';
 import type { RoutedTool } from './routing';
 import { mintTaskId } from './task-ids';
+import { fromUpstream } from './upstream-errors';
 import { addLogContext } from '../telemetry/log-context';
 import { taskCreations } from '../telemetry/metrics';
 
@@ -38,6 +39,8 @@ export async function startTask(
 export interface LaunchedTask {
   taskId: string;
   taskKey: string;
+  /** The upstream's alias. */
+  upstream: string;
   outcome: FirstOutcome;
 }
 
@@ -91,7 +94,7 @@ export async function launchTask(
     outcome = await afterFailedStart(ctx, taskKey, err);
   }
   if (outcome.kind === 'task') taskCreations.inc({ project: call.project.slug });
-  return { taskId, taskKey, outcome };
+  return { taskId, taskKey, upstream: routed.endpoint.alias, outcome };
 }
 
 /**
@@ -134,7 +137,7 @@ export async function firstResult(ctx: RequestContext, launched: LaunchedTask): 
       'errorRef' in outcome
         ? await payload<JsonRpcErrorObject>(deps, outcome.errorRef, taskKey, 'error')
         : outcome.error;
-    throw new RelayedError(error.code, error.message, error.data);
+    throw fromUpstream(launched.upstream, error, ctx.call.params._meta[META.clientCapabilities]);
   }
   throw new ProtocolError('InternalError', 'A task is not a synchronous result');
 }

@@ -9,7 +9,6 @@ import {
   GetTaskParamsSchema,
   META,
   ProtocolError,
-  RelayedError,
   TASKS_EXTENSION,
   TERMINAL_TASK_STATUSES,
   UpdateTaskParamsSchema,
@@ -25,6 +24,7 @@ import { discoverUpstream } from './forwarding';
 import { declaresFormElicitation, declaresTasks, upstreamRunsTasks } from './qualification';
 import { getTaskResult, withGatewayMeta } from './responses';
 import { enabledUpstreams } from './routing';
+import { fromUpstream } from './upstream-errors';
 
 export async function getTask(ctx: RequestContext): Promise<Result> {
   const params = parseParams(GetTaskParamsSchema, ctx.call.params);
@@ -74,7 +74,7 @@ export async function answerTaskInput(
   }
   const keys = Object.keys(inputResponses);
   const ref = await deps.payloads.put(task.taskKey, 'input_responses', inputResponses);
-  await recordRequest(deps, () => deps.engine.provideInput(task.workflowId, { ref, keys }));
+  await recordRequest(deps, () => deps.engine.provideInput(task.workflowId, { ref, keys }), task.taskKey);
 }
 
 /** Cancels a task of this caller (tasks/cancel); the upstream's refusal is the caller's error. */
@@ -83,9 +83,16 @@ export async function cancelTaskByKey(ctx: RequestContext, taskKey: string): Pro
   const task = await ownedTask(ctx, taskKey);
   if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return;
   await requireUpstreamTasks(ctx, task, 'tasks/cancel');
-  const outcome = await recordRequest(deps, () => deps.engine.cancel(task.workflowId, deps.startTimeoutMs));
+  const outcome = await recordRequest(
+    deps,
+    () => deps.engine.cancel(task.workflowId, deps.startTimeoutMs),
+    task.taskKey,
+  );
+  // Ended meanwhile (a cancel or the result got there first): cancelling an ended task does nothing.
+  if (outcome === ENDED) return;
   // The upstream refused: the client hears it, and nothing pretends the task was cancelled.
-  if (!outcome.ok) throw new RelayedError(outcome.error.code, outcome.error.message, outcome.error.data);
+  if (!outcome.ok)
+    throw fromUpstream(task.upstream, outcome.error, ctx.call.params._meta[META.clientCapabilities]);
 }
 
 function ack(ctx: RequestContext): Result {
@@ -187,11 +194,24 @@ export async function currentSnapshot(deps: GatewayDeps, task: TaskRecord): Prom
   };
 }
 
-/** Hands a follow-up to the task workflow; failing to record it is an error, never a silent drop. */
-async function recordRequest<T>(deps: GatewayDeps, send: () => Promise<T>): Promise<T> {
+const ENDED = Symbol('ended');
+
+/**
+ * Hands a follow-up to the task workflow; failing to record it is an error, never a silent drop. A
+ * workflow that ended between the status read and the request (a second cancel right after the first, a
+ * cancel as the result arrives) refuses it, and its terminal status is recorded before it ends: then the
+ * follow-up is answered as one on an ended task (ENDED), not as a 503 the client could do nothing about.
+ */
+async function recordRequest<T>(
+  deps: GatewayDeps,
+  send: () => Promise<T>,
+  taskKey: string,
+): Promise<T | typeof ENDED> {
   try {
     return await send();
   } catch (err) {
+    const now = await deps.store.getTask(taskKey).catch(() => undefined);
+    if (now && TERMINAL_TASK_STATUSES.has(now.snapshot.status)) return ENDED;
     deps.logger.error({ err: errorName(err) }, 'task request not recorded');
     throw new ProtocolError('TaskEngineUnavailable', 'The gateway could not record the request; try again');
   }

@@ -3,7 +3,7 @@
  * run directly against the store database as the instance administrator (whoever can open the database
  * and its keys is the administrator). Output is JSON on stdout; tokens and keys are printed once, when
  * created. The database (SQLite or PostgreSQL) is the one configured by TASKROUTER_CONFIG (a JSON
- * configuration file, keys optionally from TASKROUTER_ENCRYPTION_KEYS), or else the embedded default of `npm start`
+ * configuration file, keys and the PostgreSQL URL optionally from the environment: keyring.ts), or else the embedded default of `npm start`
  * (`.data/taskrouter.db` and `.data/keys.json`, or TASKROUTER_DATA_DIR). See docs/admin.md.
  */
 import { readFileSync } from 'node:fs';
@@ -23,7 +23,7 @@ import { createDataConverter } from '../temporal/codec';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { triggerRetention } from '../temporal/schedules';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
-import { keyringFromEnv, keyringFromFile } from './keyring';
+import { keyringFromEnv, keyringFromFile, withSecretsFromEnv } from './keyring';
 
 export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
 
@@ -321,11 +321,8 @@ export async function runAdminCommand(
 /** The configuration the CLI works on: TASKROUTER_CONFIG, else the embedded default of `npm start`. */
 export function cliConfig(env: NodeJS.ProcessEnv): Config {
   const file = env['TASKROUTER_CONFIG'];
+  if (file) return parseConfig(withSecretsFromEnv(loadConfigFile(file), env), file);
   const keyring = keyringFromEnv(env);
-  if (file) {
-    const input = loadConfigFile(file);
-    return parseConfig(keyring ? { ...input, encryption: keyring } : input, file);
-  }
   const dataDir = path.resolve(findRepoRoot(__dirname), env['TASKROUTER_DATA_DIR'] ?? '.data');
   return parseConfig({
     store: { sqliteFile: path.join(dataDir, 'taskrouter.db') },

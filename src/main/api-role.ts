@@ -151,7 +151,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       ...(config.health.metricsToken !== undefined && { metricsToken: config.health.metricsToken }),
     },
   });
-  const server = await listen(app, config.http.host, config.http.port);
+  const server = await listen(app, config.http.host, config.http.port, config.http);
   // Serving does not depend on them, so they come after listening; still before start-up is reported.
   await shared.phases.time('api: schedules', async () => {
     try {

@@ -1,10 +1,12 @@
 /**
- * The encryption keyring of a deployment. From the environment (TASKROUTER_ENCRYPTION_KEYS as
+ * The secrets of a deployment. The encryption keyring from the environment (TASKROUTER_ENCRYPTION_KEYS as
  * "id:base64,id:base64" and TASKROUTER_ENCRYPTION_ACTIVE_KEY) in production; for the embedded default,
- * a key file created once under .data/ with owner-only permissions.
+ * a key file created once under .data/ with owner-only permissions. The PostgreSQL store's URL, which
+ * holds a password, from TASKROUTER_POSTGRES_URL, so that configuration files carry no credentials.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { ConfigInput } from '../config/config';
 import type { Keyring } from '../store/cipher';
 import { generateKey } from '../store/cipher';
 
@@ -20,6 +22,17 @@ export function keyringFromEnv(env: NodeJS.ProcessEnv): Keyring | undefined {
   const activeKeyId = env['TASKROUTER_ENCRYPTION_ACTIVE_KEY'] ?? Object.keys(keys)[0];
   if (!activeKeyId) throw new Error('TASKROUTER_ENCRYPTION_KEYS is empty');
   return { activeKeyId, keys };
+}
+
+/** A configuration file's content with the keyring and the PostgreSQL URL of the environment, when set. */
+export function withSecretsFromEnv(input: ConfigInput, env: NodeJS.ProcessEnv): ConfigInput {
+  const keyring = keyringFromEnv(env);
+  const postgresUrl = env['TASKROUTER_POSTGRES_URL'];
+  return {
+    ...input,
+    ...(keyring && { encryption: keyring }),
+    ...(postgresUrl && { store: { ...input.store, postgresUrl } }),
+  };
 }
 
 export function keyringFromFile(file: string): Keyring {

@@ -80,7 +80,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     upstream,
     catalog,
     db,
-    store: new TaskStore(db, cipher),
+    store: new TaskStore(db, cipher, { retention: config.retention }),
     payloads: new PayloadStore(db, cipher),
     controlPlane,
     ensureNamespace: opts.ensureNamespace ?? false,

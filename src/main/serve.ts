@@ -1,8 +1,8 @@
 /**
  * Scale-out entry point: `node dist/src/main/serve.js api|worker|all` (`npm run serve -- …`) runs the
  * gateway's roles as separate processes against an existing Temporal cluster. Configuration comes from
- * the JSON file named by TASKROUTER_CONFIG (see config/taskrouter.example.json); keys may come from the
- * environment instead.
+ * the JSON file named by TASKROUTER_CONFIG (see config/taskrouter.example.json); keys, the PostgreSQL URL
+ * and the admin token may come from the environment instead (keyring.ts).
  *
  * The configuration is checked before anything else is loaded or connected: a bad file ends the process
  * at once, naming the file and each offending field. SIGTERM/SIGINT stop it gracefully (runtime.ts).
@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { ConfigError, loadConfigFile, parseConfig } from '../config/config';
 import type { Config } from '../config/config';
-import { keyringFromEnv } from './keyring';
+import { withSecretsFromEnv } from './keyring';
 import type { Runtime } from './runtime';
 import { handleStopSignals } from './signals';
 import { logMixin } from '../telemetry/log-context';
@@ -22,17 +22,9 @@ const ROLES = ['api', 'worker', 'all'] as const;
 function configFromEnv(env: NodeJS.ProcessEnv): Config {
   const file = env['TASKROUTER_CONFIG'];
   if (!file) throw new ConfigError('TASKROUTER_CONFIG must name the configuration file');
-  const input = loadConfigFile(file);
-  const keyring = keyringFromEnv(env);
+  const input = withSecretsFromEnv(loadConfigFile(file), env);
   const adminToken = env['TASKROUTER_ADMIN_TOKEN'];
-  return parseConfig(
-    {
-      ...input,
-      ...(keyring && { encryption: keyring }),
-      ...(adminToken && { admin: { token: adminToken } }),
-    },
-    file,
-  );
+  return parseConfig({ ...input, ...(adminToken && { admin: { token: adminToken } }) }, file);
 }
 
 async function main(): Promise<void> {

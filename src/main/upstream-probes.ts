@@ -22,6 +22,7 @@ async function endpointFor(
   } catch {
     return {
       alias: upstream.alias,
+      project: project.slug,
       url: upstream.url,
       cacheKey: `${upstream.id}#probe`,
       upstreamId: upstream.id,

@@ -57,7 +57,12 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       firstCalls,
       resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
       gatewayInfo: serverInfo,
-      settings: { ...config.tasks, finishedTaskTtlMs: config.retention.payloadTtlMs },
+      settings: {
+        ...config.tasks,
+        finishedTaskTtlMs: config.retention.payloadTtlMs,
+        // Half the payload retention: a running task's stored detail is renewed long before it would expire.
+        detailRefreshMs: Math.floor(config.retention.payloadTtlMs / 2),
+      },
       logger: workerLogger,
       stopping: stopping.signal,
     }),
@@ -122,6 +127,8 @@ async function workerHttp(shared: Shared, port: number) {
     },
     shared.config.health.host,
     port,
+    // Health and metrics only: the same request timeouts as the API port.
+    shared.config.http,
   );
   shared.logger.info({ url: server.url }, 'worker health and metrics');
   return server;

@@ -30,6 +30,11 @@ export const ERROR = {
   Unauthorized: { code: -31007, httpStatus: 401 },
   /** Application error: the caller has no credential for an upstream the call needs. */
   UpstreamAuthorizationMissing: { code: -31009, httpStatus: 200 },
+  /**
+   * Application error: an upstream refused the request the gateway made for a valid client request
+   * (headers, protocol version or capabilities the gateway chose on that hop); `data.upstream` names it.
+   */
+  UpstreamRejected: { code: -31011, httpStatus: 502 },
   /** Application error: the project in the URL does not exist. */
   ProjectNotFound: { code: -31004, httpStatus: 404 },
   /**

@@ -5,3 +5,4 @@ export * from './core';
 export * from './tasks';
 export * from './headers';
 export * from './legacy';
+export * from './prompts';

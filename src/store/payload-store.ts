@@ -15,7 +15,9 @@ export type PayloadKind =
   | 'input_responses'
   | 'detail'
   /** The task id itself, for 2025-era clients' `tasks/list` (kept no longer than any payload). */
-  | 'task_id';
+  | 'task_id'
+  /** The upstream's id of the task the first call created, for a run of the call after a crash. */
+  | 'upstream_task_id';
 
 export class PayloadStore {
   constructor(

@@ -22,6 +22,8 @@ export interface TasksTable {
   detail: Buffer | null;
   /** When payload retention removed `detail` (migration 0004); null while the payload is kept. */
   payload_expired_at: string | null;
+  /** When the gateway stored `detail`, by its own clock (migration 0011): the payload clock starts here. */
+  detail_stored_at?: string | null;
   /** The human the task is assigned to on the dashboard (migration 0006); never grants access. */
   assignee_user_id?: string | null;
 }

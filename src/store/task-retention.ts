@@ -3,61 +3,107 @@
  * in one transaction and returns how many tasks it handled, so a caller loops until a batch comes back
  * short. All are idempotent: a batch re-run after a crash finds only what is still left.
  */
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { ExpressionBuilder, Kysely, SelectQueryBuilder } from 'kysely';
 import { TERMINAL_TASK_STATUSES } from '../protocol';
 import type { Database } from './schema';
 import type { ActiveTaskRef } from './task-types';
 
+/** How long the gateway keeps what it stores (the configuration's `retention`). */
+export interface RetentionBounds {
+  payloadTtlMs: number;
+  metadataTtlMs: number;
+}
+
 /**
- * Expires the payloads of terminal tasks stored before `cutoffIso` (the storage time is the terminal
- * write's `last_updated_at`): the encrypted detail is dropped and `payload_expired_at` set. Running
- * tasks keep their payload until they are terminal (docs/decisions.md, Retention).
+ * The `ttlMs` a client is told: the upstream's, never longer than the gateway keeps the task
+ * (docs/retention.md). Metadata goes `metadataTtlMs` after creation, so no task lives longer; a finished
+ * task's outcome goes `payloadTtlMs` after it was stored (tasks/get then answers "expired"), so its
+ * lifetime ends there. `null` (unlimited upstream) becomes the gateway's own bound.
+ */
+export function advertisedTtlMs(
+  t: { createdAt: string; ttlMs: number | null; terminal: boolean; detailStoredAt: string },
+  bounds: RetentionBounds | undefined,
+): number | null {
+  if (!bounds) return t.ttlMs;
+  let kept = bounds.metadataTtlMs;
+  if (t.terminal) {
+    const outcomeKept = Date.parse(t.detailStoredAt) + bounds.payloadTtlMs - Date.parse(t.createdAt);
+    if (Number.isFinite(outcomeKept)) kept = Math.min(kept, Math.max(0, outcomeKept));
+  }
+  return t.ttlMs === null ? kept : Math.min(t.ttlMs, kept);
+}
+
+/**
+ * Payload retention: everything stored before `cutoffIso` goes, whatever the task's state (payloads are
+ * kept at most `payloadTtlMs` from storage; docs/retention.md):
+ *
+ * 1. a finished task whose outcome (the task's detail) was stored before the cutoff: the detail is
+ *    dropped and `payload_expired_at` set (tasks/get answers "Task has expired"), with all its payloads;
+ * 2. a running task whose current detail copy is that old (the watch refreshes it long before, unless no
+ *    worker ran): the copy is dropped, the task keeps its status and gets a fresh copy at the next refresh;
+ * 3. every payload row stored before the cutoff (arguments, answers, first results, superseded details):
+ *    a running task needs them only briefly (its first call, the forwarding of an answer).
  */
 export async function purgePayloadsBefore(
   db: Kysely<Database>,
   cutoffIso: string,
   batchSize: number,
-  nowIso?: string,
+  nowIso: string,
 ): Promise<number> {
-  const expiredAt = nowIso ?? new Date().toISOString();
   return db.transaction().execute(async (trx) => {
-    const keys = await trx
+    const storedBefore = (eb: ExpressionBuilder<Database, 'tasks'>) =>
+      eb(eb.fn.coalesce('detail_stored_at', 'last_updated_at'), '<', cutoffIso);
+    const finished = await trx
       .selectFrom('tasks')
       .select('task_key')
       .where('payload_expired_at', 'is', null)
-      .where('last_updated_at', '<', cutoffIso)
       .where('status', 'in', [...TERMINAL_TASK_STATUSES])
+      .where(storedBefore)
       .limit(batchSize)
       .execute();
-    if (keys.length > 0) {
-      const taskKeys = keys.map((k) => k.task_key);
+    const finishedKeys = finished.map((k) => k.task_key);
+    if (finishedKeys.length > 0) {
       await trx
         .updateTable('tasks')
-        .set({ detail: null, payload_expired_at: expiredAt })
-        .where('task_key', 'in', taskKeys)
+        .set({ detail: null, payload_expired_at: nowIso })
+        .where('task_key', 'in', finishedKeys)
         .where('payload_expired_at', 'is', null)
         .execute();
-      await trx.deleteFrom('payloads').where('task_key', 'in', taskKeys).execute();
+      await trx.deleteFrom('payloads').where('task_key', 'in', finishedKeys).execute();
     }
-    // Payloads stored before the cutoff that no running task needs: synchronous calls' requests and
-    // results, and what is left of finished tasks.
-    const stale = await trx
-      .selectFrom('payloads')
-      .select('id')
-      .where('created_at', '<', cutoffIso)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('tasks')
-              .select('tasks.task_key')
-              .whereRef('tasks.task_key', '=', 'payloads.task_key')
-              .where('tasks.status', 'not in', [...TERMINAL_TASK_STATUSES]),
-          ),
-        ),
-      )
-      .limit(Math.max(0, batchSize - keys.length))
-      .execute();
+    let left = batchSize - finishedKeys.length;
+    const running =
+      left <= 0
+        ? []
+        : await trx
+            .selectFrom('tasks')
+            .select('task_key')
+            .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+            .where('detail', 'is not', null)
+            .where(storedBefore)
+            .limit(left)
+            .execute();
+    if (running.length > 0) {
+      await trx
+        .updateTable('tasks')
+        .set({ detail: null })
+        .where(
+          'task_key',
+          'in',
+          running.map((k) => k.task_key),
+        )
+        .execute();
+    }
+    left -= running.length;
+    const stale =
+      left <= 0
+        ? []
+        : await trx
+            .selectFrom('payloads')
+            .select('id')
+            .where('created_at', '<', cutoffIso)
+            .limit(left)
+            .execute();
     if (stale.length > 0) {
       await trx
         .deleteFrom('payloads')
@@ -68,7 +114,7 @@ export async function purgePayloadsBefore(
         )
         .execute();
     }
-    return keys.length + stale.length;
+    return finishedKeys.length + running.length + stale.length;
   });
 }
 

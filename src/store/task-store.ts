@@ -15,7 +15,9 @@ import { dialectOf } from './dialect';
 import type { Database } from './schema';
 import { addStatusEvent, assignTask, latestEventId, listEvents, statusEventsAfter } from './task-history';
 import { countProjectTasks, listProjectTasks } from './task-listing';
+import type { RetentionBounds } from './task-retention';
 import {
+  advertisedTtlMs,
   deleteProjectTasks,
   listActiveProjectTasks,
   purgeMetadataBefore,
@@ -35,16 +37,28 @@ import type {
 // Callers import the vocabulary from here, with the store.
 export * from './task-types';
 
+export interface TaskStoreOptions {
+  /** The store's clock: when a task's detail was stored (its payload clock, docs/retention.md). */
+  now?: () => Date;
+  /** What the gateway keeps: the `ttlMs` clients are told never outlives it (docs/retention.md). */
+  retention?: RetentionBounds;
+}
+
 export class TaskStore {
   private readonly lockRows: boolean;
   private readonly sealing: TaskSealing;
+  private readonly now: () => Date;
+  private readonly retention: RetentionBounds | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
     cipher: Cipher,
+    opts: TaskStoreOptions = {},
   ) {
     this.lockRows = dialectOf(db as Kysely<unknown>) === 'postgres';
     this.sealing = new TaskSealing(cipher);
+    this.now = opts.now ?? (() => new Date());
+    this.retention = opts.retention;
   }
 
   /** Idempotent: a retried insert of the same task is a no-op. */
@@ -69,6 +83,7 @@ export class TaskStore {
           ttl_ms: s.ttlMs,
           poll_interval_ms: s.pollIntervalMs ?? null,
           detail: this.sealing.sealDetail(task.taskKey, s),
+          detail_stored_at: this.now().toISOString(),
         })
         .onConflict((oc) => oc.column('task_key').doNothing())
         .executeTakeFirst();
@@ -102,6 +117,7 @@ export class TaskStore {
           ttl_ms: s.ttlMs,
           poll_interval_ms: s.pollIntervalMs ?? null,
           detail: this.sealing.sealDetail(taskKey, s),
+          detail_stored_at: this.now().toISOString(),
         })
         .where('task_key', '=', taskKey)
         .execute();
@@ -120,11 +136,20 @@ export class TaskStore {
       .where('task_key', '=', taskKey)
       .executeTakeFirst();
     if (!row) return undefined;
+    const ttlMs = advertisedTtlMs(
+      {
+        createdAt: row.created_at,
+        ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
+        terminal: TERMINAL_TASK_STATUSES.has(row.status),
+        detailStoredAt: row.detail_stored_at ?? row.last_updated_at,
+      },
+      this.retention,
+    );
     const snapshot: TaskSnapshot = {
       status: row.status as TaskStatus,
       createdAt: row.created_at,
       lastUpdatedAt: row.last_updated_at,
-      ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
+      ttlMs,
       ...(row.status_message !== null && {
         statusMessage: this.sealing.openMessage(taskKey, row.status_message),
       }),
@@ -184,7 +209,17 @@ export class TaskStore {
   // ── retention and project deletion (docs/retention.md, task-retention.ts) ───────────────────────
 
   async purgePayloadsBefore(cutoffIso: string, batchSize: number, nowIso?: string): Promise<number> {
-    return purgePayloadsBefore(this.db, cutoffIso, batchSize, nowIso);
+    return purgePayloadsBefore(this.db, cutoffIso, batchSize, nowIso ?? this.now().toISOString());
+  }
+
+  /** When the task's current detail was stored (the watch refreshes a running task's copy before it ages out). */
+  async detailStoredAt(taskKey: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('tasks')
+      .select(['detail_stored_at', 'last_updated_at'])
+      .where('task_key', '=', taskKey)
+      .executeTakeFirst();
+    return row ? (row.detail_stored_at ?? row.last_updated_at) : undefined;
   }
 
   async purgeMetadataBefore(cutoffIso: string, batchSize: number): Promise<number> {

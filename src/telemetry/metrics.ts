@@ -48,15 +48,15 @@ export const taskTerminal = new Counter({
 
 export const upstreamCalls = new Counter({
   name: 'taskrouter_upstream_calls_total',
-  help: 'Requests to upstream MCP servers, by upstream alias, method and outcome.',
-  labelNames: ['upstream', 'method', 'outcome'] as const,
+  help: 'Requests to upstream MCP servers, by project, upstream alias, method and outcome (ok, error: a JSON-RPC error, unreachable: certainly not sent, failed: may have reached it, cancelled).',
+  labelNames: ['project', 'upstream', 'method', 'outcome'] as const,
   registers: [registry],
 });
 
 export const upstreamCallSeconds = new Histogram({
   name: 'taskrouter_upstream_call_duration_seconds',
-  help: 'Upstream request latency, by upstream alias and method.',
-  labelNames: ['upstream', 'method'] as const,
+  help: 'Upstream request latency (until the answer, the end of its stream or the failure), by project, upstream alias and method.',
+  labelNames: ['project', 'upstream', 'method'] as const,
   buckets: LATENCY_BUCKETS,
   registers: [registry],
 });

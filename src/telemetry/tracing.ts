@@ -3,10 +3,20 @@
  * (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_TRACES_EXPORTER`), off
  * otherwise (and with `OTEL_SDK_DISABLED=true`). Spans: HTTP server requests, HTTP and undici client
  * requests (the calls to upstreams, which receive the W3C `traceparent`), and — through Temporal's
- * interceptors, see src/temporal — workflow starts, updates and activities. Must start before the
- * modules it instruments are loaded: `serve` starts it first thing.
+ * interceptors, see src/temporal — workflow starts, updates, workflow runs and activities. Must start
+ * before the modules it instruments are loaded: `serve` starts it first thing.
  */
+import type { resources, tracing } from '@opentelemetry/sdk-node';
+
 let enabled = false;
+
+/** Where workflow spans go: they leave the workflow sandbox through a sink (temporal/tracing.ts). */
+export interface WorkflowSpanTarget {
+  processors: tracing.SpanProcessor[];
+  resource: resources.Resource;
+}
+
+let workflowSpans: WorkflowSpanTarget | undefined;
 
 export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   if (env['OTEL_SDK_DISABLED'] === 'true') return false;
@@ -23,17 +33,38 @@ export function tracingEnabled(): boolean {
   return enabled;
 }
 
+/** The processors and resource of this process's spans, while it traces. */
+export function workflowSpanTarget(): WorkflowSpanTarget | undefined {
+  return workflowSpans;
+}
+
 /** Starts the SDK when requested; the returned function flushes and stops it. */
 export async function startTracing(serviceName: string): Promise<(() => Promise<void>) | undefined> {
   if (!tracingRequested()) return undefined;
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const { NodeSDK, resources } = await import('@opentelemetry/sdk-node');
+  // The SDK's own choice of exporters from OTEL_* (what it does when given none), made here so that
+  // workflow spans, which the SDK never sees, go to the same processors.
+  const { getSpanProcessorsFromEnv } = await import('@opentelemetry/sdk-node/build/src/utils');
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
   const { UndiciInstrumentation } = await import('@opentelemetry/instrumentation-undici');
+  const name = process.env['OTEL_SERVICE_NAME'] ?? serviceName;
+  const spanProcessors = getSpanProcessorsFromEnv(undefined);
   const sdk = new NodeSDK({
-    serviceName: process.env['OTEL_SERVICE_NAME'] ?? serviceName,
+    serviceName: name,
+    spanProcessors,
     instrumentations: [new HttpInstrumentation(), new UndiciInstrumentation()],
   });
   sdk.start();
   enabled = true;
-  return () => sdk.shutdown();
+  workflowSpans = {
+    processors: spanProcessors,
+    resource: resources
+      .defaultResource()
+      .merge(resources.detectResources({ detectors: [resources.envDetector] }))
+      .merge(resources.resourceFromAttributes({ 'service.name': name })),
+  };
+  return async () => {
+    workflowSpans = undefined;
+    await sdk.shutdown();
+  };
 }

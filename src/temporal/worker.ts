@@ -11,7 +11,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { TaskActivities } from '../activities';
 import type { Cipher } from '../store/cipher';
 import { createDataConverter } from './codec';
-import { activityTracing } from './tracing';
+import { activityTracing, workflowSpanSinks } from './tracing';
 
 /**
  * The workflow bundle `npm run build` writes (scripts/build.mjs): `dist/workflow-bundle.js`, two folders
@@ -24,6 +24,8 @@ export const PREBUILT_WORKFLOW_BUNDLE = path.join(__dirname, '..', '..', 'workfl
 export function workflowBundleOptions(): BundleOptions {
   return {
     workflowsPath: require.resolve('../workflows'),
+    // Workflow spans, in every bundle: whether a run is traced is decided from its history (see there).
+    workflowInterceptorModules: [require.resolve('../workflows/tracing')],
     failureConverterPath: require.resolve('./failure-converter'),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
   };
@@ -62,5 +64,6 @@ export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker>
     maxConcurrentLocalActivityExecutions: 200,
     shutdownGraceTime: opts.shutdownGraceMs ?? 5000,
     interceptors: { activity: await activityTracing() },
+    sinks: workflowSpanSinks(),
   });
 }

@@ -7,8 +7,11 @@
 import type { Dispatcher } from 'undici';
 import { Agent } from 'undici';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
+import { METHOD } from '../protocol';
+import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 import { EraSwitch } from './eras';
+import { UpstreamTransportError } from './errors';
 import { LegacyUpstream } from './legacy';
 import type { LegacySessionStore } from './legacy/sessions';
 import { MemorySessionStore } from './legacy/memory-store';
@@ -30,6 +33,24 @@ export interface UpstreamClientOptions {
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'taskrouter', version: '0' };
+
+/** The methods the gateway sends upstream; anything else is counted as `other`, so labels stay bounded. */
+const METRIC_METHODS: ReadonlySet<string> = new Set([
+  ...Object.values(METHOD),
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'completion/complete',
+]);
+
+/** A closed set: whether the request may have reached the upstream is what an operator acts on. */
+function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
+  if (signal?.aborted) return 'cancelled';
+  if (err instanceof UpstreamTransportError && !err.mayHaveReached) return 'unreachable';
+  return 'failed';
+}
 
 export class UpstreamClient {
   private readonly dispatcher: Dispatcher;
@@ -75,7 +96,23 @@ export class UpstreamClient {
     params: Record<string, unknown> & { _meta: Meta },
     opts: UpstreamRequestOptions = {},
   ): Promise<UpstreamReply> {
-    return this.eras.send(endpoint, method, params, opts);
+    // Counted here, once per request in 2026-07-28 terms, whichever era's exchanges carry it.
+    const labels = {
+      project: endpoint.project ?? '',
+      upstream: endpoint.alias,
+      method: METRIC_METHODS.has(method) ? method : 'other',
+    };
+    const stopTimer = upstreamCallSeconds.startTimer(labels);
+    try {
+      const reply = await this.eras.send(endpoint, method, params, opts);
+      upstreamCalls.inc({ ...labels, outcome: reply.kind === 'result' ? 'ok' : 'error' });
+      return reply;
+    } catch (err) {
+      upstreamCalls.inc({ ...labels, outcome: failureOutcome(err, opts.signal) });
+      throw err;
+    } finally {
+      stopTimer();
+    }
   }
 
   /** Finds out (again) which era the upstream speaks, and records it. */

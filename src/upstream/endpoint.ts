@@ -3,6 +3,8 @@ import type { InputRequests, JsonRpcErrorObject, UpstreamProbe } from '../protoc
 
 export interface UpstreamEndpoint {
   alias: string;
+  /** The project's slug: with the alias, what metrics name the upstream by (never ids or credentials). */
+  project?: string;
   url: string;
   headers?: Record<string, string>;
   /**

@@ -58,6 +58,8 @@ const localIdempotentCall = proxyLocalActivities<TaskActivities>({
 });
 /** Workflows started before the first call became a local activity replay with the activity. */
 const LOCAL_FIRST_CALL = 'first-call-local-activity';
+/** Workflows started before the start deadline was judged by the first call's claim replay their own check. */
+const DEADLINE_BY_CLAIM = 'first-call-deadline-by-claim';
 /** Long-lived poller: heartbeats detect a lost worker within seconds; TRY_CANCEL lets signals preempt it. */
 const { watchUpstreamTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '1 hour',
@@ -150,9 +152,15 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
 }
 
 async function firstCall(input: TaskWorkflowInput) {
-  // Workflow time is when this run's first task started: if that is past the deadline the API has
-  // already told the client the task could not start, and nothing must be sent.
-  if (input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline)) {
+  // The start deadline is the activity's to judge, with the claim in the store: the workflow task that
+  // runs this after a worker crash is late, yet the crashed run may have sent the call and recorded the
+  // task it created (activities/first-call.ts). Runs from before this replay their own check, which
+  // took the workflow time of this run's first task for the start.
+  if (
+    !patched(DEADLINE_BY_CLAIM) &&
+    input.startDeadline !== undefined &&
+    Date.now() > Date.parse(input.startDeadline)
+  ) {
     return { kind: 'error', error: NOT_STARTED } as const;
   }
   const local = patched(LOCAL_FIRST_CALL);

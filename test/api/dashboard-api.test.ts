@@ -68,6 +68,42 @@ describe('who may use the dashboard', () => {
     ]);
     expect((await f.api('olga').get('/v1/projects')).body.projects).toEqual([]);
   });
+
+  test("a project shows its upstreams' probe status, problems included, without URLs", async () => {
+    const before = await f.api('bob').get('/v1/projects/board');
+    expect(before.body.upstreams).toEqual([
+      {
+        alias: 'example',
+        enabled: true,
+        era: 'modern',
+        protocolVersion: '2026-07-28',
+        probedAt: expect.any(String),
+        problem: null,
+      },
+    ]);
+    // An address nothing listens on: stored, probed at once, and shown with its problem.
+    const goneUrl = 'http://127.0.0.1:9/mcp';
+    expect((await f.admin('POST', '/projects/board/upstreams', { alias: 'gone', url: goneUrl })).status).toBe(
+      201,
+    );
+    try {
+      // Replicas' serving caches follow the change within a check interval.
+      let after = await f.api('bob').get('/v1/projects/board');
+      const gone = () => (after.body.upstreams as Array<{ alias: string }>).find((u) => u.alias === 'gone');
+      for (let i = 0; i < 50 && !gone(); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await f.api('bob').get('/v1/projects/board');
+      }
+      expect(gone()).toMatchObject({
+        enabled: true,
+        era: null,
+        problem: expect.stringContaining('unreachable'),
+      });
+      expect(JSON.stringify(after.body)).not.toContain(goneUrl);
+    } finally {
+      await f.admin('DELETE', '/projects/board/upstreams/gone');
+    }
+  });
 });
 
 describe('sessions', () => {

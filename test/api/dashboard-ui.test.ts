@@ -129,6 +129,10 @@ test('tabs show the right tasks and counts; the list refreshes live', async () =
   expect(await tabCount(page, 'completed')).toBe(1);
   expect(await rowRefs(page)).toEqual([refs.aliceSlow, refs.bobSlow, refs.keySlow, refs.keyDone]);
   await shot(page, 'tasks');
+  // The project's upstreams, with what their last probe found.
+  const upstream = page.locator('section.upstreams li[data-upstream="example"]');
+  await upstream.waitFor();
+  expect(await upstream.textContent()).toContain('MCP 2026-07-28');
 
   await page.getByRole('tab', { name: /Pending/ }).click();
   await rowsCount(page, 3);

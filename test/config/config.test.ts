@@ -29,12 +29,15 @@ test('an invalid configuration is refused with a message naming the field', () =
   expect(() => parseConfig({ encryption: { activeKeyId: 'k1', keys: {} }, surprise: 1 })).toThrow(/surprise/);
 });
 
-test('the docker-compose configuration parses once keys come from the environment', () => {
+test('the docker-compose configuration parses once keys come from the environment, and holds no secret', () => {
   const input = loadConfigFile(path.join(__dirname, '../../config/compose.json'));
   const config = parseConfig({ ...input, encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } } });
-  expect(config.store.postgresUrl).toMatch(/^postgres:\/\//);
+  // The password comes with TASKROUTER_POSTGRES_URL; the file names the server and the user only.
+  expect(config.store.postgresUrl).toBe('postgres://taskrouter@postgres:5432/taskrouter');
   expect(config.temporal.address).toBe('temporal:7233');
-  expect(config.bootstrapFile).toBe('/app/config/bootstrap.example.json');
+  expect(config.encryption.keys).toEqual({ k1: expect.any(String) });
+  expect(input.encryption?.keys).toEqual({});
+  expect(config.bootstrapFile).toBeUndefined();
 });
 
 test('the Temporal Web UI address must be http(s): it becomes a link on the dashboard', () => {
@@ -44,6 +47,19 @@ test('the Temporal Web UI address must be http(s): it becomes a link on the dash
   );
   expect(() => parseConfig({ encryption: keys, temporal: { uiUrl: 'javascript:alert(1)' } })).toThrow(
     /uiUrl/,
+  );
+});
+
+test('HTTP timeouts for slow clients have defaults, and a head cannot take longer than its request', () => {
+  const encryption = { activeKeyId: 'k1', keys: { k1: generateKey() } };
+  const config = parseConfig({ encryption });
+  expect(config.http).toMatchObject({
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+  });
+  expect(() => parseConfig({ encryption, http: { headersTimeoutMs: 5000, requestTimeoutMs: 1000 } })).toThrow(
+    /headersTimeoutMs/,
   );
 });
 

@@ -261,6 +261,21 @@ describe('ResultCache', () => {
     expect(cache.get('acme', 'new')).toEqual(result('3'));
   });
 
+  it('finds an entry that expires sooner than those before it, after a sweep found nothing', () => {
+    let now = 0;
+    const cache = new ResultCache({ now: () => now });
+    const long = cfg({ maxEntries: 2, ttlMs: 1000 });
+    cache.set('acme', 'a', result('a'), long);
+    cache.set('acme', 'b', result('b'), long);
+    now = 5;
+    cache.set('acme', 'short', result('s'), cfg({ maxEntries: 2, ttlMs: 10 })); // full: a goes (LRU)
+    now = 20;
+    cache.set('acme', 'c', result('c'), long); // full: the expired `short` goes, not `b`
+    expect(cache.get('acme', 'a')).toBeUndefined();
+    expect(cache.get('acme', 'b')).toEqual(result('b'));
+    expect(cache.get('acme', 'c')).toEqual(result('c'));
+  });
+
   it('replacing a key updates bytes and does not count twice', () => {
     const cache = new ResultCache();
     cache.set('acme', 'k', result('first'), cfg());

@@ -14,18 +14,24 @@ export const REPO_ROOT = path.join(__dirname, '../..');
 
 /**
  * Writes `dir/config.json`: HTTP on `port`, a fresh task queue, the given store, a fresh key, and project
- * `demo` (anonymous, namespacing off) on `upstreamUrl`.
+ * `demo` (anonymous, namespacing off) on `upstreamUrl`; `http` and `projects` add to those.
  */
 export function writeServeConfig(
   dir: string,
-  opts: { port: number; upstreamUrl: string; store: Record<string, unknown> },
+  opts: {
+    port: number;
+    upstreamUrl: string;
+    store: Record<string, unknown>;
+    http?: Record<string, unknown>;
+    projects?: Array<Record<string, unknown>>;
+  },
 ): string {
   const temporal = testTemporal();
   const file = path.join(dir, 'config.json');
   writeFileSync(
     file,
     JSON.stringify({
-      http: { host: '127.0.0.1', port: opts.port },
+      http: { host: '127.0.0.1', port: opts.port, ...opts.http },
       temporal: {
         address: temporal.address,
         namespace: temporal.namespace,
@@ -41,6 +47,7 @@ export function writeServeConfig(
           namespacing: false,
           upstreams: [{ alias: 'example', url: opts.upstreamUrl }],
         },
+        ...(opts.projects ?? []),
       ],
     }),
   );
@@ -80,5 +87,34 @@ export async function waitFor(done: () => boolean, failure: () => string, timeou
   while (!done()) {
     if (Date.now() > deadline) throw new Error(failure());
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Starts `serve.ts all` (logging at `logLevel` to a captured stderr) and resolves once it answers
+ * `/healthz` on `port`; `children` gets the process, for killChildren. `env` adds to the environment.
+ */
+export async function startServeProcess(
+  configFile: string,
+  port: number,
+  children: ChildProcess[],
+  logLevel = 'warn',
+  env: Record<string, string> = {},
+): Promise<ChildProcess> {
+  const child = spawnServe(configFile, logLevel, ['ignore', 'ignore', 'pipe'], env);
+  children.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway process exited: ${stderr}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (res.ok) return child;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`gateway process did not start: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }

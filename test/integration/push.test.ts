@@ -172,3 +172,60 @@ test('a listen without task ids is acknowledged with nothing honoured', async ()
     handle.close();
   }
 });
+
+test("the acknowledgement names exactly what is honoured: the caller's task ids, nothing else asked for", async () => {
+  // What the gateway does not relay yet (list changes, resource updates; docs/protocol-decisions.md)
+  // is neither acknowledged nor advertised, so a client knows to poll.
+  const own = await startTask('slow_compute', { seconds: 30 });
+  const { handle } = await listen(gw.client.url, {
+    toolsListChanged: true,
+    promptsListChanged: true,
+    resourcesListChanged: true,
+    resourceSubscriptions: ['test://static-text'],
+    taskIds: [own, 'trt_never-issued-000000000000000000000000'],
+  });
+  try {
+    const ack = await handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+    expect((ack.params as { notifications: object }).notifications).toEqual({ taskIds: [own] });
+  } finally {
+    handle.close();
+  }
+  const discovered = await gw.client.request('server/discover', {});
+  const caps = discovered.body.result?.capabilities as Record<string, Record<string, unknown> | undefined>;
+  for (const kind of ['tools', 'prompts', 'resources']) {
+    expect(caps[kind]?.listChanged).toBeUndefined();
+  }
+  expect(caps.resources?.subscribe).toBeUndefined();
+  await gw.client.request('tasks/cancel', { taskId: own });
+  // Other callers' task ids are left out as well: test/integration/authz-matrix.test.ts.
+});
+
+test('a replica shutting down ends its streams with the final result; reconnected elsewhere, no terminal status is lost', async () => {
+  const leaving = await startRuntime({
+    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
+    logger: pino({ level: 'silent' }),
+    api: true,
+    worker: false,
+  });
+  const taskId = await startTask('slow_compute', { seconds: 2 });
+  const first = await listen(`${String(leaving.url)}/v1/mcp/demo`, { taskIds: [taskId] });
+  await first.handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+  await leaving.close();
+  // The orderly end the spec asks for, not a dropped connection.
+  const final = await first.handle.next((m) => 'result' in m);
+  expect(final).toMatchObject({
+    id: 'L1',
+    result: { resultType: 'complete', _meta: { [META.subscriptionId]: 'L1' } },
+  });
+  first.handle.close();
+  // The client reconnects to a replica still running; whatever happened meanwhile, tasks/get has it.
+  const again = await listen(gw.client.url, { taskIds: [taskId] });
+  try {
+    const ack = await again.handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+    expect(ack.params).toMatchObject({ notifications: { taskIds: [taskId] } });
+    const done = await gw.client.waitForTask(taskId);
+    expect(done.status).toBe('completed');
+  } finally {
+    again.handle.close();
+  }
+});

@@ -2,7 +2,7 @@
  * Task creation's guarantees (issue "Speed", points 3 and 4): with no worker, creation answers within the
  * start deadline with a clear error and the upstream call is never sent, not even when a worker comes
  * up later; and the first call is claimed in the store before it is sent, so running it again (a local
- * activity after a crash) never sends it twice.
+ * activity after a crash) never sends it twice, and takes up the task the crashed run created.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -110,6 +110,97 @@ describe('the first call is claimed before it is sent', () => {
     ).rejects.toMatchObject({ type: 'TaskNotStarted' });
     expect(sent).toBe(1);
     expect(await new FirstCalls(db).claim(taskKey, 'abandoned')).toEqual({ won: false, state: 'sending' });
+    await db.destroy();
+  });
+});
+
+describe('a first call run again after its worker died', () => {
+  const upstreamTask = {
+    resultType: 'task',
+    taskId: 'upstream-task-1',
+    status: 'working',
+    createdAt: new Date().toISOString(),
+    lastUpdatedAt: new Date().toISOString(),
+    ttlMs: 60_000,
+    pollIntervalMs: 500,
+  };
+
+  async function setUp() {
+    const db = await openDatabase(await testStoreConfig());
+    const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
+    const payloads = new PayloadStore(db, cipher);
+    const sent: string[] = [];
+    const upstream = {
+      send: async (_endpoint: unknown, method: string) => {
+        sent.push(method);
+        return {
+          kind: 'result',
+          result: method === 'tools/call' ? upstreamTask : { ...upstreamTask, resultType: 'complete' },
+        };
+      },
+    } as unknown as UpstreamClient;
+    const activities = createActivities({
+      upstream,
+      store: new TaskStore(db, cipher),
+      payloads,
+      firstCalls: new FirstCalls(db),
+      resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
+      gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
+      settings: {
+        minPollIntervalMs: 50,
+        maxPollIntervalMs: 60_000,
+        maxWatchMs: 600_000,
+        pollFailureBudget: 3,
+      },
+      logger: pino({ level: 'silent' }),
+    });
+    const input = async (taskKey: string, startDeadline: string): Promise<CallUpstreamToolInput> => ({
+      project: 'p1',
+      upstream: 'example',
+      principal: { kind: 'anonymous' },
+      authorizationId: null,
+      taskKey,
+      startDeadline,
+      call: {
+        tool: 'work',
+        requestRef: await payloads.put(taskKey, 'request', { relayedMeta: {} }),
+        protocolVersion: PROTOCOL_VERSION,
+        elicitationForm: false,
+        idempotent: false,
+      },
+    });
+    return { db, activities, sent, input };
+  }
+
+  test('past the start deadline it takes up the task the crashed run created instead of saying nothing was sent', async () => {
+    const { db, activities, sent, input } = await setUp();
+    const taskKey = 'c'.repeat(64);
+    const inTime = await input(taskKey, new Date(Date.now() + 60_000).toISOString());
+    const first = await new MockActivityEnvironment().run(activities.callUpstreamTool, inTime);
+    expect(first).toMatchObject({ kind: 'task', upstreamTaskId: 'upstream-task-1' });
+    // The worker died before the workflow task completed; the next one runs past the deadline.
+    const late = { ...inTime, startDeadline: new Date(Date.now() - 1000).toISOString() };
+    const again = await new MockActivityEnvironment().run(activities.callUpstreamTool, late);
+    expect(again).toMatchObject({
+      kind: 'task',
+      upstreamTaskId: 'upstream-task-1',
+      observation: { status: 'working' },
+    });
+    expect(sent.filter((m) => m === 'tools/call')).toHaveLength(1);
+    // The API that gave up meanwhile learns that the call is on its way.
+    expect(await new FirstCalls(db).claim(taskKey, 'abandoned')).toEqual({ won: false, state: 'sending' });
+    await db.destroy();
+  });
+
+  test('a late first run claims the creation as abandoned: nothing is sent, and the API agrees', async () => {
+    const { db, activities, sent, input } = await setUp();
+    const taskKey = 'd'.repeat(64);
+    const late = await input(taskKey, new Date(Date.now() - 1000).toISOString());
+    await expect(new MockActivityEnvironment().run(activities.callUpstreamTool, late)).rejects.toMatchObject({
+      type: 'TaskNotStarted',
+    });
+    expect(sent).toEqual([]);
+    expect(await new FirstCalls(db).claim(taskKey, 'sending')).toEqual({ won: false, state: 'abandoned' });
     await db.destroy();
   });
 });

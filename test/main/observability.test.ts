@@ -1,7 +1,8 @@
 /**
  * Observability of a real `serve all` process: `/healthz`, `/readyz` (store, Temporal, worker), `/metrics`
- * in Prometheus form (the gateway's and the Temporal SDK's), OpenTelemetry spans exported over OTLP with
- * the trace context reaching the upstream, and request log lines carrying request id, project and trace.
+ * in Prometheus form (the gateway's, including upstream calls, and the Temporal SDK's), OpenTelemetry
+ * spans exported over OTLP (HTTP, Temporal client, workflow and activity) with the trace context reaching
+ * the upstream, and request log lines carrying request id, project and trace.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,6 +50,21 @@ interface OtlpSpan {
   traceId: string;
   name: string;
   kind: number;
+  attributes?: { key: string; value: { stringValue?: string } }[];
+}
+
+/** The value of the sample of `name` with exactly these labels (in any order), if there is one. */
+function sample(metrics: string, name: string, labels: Record<string, string>): number | undefined {
+  const want = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort();
+  for (const line of metrics.split('\n')) {
+    const m = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
+    if (m?.[1] !== name) continue;
+    const have = (m[2] ?? '').split(/,(?=\w+=")/).sort();
+    if (JSON.stringify(have) === JSON.stringify(want)) return Number(m[3]);
+  }
+  return undefined;
 }
 
 function spans(): OtlpSpan[] {
@@ -108,7 +124,46 @@ test('health, readiness, metrics, traces and request logs of a serve process', a
     .map((s) => s.kind);
   expect(kinds).toEqual(expect.arrayContaining([2, 3])); // SERVER (the MCP request), CLIENT (the upstream)
 
+  // A task: its workflow's spans (the bundle's interceptors) join the trace of the request that created it.
+  const created = await client.callTool('slow_compute', { seconds: 1, label: 'traced' });
+  expect(created.body.result?.resultType).toBe('task');
+  await client.waitForTask(String(created.body.result?.taskId));
+  const named = (name: string) => spans().filter((s) => s.name === name);
+  await waitFor(
+    () => named('RunWorkflow:taskWorkflow').length > 0 && named('RunActivity:watchUpstreamTask').length > 0,
+    () => `no workflow spans: ${JSON.stringify([...new Set(spans().map((s) => s.name))])}`,
+    20_000,
+  );
+  const [run] = named('RunWorkflow:taskWorkflow') as [OtlpSpan];
+  const sameTrace = spans().filter((s) => s.traceId === run.traceId);
+  expect(sameTrace.map((s) => s.name)).toEqual(
+    expect.arrayContaining([
+      'UpdateWithStartWorkflow:startTask', // the API's Temporal client
+      'StartActivity:callUpstreamTool', // the workflow schedules the first call (a local activity)
+      'StartActivity:watchUpstreamTask',
+      'RunActivity:watchUpstreamTask',
+    ]),
+  );
+  expect(sameTrace.map((s) => s.kind)).toEqual(expect.arrayContaining([2, 3])); // the MCP request, upstream calls
+  const workflowId = run.attributes?.find((a) => a.key === 'temporalWorkflowId')?.value.stringValue;
+  expect(workflowId).toMatch(/^task-/);
+
   const metrics = await (await fetch(`${base}/metrics`)).text();
+  // Upstream calls by project, alias, method and outcome: the ordinary call (API) and the task's (worker).
+  const upstreamLabels = { project: 'demo', upstream: 'example', method: 'tools/call' };
+  expect(
+    sample(metrics, 'taskrouter_upstream_calls_total', { ...upstreamLabels, outcome: 'ok' }),
+  ).toBeGreaterThanOrEqual(2);
+  expect(
+    sample(metrics, 'taskrouter_upstream_call_duration_seconds_count', upstreamLabels),
+  ).toBeGreaterThanOrEqual(2);
+  expect(
+    sample(metrics, 'taskrouter_upstream_calls_total', {
+      ...upstreamLabels,
+      method: 'tasks/get',
+      outcome: 'ok',
+    }),
+  ).toBeGreaterThanOrEqual(1);
   expect(metrics).toMatch(
     /taskrouter_mcp_requests_total\{method="tools\/call",era="2026-07-28",outcome="ok"\} [1-9]/,
   );

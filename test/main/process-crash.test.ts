@@ -10,7 +10,7 @@ import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
-import { killChildren, spawnServe, writeServeConfig } from '../helpers/serve-process';
+import { killChildren, startServeProcess, writeServeConfig } from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
 
 let dir: string;
@@ -33,23 +33,8 @@ afterAll(async () => {
 });
 
 /** Starts `serve.ts all` and resolves once it answers HTTP. */
-async function startGatewayProcess(): Promise<ChildProcess> {
-  const child = spawnServe(configFile, 'warn', ['ignore', 'ignore', 'pipe']);
-  children.push(child);
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`gateway process exited: ${stderr}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (res.ok) return child;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`gateway process did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+function startGatewayProcess(): Promise<ChildProcess> {
+  return startServeProcess(configFile, port, children);
 }
 
 test('a task survives SIGKILL of the gateway process', async () => {

@@ -1,6 +1,7 @@
 /**
  * The payload store on the database under test: payloads round-trip by id, are bound to their task and
- * kind, never sit in plaintext, and payload retention removes them unless a running task needs them.
+ * kind, never sit in plaintext, and payload retention removes them once they are older than the cutoff,
+ * whatever their task's state.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -21,7 +22,7 @@ beforeAll(async () => {
   db = await openDatabase(await testStoreConfig());
   const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
   payloads = new PayloadStore(db, cipher, () => clock);
-  tasks = new TaskStore(db, cipher);
+  tasks = new TaskStore(db, cipher, { now: () => clock });
 });
 afterAll(async () => {
   await db?.destroy();
@@ -37,7 +38,7 @@ test('a payload round-trips by id and opens only for its own task and kind', asy
   expect(Buffer.from(raw.ciphertext).includes(MARKER)).toBe(false);
 });
 
-test('payload retention deletes old payloads but keeps those of running tasks', async () => {
+test('payload retention deletes every payload stored before the cutoff, a running task’s included', async () => {
   await db.deleteFrom('payloads').execute();
   const running = taskKeyOf(randomUUID());
   await tasks.insertTask({
@@ -62,10 +63,14 @@ test('payload retention deletes old payloads but keeps those of running tasks', 
   const fresh = await payloads.put(syncCall, 'request', { n: 3 });
 
   const purged = await tasks.purgePayloadsBefore('2026-12-02T00:00:00Z', 100);
-  expect(purged).toBe(1);
+  // The old result and the running task's arguments (needed for its first call only).
+  expect(purged).toBe(2);
   expect(await payloads.get(old, syncCall, 'result')).toBeUndefined();
-  expect(await payloads.get(keep, running, 'request')).toEqual({ n: 1 });
+  expect(await payloads.get(keep, running, 'request')).toBeUndefined();
   expect(await payloads.get(fresh, syncCall, 'request')).toEqual({ n: 3 });
+  // The running task itself stays, not expired: only what it stored more than the TTL ago went.
+  expect(await tasks.getTask(running)).toMatchObject({ snapshot: { status: 'working' } });
+  expect(await tasks.getTask(running)).not.toHaveProperty('payloadExpired');
 });
 
 test('key rotation: payloads sealed with the old key still open after a new key becomes active', async () => {

@@ -1,5 +1,5 @@
 /**
- * A viewer's projects and a project's task list (`/v1/projects`, `/v1/projects/:project/tasks`): task
+ * A viewer's projects, a project (its people and its upstreams' probe status) and its task list (`/v1/projects`, `/v1/projects/:project/tasks`): task
  * metadata only, a page at a time, with the counts of every group under the same Assigned filter.
  */
 import type { TaskListQuery } from '../../store/task-store';
@@ -7,7 +7,13 @@ import { TASK_GROUPS } from '../../store/task-store';
 import { HttpError } from '../rest-errors';
 import { projectFor } from './access';
 import { ok, viewerRoute } from './routing';
-import { decodeListCursor, encodeListCursor, mentionedUsers, taskSummaryView } from './views';
+import {
+  decodeListCursor,
+  encodeListCursor,
+  mentionedUsers,
+  taskSummaryView,
+  upstreamStatusView,
+} from './views';
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
@@ -22,6 +28,7 @@ export const PROJECT_ROUTES = [
       project: { slug: project.slug, role },
       viewer: viewer.user,
       people: (await deps.dashboard.peopleOf(project)).map(({ handle, name }) => ({ handle, name })),
+      upstreams: project.upstreams.map(upstreamStatusView),
     });
   }),
 

@@ -2,6 +2,7 @@
  * The dashboard's JSON shapes: task metadata (never payloads) for lists and details, timelines, and the
  * list cursor. Everything here is safe to show to anyone with a role on the project.
  */
+import type { UpstreamRecord } from '../../store/control-plane/types';
 import type { DashboardUser } from '../../store/dashboard-store';
 import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/task-store';
 import { HttpError } from '../rest-errors';
@@ -104,4 +105,20 @@ export function decodeListCursor(cursor: string): TaskPosition {
   const position = decodeTaskCursor(cursor);
   if (!position) throw new HttpError('invalid', 'Invalid "cursor"');
   return position;
+}
+
+/**
+ * An upstream as the project's members see it: its alias, whether it is served, and what the last
+ * probe found (docs/interop.md, "Operators see why"). The URL and the credential stay with the admin API.
+ */
+export function upstreamStatusView(upstream: UpstreamRecord) {
+  const probe = upstream.probe;
+  return {
+    alias: upstream.alias,
+    enabled: upstream.enabled,
+    era: probe?.era ?? null,
+    protocolVersion: probe?.protocolVersion ?? null,
+    probedAt: probe?.probedAt ?? null,
+    problem: probe?.error ?? null,
+  };
 }

@@ -2,9 +2,10 @@
  * Reading one JSON-RPC message from a request body (a request or notification; a response too where the
  * caller allows it): media type and encoding, size limit (checked against the declared length first,
  * then while reading), nesting depth (before parsing: deeply nested JSON would overflow the stack of
- * every recursive walk after it), JSON, and the frame. Each failure is the JSON-RPC error the spec's
- * codes imply (-32700 for bad JSON, -32600 for a bad frame, -32602 for too deep), never an exception of
- * its own, and decided before any work is done for the request.
+ * every recursive walk after it), UTF-8 (strictly: a body that is not UTF-8 is not JSON), JSON, one
+ * meaning only (no object names a member twice), and the frame. Each failure is the JSON-RPC error the
+ * spec's codes imply (-32700 for bad JSON, -32600 for a bad or ambiguous frame, -32602 for too deep),
+ * never an exception of its own, and decided before any work is done for the request.
  */
 import type { IncomingMessage } from 'node:http';
 import type { JsonRpcMessage } from '../../protocol';
@@ -47,11 +48,24 @@ export async function readMessage(
   if (nestingDepth(body) > limits.maxDepth) {
     throw new ProtocolError('TooDeep', `JSON nests deeper than ${limits.maxDepth} levels`);
   }
+  let text: string;
   let json: unknown;
   try {
-    json = JSON.parse(body.toString('utf8'));
+    // Fatal: invalid bytes are an error, not U+FFFD (a name the client never sent). A BOM is kept, so it
+    // stays the parse error it always was.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
+    json = JSON.parse(text);
   } catch {
     throw new ProtocolError('ParseError', 'Parse error');
+  }
+  const repeated = repeatedMember(text);
+  if (repeated !== undefined) {
+    // Parsers disagree on which duplicate wins: a message that means one thing here and another to a
+    // body-reading proxy in front of the gateway is refused, like a header that disagrees with the body.
+    throw new ProtocolError(
+      'InvalidRequest',
+      `The member "${repeated.slice(0, 64)}" appears twice in one object`,
+    );
   }
   const parsed = JsonRpcClientMessageSchema.safeParse(json);
   if (!parsed.success && opts.responses) {
@@ -85,4 +99,48 @@ export function nestingDepth(json: Uint8Array): number {
     else if (CLOSE.has(c)) depth--;
   }
   return max;
+}
+
+/**
+ * The first member name that appears twice in one object of a JSON text (valid JSON, already parsed),
+ * compared after unescaping; undefined when every object's names are unique. One pass, names only.
+ */
+export function repeatedMember(text: string): string | undefined {
+  // One entry per open container: the names seen so far for an object, null for an array.
+  const open: Array<Set<string> | null> = [];
+  let expectName = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = i + 1;
+      let escaped = false;
+      while (text.charCodeAt(end) !== QUOTE) {
+        if (text.charCodeAt(end) === BACKSLASH) {
+          escaped = true;
+          end++;
+        }
+        end++;
+      }
+      const names = open[open.length - 1];
+      if (expectName && names) {
+        const name = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
+        if (names.has(name)) return name;
+        names.add(name);
+        expectName = false;
+      }
+      i = end;
+    } else if (c === 0x7b) {
+      open.push(new Set());
+      expectName = true;
+    } else if (c === 0x5b) {
+      open.push(null);
+      expectName = false;
+    } else if (CLOSE.has(c)) {
+      open.pop();
+      expectName = false;
+    } else if (c === 0x2c) {
+      expectName = open[open.length - 1] instanceof Set;
+    }
+  }
+  return undefined;
 }

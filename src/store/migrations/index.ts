@@ -10,6 +10,7 @@ import { m0007McpSessions } from './0007-mcp-sessions';
 import { m0008UpstreamEras } from './0008-upstream-eras';
 import { m0009ControlPlaneGeneration } from './0009-control-plane-generation';
 import { m0010FirstCalls } from './0010-first-calls';
+import { m0011TaskDetailStoredAt } from './0011-task-detail-stored-at';
 import { m0012OAuth } from './0012-oauth';
 
 const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0008_upstream_eras': m0008UpstreamEras,
   '0009_control_plane_generation': m0009ControlPlaneGeneration,
   '0010_first_calls': m0010FirstCalls,
+  '0011_task_detail_stored_at': m0011TaskDetailStoredAt,
   '0012_oauth': m0012OAuth,
 };
 

@@ -31,7 +31,10 @@ export async function renderTasks(main, route, renderId) {
     const q = new URLSearchParams({ group, assigned });
     return `/v1/projects/${encodeURIComponent(slug)}/tasks?${q}`;
   };
-  let data = await api('GET', params());
+  let [data, project] = await Promise.all([
+    api('GET', params()),
+    api('GET', `/v1/projects/${encodeURIComponent(slug)}`),
+  ]);
   if (renderId !== state.renderId) return;
 
   const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Task groups' });
@@ -173,6 +176,7 @@ export async function renderTasks(main, route, renderId) {
     tabs,
     panel,
     more,
+    upstreamSection(project.upstreams),
     connections,
   );
 
@@ -196,4 +200,45 @@ export async function renderTasks(main, route, renderId) {
       }
     });
   });
+}
+
+/**
+ * The project's upstreams and what their last probe found: an upstream that speaks no supported MCP or
+ * cannot be reached is still listed, with its problem, so nobody wonders where its tools went.
+ */
+function upstreamSection(upstreams) {
+  if (!upstreams || upstreams.length === 0) return null;
+  return h(
+    'section',
+    { class: 'upstreams', 'aria-labelledby': 'upstreams-heading' },
+    h('h2', { id: 'upstreams-heading' }, 'Upstreams'),
+    h(
+      'ul',
+      {},
+      upstreams.map((u) =>
+        h(
+          'li',
+          { 'data-upstream': u.alias },
+          h('strong', {}, u.alias),
+          ' ',
+          upstreamBadge(u),
+          u.problem && h('span', { class: 'problem' }, ` ${u.problem}`),
+          u.probedAt &&
+            h(
+              'span',
+              { class: 'muted small' },
+              ' · probed ',
+              h('time', { datetime: u.probedAt }, ago(u.probedAt)),
+            ),
+        ),
+      ),
+    ),
+  );
+}
+
+function upstreamBadge(u) {
+  if (!u.enabled) return h('span', { class: 'badge status-cancelled' }, 'disabled');
+  if (u.problem) return h('span', { class: 'badge status-failed' }, 'problem');
+  if (!u.probedAt) return h('span', { class: 'badge status-working' }, 'not probed yet');
+  return h('span', { class: 'badge status-completed' }, `MCP ${u.protocolVersion ?? u.era}`);
 }

@@ -1,0 +1,253 @@
+/**
+ * What the benchmarks run as separate processes, the way users run them: the gateway through its
+ * production entry point (`node dist/src/main/serve.js`, built first when dist/ is missing or stale) with
+ * a configuration file and a bootstrap file, and example upstreams. Each process is stopped by
+ * `cleanup()` (env.ts). The gateway's log (info level, as in production) goes to a file in the bench's
+ * temp directory, read at the end for its warnings and errors.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ExampleUpstreamOptions } from '../examples/upstream/server';
+import { findRepoRoot } from '../src/config/paths';
+import { getFreePort } from '../src/tooling/processes';
+import type { DevServer } from '../src/tooling/temporal-dev-server';
+import { gatewayBasics, note, onCleanup } from './env';
+import { sleep } from './support';
+import type { Legacy2025Mode } from './upstream-2025';
+import type { UpstreamStatsMessage } from './upstream-process';
+
+export const ROOT = findRepoRoot(__dirname);
+
+/** `npm run build` when dist/ is missing or older than a source (scripts/build.mjs --if-needed). */
+export function buildIfNeeded(): void {
+  note('building dist/ if missing or stale (npm run build)');
+  execFileSync(process.execPath, ['scripts/build.mjs', '--if-needed'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/** Resident set size of a process, from /proc/<pid>/status (Linux), in bytes. */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb) * 1024;
+}
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux, 100 Hz ticks). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces), from field 3 on: utime is 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
+}
+const CLOCK_TICKS = 100;
+
+async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Upstream
+
+export interface UpstreamProcess {
+  url: string;
+  pid: number;
+  /** The upstream's request counters, asked over IPC. */
+  stats(): Promise<UpstreamStatsMessage['stats']>;
+}
+
+/** Forks a bench process script through tsx and waits for its `{ type: 'ready', url, pid }`. */
+async function forkReady(
+  script: string,
+  name: string,
+  arg: unknown,
+): Promise<{ child: ChildProcess; url: string; pid: number }> {
+  const child = fork(path.join(__dirname, script), [JSON.stringify(arg)], {
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  onCleanup(`upstream ${name}`, () => stopChild(child, 5000));
+  const ready = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`upstream ${name} exited (${code}) before it was ready`)));
+    child.on('message', (m: { type?: string; url?: string; pid?: number }) => {
+      if (m.type === 'ready' && m.url && m.pid) resolve({ url: m.url, pid: m.pid });
+    });
+  });
+  return { child, ...ready };
+}
+
+/**
+ * A 2025-era upstream (SDK 1.x, bench/upstream-2025.ts) with the example upstream's `work {ms}` tool, in
+ * a process of its own; `stateful` keeps a session per `initialize` and answers as SSE.
+ */
+export async function startLegacyUpstreamProcess(
+  name: string,
+  mode: Legacy2025Mode = 'stateful',
+): Promise<{ url: string; pid: number }> {
+  const { url, pid } = await forkReady('upstream-2025.ts', name, { mode });
+  return { url, pid };
+}
+
+/** The example upstream (examples/upstream/server.ts) in a process of its own (bench/upstream-process.ts). */
+export async function startUpstreamProcess(
+  name: string,
+  opts: ExampleUpstreamOptions = {},
+): Promise<UpstreamProcess> {
+  const { child, ...ready } = await forkReady('upstream-process.ts', name, { name, ...opts });
+  let nextId = 0;
+  return {
+    ...ready,
+    stats() {
+      const id = ++nextId;
+      return new Promise((resolve) => {
+        const onMessage = (m: Partial<UpstreamStatsMessage>) => {
+          if (m.type !== 'stats' || m.id !== id || !m.stats) return;
+          child.off('message', onMessage);
+          resolve(m.stats);
+        };
+        child.on('message', onMessage);
+        child.send({ type: 'stats', id });
+      });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Gateway
+
+/** A user of the bootstrap file, with the bearer token it presents. */
+export interface BenchUser {
+  handle: string;
+  token: string;
+}
+
+/** `count` users with fresh personal access tokens (`trp_` + 43 base64url characters, as minted). */
+export function benchUsers(count: number, prefix = 'bench'): BenchUser[] {
+  return Array.from({ length: count }, (_, i) => ({
+    handle: `${prefix}-${i}`,
+    token: `trp_${randomBytes(32).toString('base64url')}`,
+  }));
+}
+
+export interface GatewayProject {
+  slug: string;
+  upstreams: Array<{ alias: string; url: string }>;
+}
+
+export interface GatewayProcess {
+  /** `http://127.0.0.1:<port>`; MCP endpoints are `${url}/v1/mcp/<slug>`. */
+  url: string;
+  pid: number;
+  /** What the configuration file says (the encryption keys decode task workflows' payloads). */
+  config: ReturnType<typeof gatewayBasics>;
+  rssBytes(): number;
+  /** Warnings and errors in the gateway's log so far, with the five most frequent messages and counts. */
+  log(): { warnings: number; errors: number; samples: string[] };
+}
+
+/**
+ * `node dist/src/main/serve.js <role>` with default settings: only what a deployment must say (HTTP
+ * address, Temporal, store, key) and a bootstrap file declaring `users`, one team `bench` they all belong
+ * to and `projects` owned by it, created with the defaults (authentication required, namespacing on,
+ * cache on). Resolves once the process logged `taskrouter started`.
+ */
+export async function startGatewayProcess(opts: {
+  temporal: Pick<DevServer, 'address' | 'namespace'>;
+  dir: string;
+  users: readonly BenchUser[];
+  projects: readonly GatewayProject[];
+  role?: 'all' | 'api' | 'worker';
+}): Promise<GatewayProcess> {
+  const role = opts.role ?? 'all';
+  const port = await getFreePort();
+  const bootstrapFile = path.join(opts.dir, 'bootstrap.json');
+  writeFileSync(
+    bootstrapFile,
+    JSON.stringify({
+      users: opts.users.map((u) => ({ handle: u.handle, tokens: [{ name: 'bench', token: u.token }] })),
+      teams: [{ slug: 'bench', members: opts.users.map((u) => u.handle) }],
+      projects: opts.projects.map((p) => ({ slug: p.slug, team: 'bench', upstreams: p.upstreams })),
+    }),
+  );
+  const basics = gatewayBasics(opts.temporal, opts.dir);
+  const configFile = path.join(opts.dir, 'taskrouter.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({ ...basics, http: { ...basics.http, port }, bootstrapFile }, null, 2),
+  );
+
+  const logFile = path.join(opts.dir, `gateway-${randomUUID().slice(0, 8)}.log`);
+  const fd = openSync(logFile, 'a');
+  const env: NodeJS.ProcessEnv = { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'info' };
+  delete env['TASKROUTER_ENCRYPTION_KEYS'];
+  delete env['TASKROUTER_ADMIN_TOKEN'];
+  // Node flags for the gateway, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (written when it stops).
+  const nodeArgs = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, 'dist/src/main/serve.js', role], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  onCleanup('gateway', () => stopChild(child, 10_000));
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('the gateway process did not start');
+
+  const readLog = () => readFileSync(logFile, 'utf8');
+  const deadline = Date.now() + 120_000;
+  while (!readLog().includes('"taskrouter started"')) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}):\n${readLog()}`);
+    if (Date.now() > deadline) throw new Error(`the gateway was not ready after 120 s:\n${readLog()}`);
+    await sleep(50);
+  }
+  note(`gateway pid ${pid} (serve ${role}) at http://127.0.0.1:${port}, log ${logFile}`);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid,
+    config: basics,
+    rssBytes: () => rssBytes(pid),
+    log() {
+      let warnings = 0;
+      let errors = 0;
+      /** Distinct warning and error messages (numbers as N) with their counts. */
+      const distinct = new Map<string, number>();
+      for (const line of readLog().split('\n')) {
+        if (!line.trim()) continue;
+        let level = 0;
+        let msg = line;
+        try {
+          const parsed = JSON.parse(line) as {
+            level?: number;
+            msg?: string;
+            err?: { type?: string; message?: string } | string;
+          };
+          level = parsed.level ?? 0;
+          const err = parsed.err;
+          const why = typeof err === 'object' ? `${err.type ?? 'Error'}: ${err.message ?? ''}` : err;
+          msg = `${parsed.msg ?? ''}${why === undefined ? '' : ` (${why})`}`;
+        } catch {
+          level = 50; // not pino's JSON: a crash or a stray print
+        }
+        if (level >= 50) errors++;
+        else if (level >= 40) warnings++;
+        if (level >= 40) {
+          const key = msg.replace(/\d+(\.\d+)?/g, 'N').slice(0, 160);
+          distinct.set(key, (distinct.get(key) ?? 0) + 1);
+        }
+      }
+      const samples = [...distinct.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5)
+        .map(([m, n]) => `${n} x ${m}`);
+      return { warnings, errors, samples };
+    },
+  };
+}

@@ -1,0 +1,510 @@
+/**
+ * `npm run bench:scale [-- --tasks 5000 --seconds 90 --poll 5000 --clients 32 --calls 200 --watch 100
+ *   --short 60 --long 600]` (`--help` lists all)
+ *
+ * Many tasks in flight at once on the dev server, measured on what users run: an in-memory Temporal dev
+ * server, example upstreams as processes of their own and the gateway (`node dist/src/main/serve.js
+ * all`, default settings, token auth). In order:
+ *
+ * 1. an ordinary `tools/call` (`example.work {ms: 5}`, unique arguments: no cache hit) --calls times at
+ *    concurrency 1, with nothing in flight: the unloaded p50;
+ * 2. --tasks tasks of --seconds (plus a random part of a poll interval, so they do not all complete just
+ *    before one of the gateway's polls) created by --clients clients on the `bulk` upstream, which
+ *    suggests polling every --poll ms: creation throughput, creation latency, errors; the number in
+ *    flight over time (created and not yet due) and its peak; the gateway's and Temporal's RSS sampled
+ *    every second;
+ * 3. the same ordinary calls right after the last creation, with the tasks in flight: the loaded p50 and
+ *    its ratio to the unloaded one; then 3 quiet seconds give the CPU the tasks in flight cost;
+ * 4. completion visibility: --watch of the tasks, spread over the creation, followed on
+ *    `subscriptions/listen` streams (taskIds, 25 per stream, opened as soon as their tasks exist); the lag
+ *    is when the client read `notifications/tasks` saying `completed` minus the upstream's `lastUpdatedAt`;
+ * 5. Temporal history per task: a --short s and a --long s task (each on its own upstream, polled every
+ *    --poll ms as the bulk tasks are), started before 1; events over the whole continue-as-new chain.
+ *    The bench waits for the long one, so a run lasts at least --long seconds.
+ *
+ * Targets (issue 16): gateway RSS <= 1 GiB (summed over the gateway's processes: `serve all` is one),
+ * loaded p50 <= 1.5x unloaded, visibility p99 <= 1.2x the effective poll interval, history events of the
+ * long task within +-50% of the short one's. PASS/FAIL printed, exit code 0 either way; one JSON line last.
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { Agent } from 'undici';
+import { Cipher } from '../src/store/cipher';
+import { taskKeyOf } from '../src/store/task-store';
+import { createDataConverter } from '../src/temporal/codec';
+import { taskWorkflowId } from '../src/workflows/messages';
+import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import type { GatewayProcess } from './processes';
+import {
+  benchUsers,
+  buildIfNeeded,
+  cpuMs,
+  rssBytes,
+  startGatewayProcess,
+  startUpstreamProcess,
+} from './processes';
+import type { ListenStream } from './support';
+import { McpHttpClient, percentile, ratio, replyProblem, round, sleep, summarize, table } from './support';
+import type { Created } from './task-support';
+import { createTask, effectivePollMs, historyOf, many } from './task-support';
+
+const TARGET = { rssGiB: 1, loadedP50: 1.5, visibilityP99: 1.2, historyWithin: 0.5 };
+const PER_STREAM = 25;
+const STREAMS_PER_CALLER = 16;
+const GiB = 1024 ** 3;
+
+interface Options {
+  tasks: number;
+  seconds: number;
+  poll: number;
+  clients: number;
+  calls: number;
+  watch: number;
+  short: number;
+  long: number;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      tasks: { type: 'string', default: '5000' },
+      seconds: { type: 'string', default: '90' },
+      poll: { type: 'string', default: '5000' },
+      clients: { type: 'string', default: '32' },
+      calls: { type: 'string', default: '200' },
+      watch: { type: 'string', default: '100' },
+      short: { type: 'string', default: '60' },
+      long: { type: 'string', default: '600' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
+        '       [--calls 200] [--watch 100] [--short 60] [--long 600]\n' +
+        '  --tasks    tasks created (all meant to be in flight at once)\n' +
+        '  --seconds  how long each runs at the upstream (plus up to one poll interval)\n' +
+        '  --poll     the poll interval the upstreams suggest, ms\n' +
+        '  --clients  clients creating tasks at once\n' +
+        '  --calls    ordinary calls timed unloaded and loaded\n' +
+        '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
+        '  --short, --long  the two history tasks, s (the run lasts at least --long)\n',
+    );
+    process.exit(0);
+  }
+  const num = (name: keyof typeof values, min: number, max = Infinity): number => {
+    const v = Number(values[name]);
+    if (!Number.isFinite(v) || v < min || v > max) {
+      throw new Error(`--${name} must be a number in [${min}, ${max}] (got ${String(values[name])})`);
+    }
+    return v;
+  };
+  return {
+    tasks: Math.floor(num('tasks', 1)),
+    seconds: num('seconds', 1),
+    poll: Math.floor(num('poll', 1)),
+    clients: Math.floor(num('clients', 1)),
+    calls: Math.floor(num('calls', 1)),
+    watch: Math.floor(num('watch', 0, PER_STREAM * STREAMS_PER_CALLER)),
+    short: num('short', 1),
+    long: num('long', 1),
+  };
+}
+
+/** `example.work {ms: 5}` with unique arguments, one at a time; latencies in ms. */
+async function ordinaryCalls(client: McpHttpClient, count: number) {
+  const run = randomUUID().slice(0, 8);
+  const latencies: number[] = [];
+  const errors: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    const reply = await client.callTool('example.work', { ms: 5, nonce: `${run}-${i}` });
+    const problem = replyProblem(reply);
+    if (problem === undefined) latencies.push(performance.now() - t0);
+    else errors.push(problem);
+  }
+  return { latency: summarize(latencies), errors };
+}
+
+/** Peak of "created and not yet due" over the run, from each task's creation time and duration. */
+function peakInFlight(created: ReadonlyArray<{ createdAtMs: number; seconds: number }>) {
+  const events: Array<[number, number]> = [];
+  for (const c of created) events.push([c.createdAtMs, 1], [c.createdAtMs + c.seconds * 1000, -1]);
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let peak = 0;
+  for (const [, d] of events) peak = Math.max(peak, (now += d));
+  return peak;
+}
+
+/** Follows completions of tasks on listen streams, 25 ids a stream, opened as the tasks are created. */
+class CompletionWatch {
+  readonly lags = new Map<string, number>();
+  readonly failures: string[] = [];
+  private readonly followed = new Map<string, number>();
+  private readonly due = new Map<string, number>();
+  private readonly streams: Array<Promise<ListenStream | undefined>> = [];
+  private pending: string[] = [];
+  private early = 0;
+  private closing = false;
+  private endedEarly = 0;
+
+  /** `client` is the tasks' owner: a stream follows only the caller's own tasks. */
+  constructor(private readonly client: McpHttpClient) {}
+
+  add(task: Created, dueAtMs: number): void {
+    this.due.set(task.taskId, dueAtMs);
+    this.pending.push(task.taskId);
+    if (this.pending.length >= PER_STREAM) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const ids = this.pending;
+    this.pending = [];
+    this.streams.push(
+      this.client
+        .listen({ taskIds: ids }, (m, at) => this.onMessage(m, at))
+        .then(
+          (stream) => {
+            const ackAt = Date.now();
+            // A stream the gateway ends before the bench closes it loses the pushes still due on it.
+            void stream.ended.then(() => {
+              if (!this.closing) this.endedEarly++;
+            });
+            for (const id of (stream.acknowledged.taskIds ?? []) as string[]) this.followed.set(id, ackAt);
+            return stream;
+          },
+          (err: unknown) => {
+            this.failures.push(`listen: ${err instanceof Error ? err.message : String(err)}`);
+            return undefined;
+          },
+        ),
+    );
+  }
+
+  private onMessage(m: Record<string, unknown>, receivedAt: number): void {
+    if (m.method !== 'notifications/tasks') return;
+    const p = m.params as { taskId?: string; status?: string; lastUpdatedAt?: string };
+    if (p.status !== 'completed' || !p.taskId || this.lags.has(p.taskId)) return;
+    const done = Date.parse(String(p.lastUpdatedAt));
+    if (done < (this.followed.get(p.taskId) ?? Infinity)) this.early++;
+    else this.lags.set(p.taskId, receivedAt - done);
+  }
+
+  /** Waits until every followed task was pushed, or `graceMs` after the last one was due. */
+  async finish(graceMs: number): Promise<void> {
+    this.flush();
+    const streams = await Promise.all(this.streams);
+    const lastDue = Math.max(0, ...this.due.values());
+    while (this.lags.size + this.early < this.followed.size && Date.now() < lastDue + graceMs)
+      await sleep(100);
+    this.closing = true;
+    await Promise.all(streams.map((s) => s?.close()));
+    if (this.endedEarly > 0)
+      this.failures.push(`${this.endedEarly} listen streams ended before the bench closed them`);
+    if (this.followed.size < this.due.size) {
+      this.failures.push(`${this.due.size - this.followed.size} task ids were not honoured by a listen`);
+    }
+    if (this.early > 0)
+      this.failures.push(`${this.early} tasks completed before their stream was acknowledged`);
+    const missing = this.followed.size - this.lags.size - this.early;
+    if (missing > 0) this.failures.push(`${missing} completions were never pushed`);
+  }
+}
+
+/** RSS of the gateway and Temporal every second, with the peak of each. */
+function sampleRss(gateway: GatewayProcess, temporalPid: number) {
+  const peak = { gateway: 0, temporal: 0 };
+  const timer = setInterval(() => {
+    try {
+      peak.gateway = Math.max(peak.gateway, gateway.rssBytes());
+      peak.temporal = Math.max(peak.temporal, rssBytes(temporalPid));
+    } catch {
+      // a process that is gone has no RSS; the bench reports that elsewhere
+    }
+  }, 1000);
+  return { peak, stop: () => clearInterval(timer) };
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const t0 = performance.now();
+  note(`options ${JSON.stringify(opts)}`);
+  buildIfNeeded();
+  const temporal = await startTemporal();
+  const dir = tempDir();
+  const [example, bulk, short, long] = await Promise.all([
+    startUpstreamProcess('scale-upstream', {}),
+    startUpstreamProcess('scale-upstream-bulk', { pollIntervalMs: opts.poll }),
+    startUpstreamProcess('scale-upstream-short', { pollIntervalMs: opts.poll }),
+    startUpstreamProcess('scale-upstream-long', { pollIntervalMs: opts.poll }),
+  ]);
+  // One user: listen streams follow only the caller's own tasks (16 streams per caller: --watch <= 400).
+  const users = benchUsers(1);
+  const gateway = await startGatewayProcess({
+    temporal,
+    dir,
+    users,
+    projects: [
+      {
+        slug: 'bench',
+        upstreams: [
+          { alias: 'example', url: example.url },
+          { alias: 'bulk', url: bulk.url },
+          { alias: 'short', url: short.url },
+          { alias: 'long', url: long.url },
+        ],
+      },
+    ],
+  });
+  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
+  onCleanup('http agents', async () => {
+    await Promise.all([agent.close(), streamAgent.destroy()]);
+  });
+  const endpoint = `${gateway.url}/v1/mcp/bench`;
+  const [main] = users;
+  if (!main) throw new Error('no user');
+  const tasksClient = new McpHttpClient(endpoint, agent, { token: main.token });
+  const plain = new McpHttpClient(endpoint, agent, { tasks: false, token: main.token });
+  const streamClient = new McpHttpClient(endpoint, streamAgent, { token: main.token });
+  const connection = await Connection.connect({ address: temporal.address });
+  onCleanup('temporal client', () => connection.close());
+  const temporalClient = new Client({
+    connection,
+    namespace: temporal.namespace,
+    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
+  });
+  const pollMs = effectivePollMs(opts.poll);
+
+  note('warm-up');
+  const warm = await many(10, 4, () => createTask(tasksClient, 'example.slow_compute', { seconds: 0 }));
+  if (warm.errors.length > 0) throw new Error(`warm-up failed: ${warm.errors[0]}`);
+  await ordinaryCalls(plain, 20);
+
+  const history = await Promise.all(
+    [
+      { alias: 'short', seconds: opts.short, upstream: short },
+      { alias: 'long', seconds: opts.long, upstream: long },
+    ].map(async (h) => {
+      const c = await createTask(tasksClient, `${h.alias}.slow_compute`, { seconds: h.seconds });
+      return { ...h, workflowId: taskWorkflowId(taskKeyOf(c.taskId)) };
+    }),
+  );
+
+  note(`1. ${opts.calls} ordinary calls, nothing in flight`);
+  const unloaded = await ordinaryCalls(plain, opts.calls);
+
+  note(`2. creating ${opts.tasks} tasks of ${opts.seconds} s with ${opts.clients} clients`);
+  const rss = sampleRss(gateway, temporal.pid);
+  const rssBefore = gateway.rssBytes();
+  const watch = new CompletionWatch(streamClient);
+  const watchEvery = opts.watch > 0 ? Math.max(1, Math.floor(opts.tasks / opts.watch)) : Infinity;
+  let watched = 0;
+  const durations: Array<{ createdAtMs: number; seconds: number }> = [];
+  const creation = await many(opts.tasks, opts.clients, async (i) => {
+    const seconds = round(opts.seconds + (Math.random() * pollMs) / 1000, 3);
+    const c = await createTask(tasksClient, 'bulk.slow_compute', { seconds, label: `scale-${i}` });
+    durations.push({ createdAtMs: c.createdAtMs, seconds });
+    if (i % watchEvery === 0 && watched < opts.watch) {
+      watched++;
+      watch.add(c, c.createdAtMs + seconds * 1000);
+    }
+    if ((i + 1) % 500 === 0) note(`   ${i + 1} created, ${Math.round(performance.now() - t0) / 1000} s`);
+    return c;
+  });
+  watch.flush();
+  const createdEnd = Date.now();
+  const inFlightAtEnd = durations.filter((d) => d.createdAtMs + d.seconds * 1000 > createdEnd).length;
+  const peak = peakInFlight(durations);
+  const rssAtEnd = gateway.rssBytes();
+  const temporalRssAtEnd = rssBytes(temporal.pid);
+  const tasksPerSecond = creation.ok.length / (creation.wallMs / 1000);
+  note(
+    `   ${creation.ok.length} created in ${round(creation.wallMs / 1000, 1)} s; ${inFlightAtEnd} in flight`,
+  );
+
+  note(`3. ${opts.calls} ordinary calls with ${inFlightAtEnd} tasks in flight`);
+  const loaded = await ordinaryCalls(plain, opts.calls);
+  const inFlightAfterCalls = durations.filter((d) => d.createdAtMs + d.seconds * 1000 > Date.now()).length;
+  const cpu0 = { gateway: cpuMs(gateway.pid), temporal: cpuMs(temporal.pid) };
+  const quietStart = performance.now();
+  await sleep(3000);
+  const quietMs = performance.now() - quietStart;
+  const quietCpu = {
+    gateway: round((100 * (cpuMs(gateway.pid) - cpu0.gateway)) / quietMs, 0),
+    temporal: round((100 * (cpuMs(temporal.pid) - cpu0.temporal)) / quietMs, 0),
+  };
+
+  note(`4. waiting for the ${watched} followed tasks to complete`);
+  await watch.finish(2 * pollMs + 60_000);
+  rss.stop();
+  const lag = summarize([...watch.lags.values()]);
+
+  note(`5. history: waiting for the ${opts.long} s task`);
+  const counts = [];
+  for (const h of history) {
+    await temporalClient.withDeadline(Date.now() + h.seconds * 1000 + 180_000, () =>
+      temporalClient.workflow.getHandle(h.workflowId).result(),
+    );
+    counts.push({
+      seconds: h.seconds,
+      ...(await historyOf(temporalClient, h.workflowId)),
+      polls: (await h.upstream.stats()).tasksGet,
+    });
+  }
+  const [shortH, longH] = counts;
+  if (!shortH || !longH) throw new Error('history tasks missing');
+  const log = gateway.log();
+
+  const mb = (b: number) => round(b / 1024 ** 2, 0);
+  const verdict = {
+    rss: rss.peak.gateway <= TARGET.rssGiB * GiB,
+    loadedP50: ratio(loaded.latency.p50, unloaded.latency.p50) <= TARGET.loadedP50,
+    visibility: lag.count > 0 && lag.p99 / pollMs <= TARGET.visibilityP99,
+    history: Math.abs(longH.events / shortH.events - 1) <= TARGET.historyWithin,
+  };
+  const pf = (b: boolean) => (b ? 'PASS' : 'FAIL');
+  const out: string[] = [''];
+  out.push(
+    `bench:scale  ${opts.tasks} tasks of ${opts.seconds} s on the dev server; upstreams suggest polling every ` +
+      `${opts.poll} ms (effective ${pollMs}); gateway: serve all, default settings; node ${process.version}, ` +
+      `${os.cpus().length} cpus, load ${os.loadavg()[0]?.toFixed(1)}`,
+    '',
+    table([
+      [
+        'creation',
+        'created',
+        'errors',
+        'wall s',
+        'tasks/s',
+        'p50 ms',
+        'p99 ms',
+        'peak in flight',
+        'in flight at end',
+      ],
+      [
+        `${opts.clients} clients`,
+        creation.ok.length,
+        creation.errors.length,
+        round(creation.wallMs / 1000, 1),
+        round(tasksPerSecond, 1),
+        round(
+          percentile(
+            creation.ok.map((c) => c.latencyMs),
+            50,
+          ),
+          0,
+        ),
+        round(
+          percentile(
+            creation.ok.map((c) => c.latencyMs),
+            99,
+          ),
+          0,
+        ),
+        peak,
+        inFlightAtEnd,
+      ],
+    ]),
+    '',
+    table([
+      ['memory', 'gateway RSS MB', 'Temporal RSS MB'],
+      ['before creating', mb(rssBefore), '-'],
+      [`after creating (${inFlightAtEnd} in flight)`, mb(rssAtEnd), mb(temporalRssAtEnd)],
+      ['peak (sampled every second)', mb(rss.peak.gateway), mb(rss.peak.temporal)],
+    ]),
+    `   gateway RSS peak ${round(rss.peak.gateway / GiB, 2)} GiB (target <= ${TARGET.rssGiB}): ${pf(verdict.rss)}; ` +
+      `idle CPU with ${inFlightAfterCalls} in flight: gateway ${quietCpu.gateway}%, Temporal ${quietCpu.temporal}% of a core`,
+    '',
+    table([
+      ['ordinary tools/call, ms', 'n', 'p50', 'p99', 'errors'],
+      [
+        'nothing in flight',
+        unloaded.latency.count,
+        unloaded.latency.p50,
+        unloaded.latency.p99,
+        unloaded.errors.length,
+      ],
+      [
+        `${inFlightAtEnd} in flight`,
+        loaded.latency.count,
+        loaded.latency.p50,
+        loaded.latency.p99,
+        loaded.errors.length,
+      ],
+    ]),
+    `   loaded / unloaded p50 ${ratio(loaded.latency.p50, unloaded.latency.p50)} (target <= ${TARGET.loadedP50}): ${pf(verdict.loadedP50)}`,
+    '',
+    table([
+      ['completion pushed, ms after the upstream', 'n', 'p50', 'p99', 'max', 'p99 / interval'],
+      ['notifications/tasks', lag.count, lag.p50, lag.p99, lag.max, ratio(lag.p99, pollMs)],
+    ]),
+    `   p99 ${ratio(lag.p99, pollMs)}x the ${pollMs} ms poll interval (target <= ${TARGET.visibilityP99}): ` +
+      `${pf(verdict.visibility)}; ${watch.failures.length} failures`,
+    '',
+    table([
+      ['history per task', 'events', 'runs', 'activities', 'LA markers', 'upstream polls'],
+      ...counts.map((c) => [
+        `${c.seconds} s task`,
+        c.events,
+        c.runs,
+        c.activitiesScheduled,
+        c.localActivityMarkers,
+        c.polls,
+      ]),
+    ]),
+    `   long / short events ${ratio(longH.events, shortH.events)} (target within +-${TARGET.historyWithin * 100}%): ${pf(verdict.history)}`,
+    '',
+    `errors: ${creation.errors.length + unloaded.errors.length + loaded.errors.length + watch.failures.length}; ` +
+      `gateway log: ${log.warnings} warnings, ${log.errors} errors`,
+  );
+  for (const e of [...creation.errors, ...loaded.errors, ...watch.failures].slice(0, 5))
+    out.push(`  e.g. ${e}`);
+  for (const s of log.samples) out.push(`  log: ${s}`);
+  const totalSeconds = round((performance.now() - t0) / 1000, 1);
+  out.push(`total ${totalSeconds} s`, '');
+  process.stdout.write(`${out.join('\n')}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'scale',
+      options: opts,
+      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      effectivePollMs: pollMs,
+      creation: {
+        created: creation.ok.length,
+        errors: creation.errors.length,
+        wallSeconds: round(creation.wallMs / 1000, 1),
+        tasksPerSecond: round(tasksPerSecond, 1),
+        latencyMs: summarize(creation.ok.map((c) => c.latencyMs)),
+        peakInFlight: peak,
+        inFlightAtEnd,
+      },
+      rssMB: {
+        before: mb(rssBefore),
+        atEnd: mb(rssAtEnd),
+        peak: mb(rss.peak.gateway),
+        temporalPeak: mb(rss.peak.temporal),
+      },
+      quietCpuPercent: { ...quietCpu, inFlight: inFlightAfterCalls },
+      ordinary: {
+        unloaded: unloaded.latency,
+        loaded: loaded.latency,
+        ratioP50: ratio(loaded.latency.p50, unloaded.latency.p50),
+      },
+      visibility: { lag, watched, failures: watch.failures },
+      history: counts,
+      target: TARGET,
+      verdict,
+      gatewayLog: { warnings: log.warnings, errors: log.errors },
+      totalSeconds,
+    })}\n`,
+  );
+}
+
+runBench(main);

@@ -1,0 +1,51 @@
+/**
+ * Small pieces of the task activities (src/activities/index.ts) that need no dependencies: a synchronous
+ * answer as a finished task, expiry, control results, and heartbeating while waiting.
+ */
+import { Context } from '@temporalio/activity';
+import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { UpstreamReply } from '../upstream/client';
+import type { ControlResult } from './types';
+
+/** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
+export function finishedSnapshot(reply: UpstreamReply, ttlMs: number | undefined): TaskSnapshot {
+  const now = new Date().toISOString();
+  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
+  return reply.kind === 'error'
+    ? { ...fields, status: 'failed', statusMessage: reply.error.message, error: reply.error }
+    : { ...fields, status: 'completed', result: reply.result };
+}
+
+/** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */
+export function expired(s: TaskSnapshot): boolean {
+  return s.ttlMs !== null && Date.parse(s.createdAt) + s.ttlMs < Date.now();
+}
+
+export function control(reply: UpstreamReply): ControlResult {
+  if (reply.kind === 'result') return { ok: true };
+  return { ok: false, error: reply.error satisfies JsonRpcErrorObject };
+}
+
+/** Heartbeats every second while `work` runs. */
+export async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Sleeps in short steps, heartbeating, so a cancellation request (or `stopping`) is noticed within
+ * about a second.
+ */
+export async function sleepWithHeartbeat(ms: number, stopping?: AbortSignal): Promise<void> {
+  const ctx = Context.current();
+  const until = Date.now() + ms;
+  for (let left = ms; left > 0 && !stopping?.aborted; left = until - Date.now()) {
+    ctx.heartbeat();
+    await ctx.sleep(Math.min(left, 1000));
+  }
+}
