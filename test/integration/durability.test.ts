@@ -46,7 +46,7 @@ describe('durability', () => {
 describe('bounded history', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    // Watches end every 100 ms, so a 4-second task produces far more history than the dev server's
+    // Watches end every 100 ms, so a 12-second task produces far more history than the dev server's
     // lowered continue-as-new threshold (test/global-setup.ts) allows in one run.
     gw = await startTestGateway({ config: { tasks: { maxWatchMs: 100, minPollIntervalMs: 50 } } });
   });
@@ -55,9 +55,11 @@ describe('bounded history', () => {
   });
 
   test('a long task continues as new and still completes with its result', async () => {
-    const created = await gw.client.callTool('slow_compute', { seconds: 4, label: 'marathon' });
+    // 12 s: at least ten watch rounds (60 events) even when a loaded machine stretches each round to
+    // about a second; 4 s was not always enough under a full parallel test run.
+    const created = await gw.client.callTool('slow_compute', { seconds: 12, label: 'marathon' });
     const taskId = String(created.body.result?.taskId);
-    const done = await gw.client.waitForTask(taskId, undefined, 45_000);
+    const done = await gw.client.waitForTask(taskId, undefined, 60_000);
     expect(done).toMatchObject({ status: 'completed' });
     expect(JSON.stringify(done.result)).toContain('marathon');
 
@@ -69,5 +71,5 @@ describe('bounded history', () => {
     expect(firstRunId).not.toBe(description.runId);
     const history = await handle.fetchHistory();
     expect(history.events?.length ?? 0).toBeLessThan(120);
-  });
+  }, 90_000);
 });

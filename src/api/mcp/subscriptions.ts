@@ -47,6 +47,8 @@ interface Listener {
   stream: ResponseStream;
   /** Followed tasks by task key, with the last state sent (so unchanged rows send nothing). */
   tasks: Map<string, { task: FollowedTask; sent?: string }>;
+  /** Followed tasks with a change read but not yet pushed (a push that failed is tried again). */
+  due: Set<string>;
 }
 
 export class Subscriptions {
@@ -74,9 +76,10 @@ export class Subscriptions {
     if (held >= max)
       throw new ProtocolError('InvalidRequest', `At most ${max} open subscriptions per caller`);
     const requested = params.data.notifications?.taskIds;
-    const followed = requested ? await this.deps.gateway.followableTasks(call, requested) : [];
-    if (followed.length > 0 && this.feedCursor === undefined)
+    // The cursor is taken before the tasks are looked up, so a change written in between is read.
+    if (requested && requested.length > 0 && this.feedCursor === undefined)
       this.feedCursor = await this.deps.store.latestEventId();
+    const followed = requested ? await this.deps.gateway.followableTasks(call, requested) : [];
 
     this.perListener.set(listenerKey, held + 1);
     const listener: Listener = {
@@ -84,6 +87,7 @@ export class Subscriptions {
       call,
       stream,
       tasks: new Map(followed.map((t) => [t.taskKey, { task: t }])),
+      due: new Set(),
     };
     stream.start();
     stream.notify({
@@ -132,12 +136,30 @@ export class Subscriptions {
         const events = await this.deps.store.statusEventsAfter(this.feedCursor ?? 0);
         for (const event of events) {
           this.feedCursor = event.id;
-          for (const l of this.listeners) await this.push(l, event.taskKey);
+          for (const l of this.listeners) if (l.tasks.has(event.taskKey)) l.due.add(event.taskKey);
         }
       } catch (err) {
         this.deps.logger?.warn({ err: (err as Error).name }, 'task feed read failed; retrying');
       }
+      await this.pushDue();
       await sleep(this.deps.pollEveryMs ?? 250);
+    }
+  }
+
+  /**
+   * Pushes every change read so far. A push that fails (the store or Temporal busy) stays due and is
+   * tried on the next round: the feed's cursor has moved on, so dropping it would lose the change.
+   */
+  private async pushDue(): Promise<void> {
+    for (const l of this.listeners) {
+      for (const taskKey of [...l.due]) {
+        try {
+          await this.push(l, taskKey);
+          l.due.delete(taskKey);
+        } catch (err) {
+          this.deps.logger?.warn({ err: (err as Error).name }, 'task push failed; retrying');
+        }
+      }
     }
   }
 
