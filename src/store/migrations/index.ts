@@ -11,6 +11,7 @@ import { m0008UpstreamEras } from './0008-upstream-eras';
 import { m0009ControlPlaneGeneration } from './0009-control-plane-generation';
 import { m0010FirstCalls } from './0010-first-calls';
 import { m0011TaskDetailStoredAt } from './0011-task-detail-stored-at';
+import { m0013UpstreamEvents } from './0013-upstream-events';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -24,6 +25,8 @@ const migrations: Record<string, Migration> = {
   '0009_control_plane_generation': m0009ControlPlaneGeneration,
   '0010_first_calls': m0010FirstCalls,
   '0011_task_detail_stored_at': m0011TaskDetailStoredAt,
+  // 0012 is taken by another branch; the migrator allows unordered migrations.
+  '0013_upstream_events': m0013UpstreamEvents,
 };
 
 export const migrationProvider: MigrationProvider = {

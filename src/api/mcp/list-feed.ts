@@ -1,0 +1,224 @@
+/**
+ * List changes on `subscriptions/listen`: upstreams' `notifications/{tools,prompts,resources}/list_changed`
+ * relayed to the streams that asked for them.
+ *
+ * Watching: while some stream on this replica wants a kind an upstream announces, this replica keeps a
+ * watch on that upstream with the listener's credential (its scope): the upstream's own
+ * `subscriptions/listen`, held by whichever replica has the scope's lease (src/store/upstream-events.ts),
+ * so one announcement is written once however many replicas have listeners. Delivery: every replica
+ * reads the `upstream_events` rows after its cursor, drops its cached lists of that scope, then tells its
+ * streams that asked, so a stream hears a change whichever replica watched the upstream. A watch whose
+ * upstream stream ended (or failed) reconnects and writes every kind once, since a change in the gap
+ * would otherwise be lost; a spurious list change costs a client one re-list.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { ListKind, ListWatchTarget, McpCall, McpGateway } from '../../gateway/gateway';
+import type { Implementation, RequestId } from '../../protocol';
+import { META, PROTOCOL_VERSION } from '../../protocol';
+import type { UpstreamEvents } from '../../store/upstream-events';
+import type { UpstreamClient } from '../../upstream/client';
+import type { ResponseStream } from './response-stream';
+
+export interface ListFeedDeps {
+  gateway: McpGateway;
+  events: UpstreamEvents;
+  upstream: UpstreamClient;
+  serverInfo: Implementation;
+  logger?: Logger;
+  /** How often the feed reads new rows while streams listen. Default 250 ms. */
+  pollEveryMs?: number;
+  /** Lease on watching one scope; renewed every third of it. Default 15 s. */
+  leaseMs?: number;
+  /** How soon a replica without the lease tries again, and a failed watch reconnects. Default 2 s. */
+  retryMs?: number;
+}
+
+/** The listen filter's list kinds, by the notification kind they name. */
+export const FILTER_KEYS: Record<
+  ListKind,
+  'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged'
+> = { tools: 'toolsListChanged', prompts: 'promptsListChanged', resources: 'resourcesListChanged' };
+
+interface ListListener {
+  id: RequestId;
+  projectId: string;
+  stream: ResponseStream;
+  /** Kinds honoured per scope (upstream and the listener's credential). */
+  scopes: Map<string, Set<ListKind>>;
+}
+
+interface Watch {
+  refs: number;
+  stop: AbortController;
+}
+
+export class ListFeed {
+  private readonly replica = randomUUID();
+  private readonly listeners = new Set<ListListener>();
+  private readonly watches = new Map<string, Watch>();
+  private cursor: number | undefined;
+  private feed: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: ListFeedDeps) {}
+
+  /**
+   * Joins a stream for the list kinds it asked for; answers the kinds honoured (some upstream of the
+   * project announces them) and the function that leaves again. Nothing is honoured, nothing joined.
+   */
+  async join(
+    call: McpCall,
+    id: RequestId,
+    stream: ResponseStream,
+    asked: ReadonlySet<ListKind>,
+  ): Promise<{ honoured: ListKind[]; leave: () => void }> {
+    const none = { honoured: [], leave: () => {} };
+    if (asked.size === 0 || this.closed) return none;
+    const targets = await this.deps.gateway.listWatchTargets(call);
+    const scopes = new Map<string, Set<ListKind>>();
+    const watched: ListWatchTarget[] = [];
+    for (const t of targets) {
+      const kinds = new Set(t.kinds.filter((k) => asked.has(k)));
+      if (kinds.size === 0) continue;
+      scopes.set(t.scope, kinds);
+      watched.push(t);
+    }
+    if (scopes.size === 0) return none;
+    // Rows written from now on are this stream's: the cursor is set before anything is acknowledged.
+    this.cursor ??= await this.deps.events.latestId();
+    const listener: ListListener = { id, projectId: call.project.id, stream, scopes };
+    this.listeners.add(listener);
+    for (const t of watched) this.acquire(t);
+    this.feed ??= this.runFeed().finally(() => (this.feed = undefined));
+    const honoured = [...new Set([...scopes.values()].flatMap((k) => [...k]))];
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      this.listeners.delete(listener);
+      for (const t of watched) this.release(t.scope);
+    };
+    return { honoured, leave };
+  }
+
+  /** Stops every watch (shutdown); the streams themselves are ended by their owner. */
+  close(): void {
+    this.closed = true;
+    for (const w of this.watches.values()) w.stop.abort();
+    this.watches.clear();
+    this.listeners.clear();
+  }
+
+  private acquire(target: ListWatchTarget): void {
+    const held = this.watches.get(target.scope);
+    if (held) {
+      held.refs++;
+      return;
+    }
+    const watch: Watch = { refs: 1, stop: new AbortController() };
+    this.watches.set(target.scope, watch);
+    void this.runWatch(target, watch.stop.signal);
+  }
+
+  private release(scope: string): void {
+    const watch = this.watches.get(scope);
+    if (!watch || --watch.refs > 0) return;
+    this.watches.delete(scope);
+    watch.stop.abort();
+  }
+
+  /** Holds the upstream's listen while this replica has the scope's lease; otherwise waits its turn. */
+  private async runWatch(target: ListWatchTarget, stop: AbortSignal): Promise<void> {
+    const leaseMs = this.deps.leaseMs ?? 15_000;
+    const retryMs = this.deps.retryMs ?? 2_000;
+    let interrupted = false;
+    while (!stop.aborted) {
+      try {
+        if (await this.deps.events.claimWatch(target.scope, this.replica, leaseMs)) {
+          if (interrupted) await this.recordAll(target);
+          await this.holdListen(target, stop, leaseMs);
+          interrupted = true;
+        }
+      } catch (err) {
+        interrupted = true;
+        if (!stop.aborted)
+          this.deps.logger?.warn(
+            { upstream: target.endpoint.alias, err: (err as Error).message },
+            'upstream list watch failed; retrying',
+          );
+      }
+      await sleep(retryMs, undefined, { signal: stop }).catch(() => undefined);
+    }
+    await this.deps.events.releaseWatch(target.scope, this.replica).catch(() => undefined);
+  }
+
+  /** One upstream listen, renewing the lease meanwhile; ends when the stream ends or the lease is lost. */
+  private async holdListen(target: ListWatchTarget, stop: AbortSignal, leaseMs: number): Promise<void> {
+    const local = new AbortController();
+    const signal = AbortSignal.any([stop, local.signal]);
+    const renew = setInterval(() => {
+      this.deps.events
+        .claimWatch(target.scope, this.replica, leaseMs)
+        .then((mine) => mine || local.abort())
+        .catch(() => local.abort());
+    }, leaseMs / 3);
+    const notifications = Object.fromEntries(target.kinds.map((k) => [FILTER_KEYS[k], true]));
+    try {
+      await this.deps.upstream.listen(
+        target.endpoint,
+        {
+          notifications,
+          _meta: {
+            [META.protocolVersion]: PROTOCOL_VERSION,
+            [META.clientCapabilities]: {},
+            [META.clientInfo]: this.deps.serverInfo,
+          },
+        },
+        (message) => {
+          const kind = target.kinds.find((k) => message.method === `notifications/${k}/list_changed`);
+          if (kind) void this.record(target, kind);
+        },
+        signal,
+      );
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  private async recordAll(target: ListWatchTarget): Promise<void> {
+    for (const kind of target.kinds) await this.record(target, kind);
+  }
+
+  private async record(target: ListWatchTarget, kind: ListKind): Promise<void> {
+    const { projectId, upstreamId, scope } = target;
+    await this.deps.events.record({ projectId, upstreamId, scope, kind }).catch((err: unknown) => {
+      this.deps.logger?.warn({ err: (err as Error).message }, 'upstream list change not recorded');
+    });
+  }
+
+  /** Reads the changes written since the last look, while any stream listens for list changes. */
+  private async runFeed(): Promise<void> {
+    while (!this.closed && this.listeners.size > 0) {
+      try {
+        for (const event of await this.deps.events.after(this.cursor ?? 0)) {
+          this.cursor = event.id;
+          // Before anyone is told: a client re-listing at once must not get this replica's old list.
+          this.deps.gateway.dropCachedLists(event.scope);
+          for (const l of this.listeners) {
+            if (l.projectId !== event.projectId || !l.scopes.get(event.scope)?.has(event.kind)) continue;
+            l.stream.notify({
+              jsonrpc: '2.0',
+              method: `notifications/${event.kind}/list_changed`,
+              params: { _meta: { [META.subscriptionId]: l.id } },
+            });
+          }
+        }
+      } catch (err) {
+        this.deps.logger?.warn({ err: (err as Error).name }, 'upstream event feed read failed; retrying');
+      }
+      await sleep(this.deps.pollEveryMs ?? 250);
+    }
+  }
+}
