@@ -7,9 +7,9 @@
  * `subscriptions/listen`, held by whichever replica has the scope's lease (src/store/upstream-events.ts),
  * so one announcement is written once however many replicas have listeners. Delivery: every replica
  * reads the `upstream_events` rows after its cursor, drops its cached lists of that scope, then tells its
- * streams that asked, so a stream hears a change whichever replica watched the upstream. A watch whose
- * upstream stream ended (or failed) reconnects and writes every kind once, since a change in the gap
- * would otherwise be lost; a spurious list change costs a client one re-list.
+ * streams that asked, so a stream hears a change whichever replica watched the upstream. A watch that
+ * reconnects after a gap writes every kind once, since a change in the gap would otherwise be lost; a
+ * spurious list change costs a client one re-list.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -129,33 +129,51 @@ export class ListFeed {
     watch.stop.abort();
   }
 
-  /** Holds the upstream's listen while this replica has the scope's lease; otherwise waits its turn. */
+  /**
+   * Holds the upstream's listen while this replica has the scope's lease; otherwise waits its turn.
+   * Whenever the scope may have gone unwatched (an acknowledged upstream stream ended, or another
+   * replica held the lease), every kind is written once on (re)connecting: a change in the gap would
+   * otherwise be lost. An upstream that refuses or fails is tried again later and later (up to 30 s).
+   */
   private async runWatch(target: ListWatchTarget, stop: AbortSignal): Promise<void> {
     const leaseMs = this.deps.leaseMs ?? 15_000;
     const retryMs = this.deps.retryMs ?? 2_000;
-    let interrupted = false;
+    let gap = false;
+    let failures = 0;
     while (!stop.aborted) {
       try {
         if (await this.deps.events.claimWatch(target.scope, this.replica, leaseMs)) {
-          if (interrupted) await this.recordAll(target);
-          await this.holdListen(target, stop, leaseMs);
-          interrupted = true;
+          const acknowledged = await this.holdListen(target, stop, leaseMs, gap);
+          // A stream that was watching has ended: whatever comes next comes after a gap.
+          if (acknowledged) gap = true;
+          failures = acknowledged ? 0 : failures + 1;
+        } else {
+          gap = true;
         }
       } catch (err) {
-        interrupted = true;
+        failures++;
         if (!stop.aborted)
           this.deps.logger?.warn(
             { upstream: target.endpoint.alias, err: (err as Error).message },
             'upstream list watch failed; retrying',
           );
       }
-      await sleep(retryMs, undefined, { signal: stop }).catch(() => undefined);
+      const wait = Math.min(retryMs * 2 ** Math.min(failures, 8), 30_000);
+      await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
     }
     await this.deps.events.releaseWatch(target.scope, this.replica).catch(() => undefined);
   }
 
-  /** One upstream listen, renewing the lease meanwhile; ends when the stream ends or the lease is lost. */
-  private async holdListen(target: ListWatchTarget, stop: AbortSignal, leaseMs: number): Promise<void> {
+  /**
+   * One upstream listen, renewing the lease meanwhile, until the stream ends or the lease is lost.
+   * Answers whether the upstream acknowledged it (whether it was watched at all).
+   */
+  private async holdListen(
+    target: ListWatchTarget,
+    stop: AbortSignal,
+    leaseMs: number,
+    afterGap: boolean,
+  ): Promise<boolean> {
     const local = new AbortController();
     const signal = AbortSignal.any([stop, local.signal]);
     const renew = setInterval(() => {
@@ -165,6 +183,7 @@ export class ListFeed {
         .catch(() => local.abort());
     }, leaseMs / 3);
     const notifications = Object.fromEntries(target.kinds.map((k) => [FILTER_KEYS[k], true]));
+    let acknowledged = false;
     try {
       await this.deps.upstream.listen(
         target.endpoint,
@@ -177,14 +196,23 @@ export class ListFeed {
           },
         },
         (message) => {
+          if (message.method === 'notifications/subscriptions/acknowledged') {
+            acknowledged = true;
+            if (afterGap) void this.recordAll(target);
+            return;
+          }
           const kind = target.kinds.find((k) => message.method === `notifications/${k}/list_changed`);
           if (kind) void this.record(target, kind);
         },
         signal,
       );
+    } catch (err) {
+      // Aborted: shutdown, the last listener left, or the lease lost; the caller's loop decides.
+      if (!signal.aborted) throw err;
     } finally {
       clearInterval(renew);
     }
+    return acknowledged;
   }
 
   private async recordAll(target: ListWatchTarget): Promise<void> {
