@@ -30,11 +30,22 @@ export class UpstreamEvents {
   ) {}
 
   /**
-   * Takes or renews the lease on watching `scope` for `ttlMs`; answers whether `holder` holds it. The
-   * update is one statement, so two replicas never both win an expired lease.
+   * Takes or renews the lease on watching `scope` for `ttlMs`. `mine`: whether `holder` holds it now (the
+   * update is one statement, so two replicas never both win an expired lease); `othersUntil`: when the
+   * lease of another holder it replaced ended (released or expired), so the new holder knows whether
+   * the scope went unwatched while it was waiting.
    */
-  async claimWatch(scope: string, holder: string, ttlMs: number): Promise<boolean> {
+  async claimWatch(
+    scope: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<{ mine: boolean; othersUntil?: number }> {
     const now = this.now();
+    const before = await this.db
+      .selectFrom('upstream_watches')
+      .select(['holder', 'expires_at_ms'])
+      .where('scope', '=', scope)
+      .executeTakeFirst();
     await this.db
       .insertInto('upstream_watches')
       .values({ scope, holder, expires_at_ms: now + ttlMs })
@@ -44,15 +55,22 @@ export class UpstreamEvents {
       .updateTable('upstream_watches')
       .set({ holder, expires_at_ms: now + ttlMs })
       .where('scope', '=', scope)
-      .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at_ms', '<', now)]))
+      .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at_ms', '<=', now)]))
       .executeTakeFirst();
-    return Number(updated.numUpdatedRows) > 0;
+    const mine = Number(updated.numUpdatedRows) > 0;
+    return before && before.holder !== holder
+      ? { mine, othersUntil: Number(before.expires_at_ms) }
+      : { mine };
   }
 
-  /** Gives the lease up (the holder's last listener left), so another replica need not wait it out. */
+  /**
+   * Gives the lease up (the holder's last listener left), so another replica need not wait it out; the
+   * row stays, saying when it ended, for the next holder.
+   */
   async releaseWatch(scope: string, holder: string): Promise<void> {
     await this.db
-      .deleteFrom('upstream_watches')
+      .updateTable('upstream_watches')
+      .set({ expires_at_ms: this.now() })
       .where('scope', '=', scope)
       .where('holder', '=', holder)
       .execute();

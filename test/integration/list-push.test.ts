@@ -117,6 +117,31 @@ test("the replica drops its cached copy of the upstream's tools list before tell
   } finally {
     handle.close();
   }
+  await until(() => gw.upstream.listenStreams() === 0);
+});
+
+test('when the watching replica has no stream left, another replica with streams takes the watch over and loses no change', async () => {
+  const watching = await listen(gw.client.url, { toolsListChanged: true });
+  await watching.handle.next(isAck);
+  await until(() => gw.upstream.listenStreams() === 1);
+  const other = await listen(`${String(second.url)}/v1/mcp/demo`, { toolsListChanged: true });
+  try {
+    await other.handle.next(isAck);
+    // The first replica gives the watch up; the second takes it over and, since the upstream went
+    // unwatched for a moment, tells its stream to re-list once.
+    watching.handle.close();
+    await other.handle.next(isToolsChanged);
+    await until(() => gw.upstream.listenStreams() === 1);
+    const seen = other.handle.messages.filter(isToolsChanged).length;
+
+    gw.upstream.addTool({ name: 'after_takeover', inputSchema: { type: 'object' } });
+    await until(() => other.handle.messages.filter(isToolsChanged).length > seen);
+    const after = await new McpTestClient(`${String(second.url)}/v1/mcp/demo`).request('tools/list');
+    expect((after.body.result?.tools as { name: string }[]).map((t) => t.name)).toContain('after_takeover');
+  } finally {
+    other.handle.close();
+  }
+  await until(() => gw.upstream.listenStreams() === 0);
 });
 
 test('server/discover announces listChanged for the kinds some upstream announces, and resource subscriptions for none', async () => {

@@ -45,6 +45,8 @@ interface ListListener {
   id: RequestId;
   projectId: string;
   stream: ResponseStream;
+  /** The newest row when it joined: only later rows are its changes. */
+  since: number;
   /** Kinds honoured per scope (upstream and the listener's credential). */
   scopes: Map<string, Set<ListKind>>;
 }
@@ -52,10 +54,14 @@ interface ListListener {
 interface Watch {
   refs: number;
   stop: AbortController;
+  /**
+   * Its name on the lease, its own rather than the replica's: a watch that was stopped and one started
+   * after it for the same scope must not release or renew each other's lease.
+   */
+  holder: string;
 }
 
 export class ListFeed {
-  private readonly replica = randomUUID();
   private readonly listeners = new Set<ListListener>();
   private readonly watches = new Map<string, Watch>();
   private cursor: number | undefined;
@@ -86,12 +92,13 @@ export class ListFeed {
       watched.push(t);
     }
     if (scopes.size === 0) return none;
-    // Rows written from now on are this stream's: the cursor is set before anything is acknowledged.
-    this.cursor ??= await this.deps.events.latestId();
-    const listener: ListListener = { id, projectId: call.project.id, stream, scopes };
+    // Rows written from now on are this stream's (older ones are not): read before it is acknowledged.
+    const since = await this.deps.events.latestId();
+    this.cursor = Math.min(this.cursor ?? since, since);
+    const listener: ListListener = { id, projectId: call.project.id, stream, scopes, since };
     this.listeners.add(listener);
     for (const t of watched) this.acquire(t);
-    this.feed ??= this.runFeed().finally(() => (this.feed = undefined));
+    this.startFeed();
     const honoured = [...new Set([...scopes.values()].flatMap((k) => [...k]))];
     let left = false;
     const leave = () => {
@@ -101,6 +108,15 @@ export class ListFeed {
       for (const t of watched) this.release(t.scope);
     };
     return { honoured, leave };
+  }
+
+  private startFeed(): void {
+    this.feed ??= this.runFeed().finally(() => {
+      this.feed = undefined;
+      // A stream that joined as the loop was ending still needs it; with none left, start afresh later.
+      if (this.listeners.size > 0 && !this.closed) this.startFeed();
+      else this.cursor = undefined;
+    });
   }
 
   /** Stops every watch (shutdown); the streams themselves are ended by their owner. */
@@ -117,9 +133,9 @@ export class ListFeed {
       held.refs++;
       return;
     }
-    const watch: Watch = { refs: 1, stop: new AbortController() };
+    const watch: Watch = { refs: 1, stop: new AbortController(), holder: randomUUID() };
     this.watches.set(target.scope, watch);
-    void this.runWatch(target, watch.stop.signal);
+    void this.runWatch(target, watch);
   }
 
   private release(scope: string): void {
@@ -135,20 +151,24 @@ export class ListFeed {
    * replica held the lease), every kind is written once on (re)connecting: a change in the gap would
    * otherwise be lost. An upstream that refuses or fails is tried again later and later (up to 30 s).
    */
-  private async runWatch(target: ListWatchTarget, stop: AbortSignal): Promise<void> {
+  private async runWatch(target: ListWatchTarget, watch: Watch): Promise<void> {
+    const { stop: controller, holder } = watch;
+    const stop = controller.signal;
     const leaseMs = this.deps.leaseMs ?? 15_000;
     const retryMs = this.deps.retryMs ?? 2_000;
+    const startedAt = Date.now();
     let gap = false;
     let failures = 0;
     while (!stop.aborted) {
       try {
-        if (await this.deps.events.claimWatch(target.scope, this.replica, leaseMs)) {
-          const acknowledged = await this.holdListen(target, stop, leaseMs, gap);
+        const lease = await this.deps.events.claimWatch(target.scope, holder, leaseMs);
+        // Another replica watched after this watch began: it may have stopped before this one starts.
+        if (lease.othersUntil !== undefined && lease.othersUntil >= startedAt) gap = true;
+        if (lease.mine) {
+          const acknowledged = await this.holdListen(target, watch, leaseMs, gap);
           // A stream that was watching has ended: whatever comes next comes after a gap.
           if (acknowledged) gap = true;
           failures = acknowledged ? 0 : failures + 1;
-        } else {
-          gap = true;
         }
       } catch (err) {
         failures++;
@@ -161,7 +181,7 @@ export class ListFeed {
       const wait = Math.min(retryMs * 2 ** Math.min(failures, 8), 30_000);
       await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
     }
-    await this.deps.events.releaseWatch(target.scope, this.replica).catch(() => undefined);
+    await this.deps.events.releaseWatch(target.scope, holder).catch(() => undefined);
   }
 
   /**
@@ -170,16 +190,16 @@ export class ListFeed {
    */
   private async holdListen(
     target: ListWatchTarget,
-    stop: AbortSignal,
+    watch: Watch,
     leaseMs: number,
     afterGap: boolean,
   ): Promise<boolean> {
     const local = new AbortController();
-    const signal = AbortSignal.any([stop, local.signal]);
+    const signal = AbortSignal.any([watch.stop.signal, local.signal]);
     const renew = setInterval(() => {
       this.deps.events
-        .claimWatch(target.scope, this.replica, leaseMs)
-        .then((mine) => mine || local.abort())
+        .claimWatch(target.scope, watch.holder, leaseMs)
+        .then((lease) => lease.mine || local.abort())
         .catch(() => local.abort());
     }, leaseMs / 3);
     const notifications = Object.fromEntries(target.kinds.map((k) => [FILTER_KEYS[k], true]));
@@ -235,7 +255,8 @@ export class ListFeed {
           // Before anyone is told: a client re-listing at once must not get this replica's old list.
           this.deps.gateway.dropCachedLists(event.scope);
           for (const l of this.listeners) {
-            if (l.projectId !== event.projectId || !l.scopes.get(event.scope)?.has(event.kind)) continue;
+            if (event.id <= l.since || l.projectId !== event.projectId) continue;
+            if (!l.scopes.get(event.scope)?.has(event.kind)) continue;
             l.stream.notify({
               jsonrpc: '2.0',
               method: `notifications/${event.kind}/list_changed`,
