@@ -4,6 +4,7 @@
  * lists before a client is told to re-list. The watching itself (one upstream listen per upstream and
  * credential) and the cross-replica feed are the API's (src/api/mcp/list-feed.ts).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DiscoverResult } from '../protocol';
 import type { ListKind } from '../store/upstream-events';
 import type { RequestContext } from './context';
@@ -13,6 +14,12 @@ import { enabledUpstreams } from './routing';
 export type { ListKind } from '../store/upstream-events';
 
 export const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
+
+/**
+ * How long a listen waits for an upstream's `server/discover` (usually cached) before leaving it out:
+ * the acknowledgement must not wait on an upstream that hangs.
+ */
+const DISCOVER_WAIT_MS = 5_000;
 
 /** One upstream, reached with the caller's credential, and the lists it announces changes of. */
 export interface ListWatchTarget {
@@ -36,15 +43,22 @@ export function announcedKinds(d: DiscoverResult): ListKind[] {
 
 /**
  * The enabled upstreams of the caller's project that announce list changes, with the caller's
- * credential. Upstreams the caller has no credential for, or that cannot be reached now, are left out
- * (and so is what they would have announced: the acknowledgement promises only what is watched).
+ * credential. Upstreams the caller has no credential for, or that cannot be reached now (or not within
+ * DISCOVER_WAIT_MS), are left out, and so is what they would have announced: the acknowledgement
+ * promises only what is watched.
  */
 export async function listWatchTargets(ctx: RequestContext): Promise<ListWatchTarget[]> {
   const project = ctx.call.project;
   const settled = await Promise.allSettled(
     enabledUpstreams(project).map(async (u): Promise<ListWatchTarget | undefined> => {
       const endpoint = await ctx.resolve(u);
-      const kinds = announcedKinds(await ctx.deps.discovery.get(endpoint));
+      const discovered = await Promise.race([
+        ctx.deps.discovery.get(endpoint),
+        sleep(DISCOVER_WAIT_MS, undefined, { ref: false }).then(() => {
+          throw new Error('server/discover took too long');
+        }),
+      ]);
+      const kinds = announcedKinds(discovered);
       if (kinds.length === 0) return undefined;
       const scope = endpoint.cacheKey ?? endpoint.url;
       return { projectId: project.id, upstreamId: u.id, scope, endpoint, kinds };
