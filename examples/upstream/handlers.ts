@@ -38,6 +38,8 @@ export interface HandlerConfig {
   conformanceFixtures: boolean;
   discoverTtlMs: number;
   jobDurationMs: number;
+  /** Tools added while running (`ExampleUpstream.addTool`), listed after the fixed ones; never callable. */
+  addedTools: Record<string, unknown>[];
 }
 
 export interface HandlerStats {
@@ -109,7 +111,7 @@ export async function handle(
       // One page: the list is short and fixed, so `cursor` is accepted and ignored.
       return {
         resultType: 'complete',
-        tools: toolsFor(ctx.config).map((tool) => tool.definition),
+        tools: [...toolsFor(ctx.config).map((tool) => tool.definition), ...ctx.config.addedTools],
         ttlMs: ctx.config.discoverTtlMs,
         cacheScope: 'public',
       };

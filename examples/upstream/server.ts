@@ -86,6 +86,10 @@ export interface ExampleUpstream {
   /** While offline, every connection is dropped unanswered (an outage that keeps the tasks). */
   setOffline(offline: boolean): void;
   resetStats(): void;
+  /** Lists one more tool (listed only, not callable) and announces it on open listen streams. */
+  addTool(definition: Record<string, unknown>): void;
+  /** Open `subscriptions/listen` streams (tests wait for a gateway's watcher before changing a list). */
+  listenStreams(): number;
   close(): Promise<void>;
 }
 
@@ -173,6 +177,7 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     conformanceFixtures: options.conformanceFixtures ?? true,
     discoverTtlMs: options.discoverTtlMs ?? 60_000,
     jobDurationMs: options.jobDurationMs ?? 1000,
+    addedTools: [],
   };
   const stats = emptyStats();
   const store = new TaskStore({
@@ -357,6 +362,13 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     },
     resetStats() {
       Object.assign(stats, emptyStats());
+    },
+    addTool(definition) {
+      config.addedTools.push(definition);
+      hub.listChanged('tools');
+    },
+    listenStreams() {
+      return hub.size;
     },
     async close() {
       shutdown.abort();

@@ -47,8 +47,13 @@ export class UpstreamCatalog {
   }
 
   invalidate(endpoint: UpstreamEndpoint): void {
-    this.tools.delete(endpoint.cacheKey ?? endpoint.url);
-    this.prompts.delete(endpoint.cacheKey ?? endpoint.url);
+    this.invalidateKey(endpoint.cacheKey ?? endpoint.url);
+  }
+
+  /** Drops what is cached under one endpoint's cache key (an upstream announced a list change). */
+  invalidateKey(key: string): void {
+    this.tools.delete(key);
+    this.prompts.delete(key);
   }
 
   private async cached<T>(

@@ -24,10 +24,13 @@ import { resumeInlineTask } from './inline-task';
 import { listCallerTasks } from './task-list';
 import type { FollowedTask } from './task-push';
 import { followableTasks, pushedTask } from './task-push';
+import type { ListWatchTarget } from './list-push';
+import { listWatchTargets } from './list-push';
 import { callTool } from './tool-call';
 
 export type { GatewayDeps, McpCall } from './context';
 export type { FollowedTask } from './task-push';
+export type { ListKind, ListWatchTarget } from './list-push';
 export { CACHE_META_KEY } from './ordinary-call';
 
 /** Methods this gateway answers; anything else is -32601. */
@@ -112,6 +115,16 @@ export class McpGateway {
   /** A followed task as a `notifications/tasks` payload (undefined once the task is gone). */
   async pushedTask(call: McpCall, task: FollowedTask): Promise<Result | undefined> {
     return pushedTask(this.context(call), task);
+  }
+
+  /** The caller's project's upstreams that announce list changes, and which (list-push.ts). */
+  async listWatchTargets(call: McpCall): Promise<ListWatchTarget[]> {
+    return listWatchTargets(this.context(call));
+  }
+
+  /** Forgets this process's cached lists of one upstream and credential, before clients re-list. */
+  dropCachedLists(scope: string): void {
+    this.deps.catalog.invalidateKey(scope);
   }
 
   /** Waits again for a task of this caller that answers a call inline (a resumed response stream). */

@@ -16,6 +16,8 @@ import type { UpstreamEndpoint } from '../upstream/client';
 import type { RequestContext, Result } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { forward } from './forwarding';
+import type { ListKind } from './list-push';
+import { announcedKinds } from './list-push';
 import { exposedName } from './naming';
 import { upstreamRunsTasks } from './qualification';
 import { withGatewayMeta } from './responses';
@@ -59,15 +61,18 @@ async function projectCapabilities(
   );
   const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
+  // Relayed on subscriptions/listen (list-push.ts), so announced for the lists some upstream announces.
+  const announced = new Set(discovered.flatMap((d) => announcedKinds(d)));
+  const listChanged = (kind: ListKind) => (announced.has(kind) ? { listChanged: true } : {});
   const tasks =
     project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
   const ttls = discovered.map((d) => d.ttlMs);
   const degraded = discovered.length < settled.length;
   return {
     capabilities: {
-      tools: {},
-      ...(has('prompts') && { prompts: {} }),
-      ...(has('resources') && { resources: {} }),
+      tools: listChanged('tools'),
+      ...(has('prompts') && { prompts: listChanged('prompts') }),
+      ...(has('resources') && { resources: listChanged('resources') }),
       ...(has('completions') && { completions: {} }),
       ...(tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
     },

@@ -8,6 +8,7 @@ import { createApp } from '../api/app';
 import { LegacyClients } from '../api/mcp/legacy/adapter';
 import { InputRequestIds, ResumeTokens } from '../api/mcp/legacy/input-ids';
 import { SessionTokens } from '../api/mcp/legacy/session';
+import { ListFeed } from '../api/mcp/list-feed';
 import { Subscriptions } from '../api/mcp/subscriptions';
 import { upstreamConnect } from '../api/dashboard/connect';
 import { dashboardSso } from '../api/dashboard/sso';
@@ -23,6 +24,7 @@ import { DashboardStore } from '../store/dashboard-store';
 import { OAuthClientStore } from '../store/oauth-clients';
 import { FirstCalls } from '../store/first-calls';
 import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
+import { UpstreamEvents } from '../store/upstream-events';
 import { createDataConverter } from '../temporal/codec';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { startProjectDeletion } from '../temporal/project-deletion';
@@ -74,7 +76,14 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
   const taskQueue = config.temporal.taskQueue;
   const startDeletion = (projectId: string) =>
     startProjectDeletion(client, taskQueue, projectId, config.retention.batchSize);
-  const subscriptions = new Subscriptions({ gateway, store, logger });
+  const lists = new ListFeed({
+    gateway,
+    events: new UpstreamEvents(db),
+    upstream,
+    serverInfo,
+    logger: logger.child({ role: 'api' }),
+  });
+  const subscriptions = new Subscriptions({ gateway, store, lists, logger });
   const legacy = new LegacyClients({
     gateway,
     tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),

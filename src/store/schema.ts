@@ -242,7 +242,24 @@ export interface FirstCallsTable {
   at: string;
 }
 
+export interface UpstreamEventsTable {
+  id: Generated<number>;
+  project_id: string;
+  upstream_id: string;
+  scope: string;
+  kind: string;
+  at_ms: number;
+}
+
+export interface UpstreamWatchesTable {
+  scope: string;
+  holder: string;
+  expires_at_ms: number;
+}
+
 export interface Database {
+  upstream_events: UpstreamEventsTable;
+  upstream_watches: UpstreamWatchesTable;
   payloads: PayloadsTable;
   tasks: TasksTable;
   task_events: TaskEventsTable;

@@ -54,6 +54,8 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
 
 export class UpstreamClient {
   private readonly dispatcher: Dispatcher;
+  /** For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout. */
+  private readonly listenDispatcher: Dispatcher;
   private readonly legacy: LegacyUpstream;
   private readonly eras: EraSwitch;
 
@@ -65,6 +67,7 @@ export class UpstreamClient {
       bodyTimeout: timeout,
       keepAliveTimeout: 10_000,
     });
+    this.listenDispatcher = new Agent({ headersTimeout: timeout, bodyTimeout: 0 });
     const warn = opts.onWarning ?? (() => {});
     this.legacy = new LegacyUpstream({
       dispatcher: this.dispatcher,
@@ -83,6 +86,7 @@ export class UpstreamClient {
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
     await this.legacy.close();
+    await this.listenDispatcher.destroy();
     await this.dispatcher.close();
   }
 
@@ -113,6 +117,22 @@ export class UpstreamClient {
     } finally {
       stopTimer();
     }
+  }
+
+  /**
+   * Holds a 2026-07-28 `subscriptions/listen` stream open, handing each notification to `onNotification`,
+   * until the upstream ends it (resolves with its final reply) or `signal` aborts (rejects).
+   */
+  async listen(
+    endpoint: UpstreamEndpoint,
+    params: Record<string, unknown> & { _meta: Meta },
+    onNotification: (message: Record<string, unknown>) => void,
+    signal: AbortSignal,
+  ): Promise<UpstreamReply> {
+    return sendModern(this.listenDispatcher, endpoint, 'subscriptions/listen', params, {
+      signal,
+      onNotification,
+    });
   }
 
   /** Finds out (again) which era the upstream speaks, and records it. */

@@ -6,9 +6,10 @@
 import pino from 'pino';
 import type { Runtime } from '../../src/main/runtime';
 import { startRuntime } from '../../src/main/runtime';
-import { META, PROTOCOL_VERSION, requestHeaders } from '../../src/protocol';
+import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { listen } from '../helpers/listen';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 
 let gw: TestGateway;
@@ -26,85 +27,6 @@ afterAll(async () => {
   await apiOnly?.close();
   await gw?.close();
 });
-
-interface Listen {
-  messages: Record<string, unknown>[];
-  /** Resolves with the first message `match` accepts. */
-  next(match: (m: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
-  close(): void;
-}
-
-/** Opens `subscriptions/listen` on `url` and collects the stream's messages. */
-async function listen(
-  url: string,
-  notifications: Record<string, unknown>,
-  capabilities: Record<string, unknown> = TASKS_AND_FORM_CAPS,
-) {
-  const controller = new AbortController();
-  const params = {
-    notifications,
-    _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: capabilities },
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...requestHeaders('subscriptions/listen', params, PROTOCOL_VERSION),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params }),
-    signal: controller.signal,
-  });
-  const messages: Record<string, unknown>[] = [];
-  const waiters: {
-    match: (m: Record<string, unknown>) => boolean;
-    resolve: (m: Record<string, unknown>) => void;
-  }[] = [];
-  const reading = (async () => {
-    if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
-      const m = (await res.json()) as Record<string, unknown>;
-      messages.push(m);
-      for (const w of [...waiters]) if (w.match(m)) w.resolve(m);
-      return;
-    }
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .find((l) => l.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (!data || data.length <= 6) continue;
-        const m = JSON.parse(data.slice(6)) as Record<string, unknown>;
-        messages.push(m);
-        for (const w of [...waiters]) if (w.match(m)) w.resolve(m);
-      }
-    }
-  })().catch(() => undefined);
-  const handle: Listen = {
-    messages,
-    next(match, timeoutMs = 20_000) {
-      const seen = messages.find(match);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`no matching message in ${JSON.stringify(messages)}`)),
-          timeoutMs,
-        );
-        waiters.push({ match, resolve: (m) => (clearTimeout(timer), resolve(m)) });
-      });
-    },
-    close() {
-      controller.abort();
-      void reading;
-    },
-  };
-  return { res, handle };
-}
 
 async function startTask(tool: string, args: Record<string, unknown>): Promise<string> {
   const reply = await gw.client.callTool(tool, args, { capabilities: TASKS_AND_FORM_CAPS });
@@ -162,20 +84,9 @@ test('asking for task notifications without the Tasks extension is -32021', asyn
   expect((reply.error as { code: number }).code).toBe(-32021);
 });
 
-test('a listen without task ids is acknowledged with nothing honoured', async () => {
-  const { handle } = await listen(gw.client.url, { toolsListChanged: true });
-  try {
-    const ack = await handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
-    expect(ack.params).toMatchObject({ notifications: {} });
-    expect((ack.params as { notifications: object }).notifications).toEqual({});
-  } finally {
-    handle.close();
-  }
-});
-
-test("the acknowledgement names exactly what is honoured: the caller's task ids, nothing else asked for", async () => {
-  // What the gateway does not relay yet (list changes, resource updates; docs/protocol-decisions.md)
-  // is neither acknowledged nor advertised, so a client knows to poll.
+test("the acknowledgement names exactly what is honoured: the caller's task ids and the list changes the upstream announces", async () => {
+  // The example upstream announces tools and prompts list changes, not resources; resource updates are
+  // not relayed yet (docs/protocol-decisions.md): neither is acknowledged nor advertised.
   const own = await startTask('slow_compute', { seconds: 30 });
   const { handle } = await listen(gw.client.url, {
     toolsListChanged: true,
@@ -186,15 +97,19 @@ test("the acknowledgement names exactly what is honoured: the caller's task ids,
   });
   try {
     const ack = await handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');
-    expect((ack.params as { notifications: object }).notifications).toEqual({ taskIds: [own] });
+    expect((ack.params as { notifications: object }).notifications).toEqual({
+      toolsListChanged: true,
+      promptsListChanged: true,
+      taskIds: [own],
+    });
   } finally {
     handle.close();
   }
   const discovered = await gw.client.request('server/discover', {});
   const caps = discovered.body.result?.capabilities as Record<string, Record<string, unknown> | undefined>;
-  for (const kind of ['tools', 'prompts', 'resources']) {
-    expect(caps[kind]?.listChanged).toBeUndefined();
-  }
+  expect(caps.tools?.listChanged).toBe(true);
+  expect(caps.prompts?.listChanged).toBe(true);
+  expect(caps.resources?.listChanged).toBeUndefined();
   expect(caps.resources?.subscribe).toBeUndefined();
   await gw.client.request('tasks/cancel', { taskId: own });
   // Other callers' task ids are left out as well: test/integration/authz-matrix.test.ts.

@@ -1,7 +1,8 @@
 /**
  * `subscriptions/listen` (MCP 2026-07-28): a long-lived SSE stream. The acknowledgement names exactly
- * what the gateway honours of the client's filter; today that is `notifications/tasks` for the caller's
- * own tasks among `taskIds` (Tasks extension). Task changes come from the store, not process memory:
+ * what the gateway honours of the client's filter: `notifications/tasks` for the caller's own tasks
+ * among `taskIds` (Tasks extension), and the list changes some upstream of the project announces
+ * (list-feed.ts). Task changes come from the store, not process memory:
  * every status change a workflow records is a history row, and this replica reads the rows written
  * since it last looked (one indexed query every `pollEveryMs` while anyone follows a task), so a stream
  * gets its tasks' changes whichever replica or worker wrote them. A client whose replica goes away
@@ -16,6 +17,9 @@ import type { FollowedTask, McpCall, McpGateway } from '../../gateway/gateway';
 import type { RequestId } from '../../protocol';
 import { META, ProtocolError, TERMINAL_TASK_STATUSES } from '../../protocol';
 import type { TaskStore } from '../../store/task-store';
+import type { ListKind } from '../../gateway/gateway';
+import type { ListFeed } from './list-feed';
+import { FILTER_KEYS } from './list-feed';
 import type { ResponseStream } from './response-stream';
 
 /** The listen request's filter: what the client asks to be told. */
@@ -34,6 +38,8 @@ const ListenParamsSchema = z.looseObject({
 export interface SubscriptionsDeps {
   gateway: McpGateway;
   store: TaskStore;
+  /** Relays upstreams' list changes; without it none are honoured. */
+  lists?: ListFeed;
   logger?: Logger;
   /** Open streams one caller may hold on one project (each holds a connection). Default 16. */
   maxPerListener?: number;
@@ -75,11 +81,16 @@ export class Subscriptions {
     const held = this.perListener.get(listenerKey) ?? 0;
     if (held >= max)
       throw new ProtocolError('InvalidRequest', `At most ${max} open subscriptions per caller`);
-    const requested = params.data.notifications?.taskIds;
+    const filter = params.data.notifications ?? {};
+    const requested = filter.taskIds;
     // The cursor is taken before the tasks are looked up, so a change written in between is read.
     if (requested && requested.length > 0 && this.feedCursor === undefined)
       this.feedCursor = await this.deps.store.latestEventId();
     const followed = requested ? await this.deps.gateway.followableTasks(call, requested) : [];
+    const asked = new Set(
+      (Object.keys(FILTER_KEYS) as ListKind[]).filter((k) => filter[FILTER_KEYS[k]] === true),
+    );
+    const lists = (await this.deps.lists?.join(call, id, stream, asked)) ?? { honoured: [], leave() {} };
 
     this.perListener.set(listenerKey, held + 1);
     const listener: Listener = {
@@ -94,18 +105,22 @@ export class Subscriptions {
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
       params: {
-        notifications: requested ? { taskIds: followed.map((t) => t.taskId) } : {},
+        notifications: {
+          ...Object.fromEntries(lists.honoured.map((k) => [FILTER_KEYS[k], true])),
+          ...(requested && { taskIds: followed.map((t) => t.taskId) }),
+        },
         _meta: { [META.subscriptionId]: id },
       },
     });
     if (listener.tasks.size > 0) {
       this.listeners.add(listener);
-      this.feed ??= this.runFeed().finally(() => (this.feed = undefined));
+      this.startFeed();
     }
     await new Promise<void>((resolve) => {
       const end = () => {
         this.open.delete(res);
         this.listeners.delete(listener);
+        lists.leave();
         const left = (this.perListener.get(listenerKey) ?? 1) - 1;
         if (left > 0) this.perListener.set(listenerKey, left);
         else this.perListener.delete(listenerKey);
@@ -120,13 +135,24 @@ export class Subscriptions {
         end();
       });
       res.once('close', end);
+      // The client may have gone while the filter was checked: its 'close' has passed already.
+      if (res.destroyed) end();
     });
   }
 
   /** Ends every open stream with its final result. */
   closeAll(): void {
     this.closed = true;
+    this.deps.lists?.close();
     for (const close of [...this.open.values()]) close();
+  }
+
+  /** Starts the feed unless it runs; one that ended just as a listener joined starts again. */
+  private startFeed(): void {
+    this.feed ??= this.runFeed().finally(() => {
+      this.feed = undefined;
+      if (!this.closed && this.listeners.size > 0) this.startFeed();
+    });
   }
 
   /** Reads the task changes written since the last look, while anyone follows a task. */

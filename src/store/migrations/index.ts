@@ -12,6 +12,7 @@ import { m0009ControlPlaneGeneration } from './0009-control-plane-generation';
 import { m0010FirstCalls } from './0010-first-calls';
 import { m0011TaskDetailStoredAt } from './0011-task-detail-stored-at';
 import { m0012OAuth } from './0012-oauth';
+import { m0013UpstreamEvents } from './0013-upstream-events';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010_first_calls': m0010FirstCalls,
   '0011_task_detail_stored_at': m0011TaskDetailStoredAt,
   '0012_oauth': m0012OAuth,
+  '0013_upstream_events': m0013UpstreamEvents,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,273 @@
+/**
+ * List changes on `subscriptions/listen`: upstreams' `notifications/{tools,prompts,resources}/list_changed`
+ * relayed to the streams that asked for them.
+ *
+ * Watching: while some stream on this replica wants a kind an upstream announces, this replica keeps a
+ * watch on that upstream with the listener's credential (its scope): the upstream's own
+ * `subscriptions/listen`, held by whichever replica has the scope's lease (src/store/upstream-events.ts),
+ * so one announcement is written once however many replicas have listeners. Delivery: every replica
+ * reads the `upstream_events` rows after its cursor, drops its cached lists of that scope, then tells its
+ * streams that asked, so a stream hears a change whichever replica watched the upstream. A watch that
+ * reconnects after a gap writes every kind once, since a change in the gap would otherwise be lost; a
+ * spurious list change costs a client one re-list.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { ListKind, ListWatchTarget, McpCall, McpGateway } from '../../gateway/gateway';
+import type { Implementation, RequestId } from '../../protocol';
+import { META, PROTOCOL_VERSION } from '../../protocol';
+import type { UpstreamEvents } from '../../store/upstream-events';
+import type { UpstreamClient } from '../../upstream/client';
+import type { ResponseStream } from './response-stream';
+
+export interface ListFeedDeps {
+  gateway: McpGateway;
+  events: UpstreamEvents;
+  upstream: UpstreamClient;
+  serverInfo: Implementation;
+  logger?: Logger;
+  /** How often the feed reads new rows while streams listen. Default 250 ms. */
+  pollEveryMs?: number;
+  /** Lease on watching one scope; renewed every third of it. Default 15 s. */
+  leaseMs?: number;
+  /** How soon a replica without the lease tries again, and a failed watch reconnects. Default 2 s. */
+  retryMs?: number;
+}
+
+/** The listen filter's list kinds, by the notification kind they name. */
+export const FILTER_KEYS: Record<
+  ListKind,
+  'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged'
+> = { tools: 'toolsListChanged', prompts: 'promptsListChanged', resources: 'resourcesListChanged' };
+
+interface ListListener {
+  id: RequestId;
+  projectId: string;
+  stream: ResponseStream;
+  /** The newest row when it joined: only later rows are its changes. */
+  since: number;
+  /** Kinds honoured per scope (upstream and the listener's credential). */
+  scopes: Map<string, Set<ListKind>>;
+}
+
+interface Watch {
+  refs: number;
+  stop: AbortController;
+  /**
+   * Its name on the lease, its own rather than the replica's: a watch that was stopped and one started
+   * after it for the same scope must not release or renew each other's lease.
+   */
+  holder: string;
+}
+
+export class ListFeed {
+  private readonly listeners = new Set<ListListener>();
+  private readonly watches = new Map<string, Watch>();
+  private cursor: number | undefined;
+  private feed: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: ListFeedDeps) {}
+
+  /**
+   * Joins a stream for the list kinds it asked for; answers the kinds honoured (some upstream of the
+   * project announces them) and the function that leaves again. Nothing is honoured, nothing joined.
+   */
+  async join(
+    call: McpCall,
+    id: RequestId,
+    stream: ResponseStream,
+    asked: ReadonlySet<ListKind>,
+  ): Promise<{ honoured: ListKind[]; leave: () => void }> {
+    const none = { honoured: [], leave: () => {} };
+    if (asked.size === 0 || this.closed) return none;
+    const targets = await this.deps.gateway.listWatchTargets(call);
+    const scopes = new Map<string, Set<ListKind>>();
+    const watched: ListWatchTarget[] = [];
+    for (const t of targets) {
+      const kinds = new Set(t.kinds.filter((k) => asked.has(k)));
+      if (kinds.size === 0) continue;
+      scopes.set(t.scope, kinds);
+      watched.push(t);
+    }
+    if (scopes.size === 0) return none;
+    // Rows written from now on are this stream's (older ones are not): read before it is acknowledged.
+    const since = await this.deps.events.latestId();
+    this.cursor = Math.min(this.cursor ?? since, since);
+    const listener: ListListener = { id, projectId: call.project.id, stream, scopes, since };
+    this.listeners.add(listener);
+    for (const t of watched) this.acquire(t);
+    this.startFeed();
+    const honoured = [...new Set([...scopes.values()].flatMap((k) => [...k]))];
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      this.listeners.delete(listener);
+      for (const t of watched) this.release(t.scope);
+    };
+    return { honoured, leave };
+  }
+
+  private startFeed(): void {
+    this.feed ??= this.runFeed().finally(() => {
+      this.feed = undefined;
+      // A stream that joined as the loop was ending still needs it; with none left, start afresh later.
+      if (this.listeners.size > 0 && !this.closed) this.startFeed();
+      else this.cursor = undefined;
+    });
+  }
+
+  /** Stops every watch (shutdown); the streams themselves are ended by their owner. */
+  close(): void {
+    this.closed = true;
+    for (const w of this.watches.values()) w.stop.abort();
+    this.watches.clear();
+    this.listeners.clear();
+  }
+
+  private acquire(target: ListWatchTarget): void {
+    const held = this.watches.get(target.scope);
+    if (held) {
+      held.refs++;
+      return;
+    }
+    const watch: Watch = { refs: 1, stop: new AbortController(), holder: randomUUID() };
+    this.watches.set(target.scope, watch);
+    void this.runWatch(target, watch);
+  }
+
+  private release(scope: string): void {
+    const watch = this.watches.get(scope);
+    if (!watch || --watch.refs > 0) return;
+    this.watches.delete(scope);
+    watch.stop.abort();
+  }
+
+  /**
+   * Holds the upstream's listen while this replica has the scope's lease; otherwise waits its turn.
+   * Whenever the scope may have gone unwatched (an acknowledged upstream stream ended, or another
+   * replica held the lease), every kind is written once on (re)connecting: a change in the gap would
+   * otherwise be lost. An upstream that refuses or fails is tried again later and later (up to 30 s).
+   */
+  private async runWatch(target: ListWatchTarget, watch: Watch): Promise<void> {
+    const { stop: controller, holder } = watch;
+    const stop = controller.signal;
+    const leaseMs = this.deps.leaseMs ?? 15_000;
+    const retryMs = this.deps.retryMs ?? 2_000;
+    const startedAt = Date.now();
+    let gap = false;
+    let failures = 0;
+    while (!stop.aborted) {
+      try {
+        const lease = await this.deps.events.claimWatch(target.scope, holder, leaseMs);
+        // Another replica watched after this watch began: it may have stopped before this one starts.
+        if (lease.othersUntil !== undefined && lease.othersUntil >= startedAt) gap = true;
+        if (lease.mine) {
+          const acknowledged = await this.holdListen(target, watch, leaseMs, gap);
+          // A stream that was watching has ended: whatever comes next comes after a gap.
+          if (acknowledged) gap = true;
+          failures = acknowledged ? 0 : failures + 1;
+        }
+      } catch (err) {
+        failures++;
+        if (!stop.aborted)
+          this.deps.logger?.warn(
+            { upstream: target.endpoint.alias, err: (err as Error).message },
+            'upstream list watch failed; retrying',
+          );
+      }
+      const wait = Math.min(retryMs * 2 ** Math.min(failures, 8), 30_000);
+      await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
+    }
+    await this.deps.events.releaseWatch(target.scope, holder).catch(() => undefined);
+  }
+
+  /**
+   * One upstream listen, renewing the lease meanwhile, until the stream ends or the lease is lost.
+   * Answers whether the upstream acknowledged it (whether it was watched at all).
+   */
+  private async holdListen(
+    target: ListWatchTarget,
+    watch: Watch,
+    leaseMs: number,
+    afterGap: boolean,
+  ): Promise<boolean> {
+    const local = new AbortController();
+    const signal = AbortSignal.any([watch.stop.signal, local.signal]);
+    const renew = setInterval(() => {
+      this.deps.events
+        .claimWatch(target.scope, watch.holder, leaseMs)
+        .then((lease) => lease.mine || local.abort())
+        .catch(() => local.abort());
+    }, leaseMs / 3);
+    const notifications = Object.fromEntries(target.kinds.map((k) => [FILTER_KEYS[k], true]));
+    let acknowledged = false;
+    try {
+      await this.deps.upstream.listen(
+        target.endpoint,
+        {
+          notifications,
+          _meta: {
+            [META.protocolVersion]: PROTOCOL_VERSION,
+            [META.clientCapabilities]: {},
+            [META.clientInfo]: this.deps.serverInfo,
+          },
+        },
+        (message) => {
+          if (message.method === 'notifications/subscriptions/acknowledged') {
+            acknowledged = true;
+            if (afterGap) void this.recordAll(target);
+            return;
+          }
+          const kind = target.kinds.find((k) => message.method === `notifications/${k}/list_changed`);
+          if (kind) void this.record(target, kind);
+        },
+        signal,
+      );
+    } catch (err) {
+      // Aborted: shutdown, the last listener left, or the lease lost; the caller's loop decides.
+      if (!signal.aborted) throw err;
+    } finally {
+      clearInterval(renew);
+    }
+    return acknowledged;
+  }
+
+  private async recordAll(target: ListWatchTarget): Promise<void> {
+    for (const kind of target.kinds) await this.record(target, kind);
+  }
+
+  private async record(target: ListWatchTarget, kind: ListKind): Promise<void> {
+    const { projectId, upstreamId, scope } = target;
+    await this.deps.events.record({ projectId, upstreamId, scope, kind }).catch((err: unknown) => {
+      this.deps.logger?.warn({ err: (err as Error).message }, 'upstream list change not recorded');
+    });
+  }
+
+  /** Reads the changes written since the last look, while any stream listens for list changes. */
+  private async runFeed(): Promise<void> {
+    while (!this.closed && this.listeners.size > 0) {
+      try {
+        for (const event of await this.deps.events.after(this.cursor ?? 0)) {
+          this.cursor = event.id;
+          // Before anyone is told: a client re-listing at once must not get this replica's old list.
+          this.deps.gateway.dropCachedLists(event.scope);
+          for (const l of this.listeners) {
+            if (event.id <= l.since || l.projectId !== event.projectId) continue;
+            if (!l.scopes.get(event.scope)?.has(event.kind)) continue;
+            l.stream.notify({
+              jsonrpc: '2.0',
+              method: `notifications/${event.kind}/list_changed`,
+              params: { _meta: { [META.subscriptionId]: l.id } },
+            });
+          }
+        }
+      } catch (err) {
+        this.deps.logger?.warn({ err: (err as Error).name }, 'upstream event feed read failed; retrying');
+      }
+      await sleep(this.deps.pollEveryMs ?? 250);
+    }
+  }
+}
