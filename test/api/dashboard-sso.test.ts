@@ -3,10 +3,6 @@
  * sign-in page offers the issuer, the provider (oidc-provider in a child process) shows its login form,
  * and the browser comes back signed in as the provisioned user, whose group made them a team member.
  */
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { launchChromium, watchPage } from '../helpers/browser';
 import type { TestGateway } from '../helpers/gateway';
@@ -34,7 +30,6 @@ beforeAll(async () => {
       },
     ],
   });
-  const file = path.join(os.tmpdir(), `taskrouter-sso-${randomUUID()}.json`);
   gw = await startTestGateway({
     config: {
       http: { host: '127.0.0.1', port, publicBaseUrl: base },
@@ -50,16 +45,12 @@ beforeAll(async () => {
     },
     projects: () => [],
     bootstrap: (url) => {
-      writeFileSync(
-        file,
-        JSON.stringify({
-          teams: [{ slug: 'core', members: [] }],
-          projects: [
-            { slug: 'board', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
-          ],
-        }),
-      );
-      return file;
+      return {
+        teams: [{ slug: 'core', members: [] }],
+        projects: [
+          { slug: 'board', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
+        ],
+      };
     },
   });
   browser = await launchChromium();

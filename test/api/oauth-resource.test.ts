@@ -4,9 +4,6 @@
  * them with the provider's JWKS, provisions users, maps groups to teams, and then applies the ordinary
  * access rules. The SDK 2.x client's own OAuth support runs the whole flow from the gateway's 401.
  */
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import {
@@ -38,7 +35,6 @@ beforeAll(async () => {
     },
   });
   otherIdp = await startOidcProvider({ users: { alice: { groups: ['devs'] } } });
-  const file = path.join(os.tmpdir(), `taskrouter-oauth-${randomUUID()}.json`);
   // The resource names (token audiences) come from the configured public origin, so the port is chosen first.
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
@@ -62,34 +58,30 @@ beforeAll(async () => {
     },
     projects: () => [],
     bootstrap: (url) => {
-      writeFileSync(
-        file,
-        JSON.stringify({
-          users: [
-            {
-              handle: 'bob',
-              tokens: [{ name: 't', token: BOB }],
-              // Linked ahead of time: this subject signs in as bob, whatever its username claim says.
-              identities: [{ issuer: idp.issuer, subject: 'bob-at-idp' }],
-            },
-          ],
-          teams: [
-            { slug: 'core', members: [] },
-            { slug: 'other', members: [] },
-          ],
-          projects: [
-            {
-              slug: 'secure',
-              team: 'core',
-              namespacing: false,
-              members: ['bob'],
-              upstreams: [{ alias: 'example', url }],
-            },
-            { slug: 'elsewhere', team: 'other', namespacing: false, upstreams: [{ alias: 'example', url }] },
-          ],
-        }),
-      );
-      return file;
+      return {
+        users: [
+          {
+            handle: 'bob',
+            tokens: [{ name: 't', token: BOB }],
+            // Linked ahead of time: this subject signs in as bob, whatever its username claim says.
+            identities: [{ issuer: idp.issuer, subject: 'bob-at-idp' }],
+          },
+        ],
+        teams: [
+          { slug: 'core', members: [] },
+          { slug: 'other', members: [] },
+        ],
+        projects: [
+          {
+            slug: 'secure',
+            team: 'core',
+            namespacing: false,
+            members: ['bob'],
+            upstreams: [{ alias: 'example', url }],
+          },
+          { slug: 'elsewhere', team: 'other', namespacing: false, upstreams: [{ alias: 'example', url }] },
+        ],
+      };
     },
   });
   secure = gw.clientFor('secure');

@@ -6,9 +6,6 @@
  * Project `board` (team core, member bob, one API key) and project `peruser`, whose upstream takes each
  * user's own authorization (alice has one).
  */
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { ExampleUpstreamOptions } from '../../examples/upstream/server';
 import { taskKeyOf } from '../../src/store/task-store';
@@ -73,45 +70,40 @@ export async function request(
 export async function startDashboardFixture(
   opts: { temporalUiUrl?: string; upstream?: ExampleUpstreamOptions } = {},
 ): Promise<DashboardFixture> {
-  const file = path.join(os.tmpdir(), `taskrouter-dashboard-${randomUUID()}.json`);
   const gw = await startTestGateway({
     ...(opts.upstream && { upstream: opts.upstream }),
     config: { admin: { token: ADMIN_TOKEN } },
     ...(opts.temporalUiUrl !== undefined && { temporalUiUrl: opts.temporalUiUrl }),
     projects: () => [],
     bootstrap: (url) => {
-      writeFileSync(
-        file,
-        JSON.stringify({
-          users: (['alice', 'tess', 'bob', 'olga'] as const).map((handle) => ({
-            handle,
-            name: handle[0]?.toUpperCase() + handle.slice(1),
-            tokens: [{ name: 'dashboard', token: TOKENS[handle] }],
-          })),
-          teams: [
-            { slug: 'core', members: ['alice', 'tess'] },
-            { slug: 'other', members: ['olga'] },
-          ],
-          projects: [
-            {
-              slug: 'board',
-              team: 'core',
-              namespacing: false,
-              members: ['bob'],
-              apiKeys: [{ name: 'ci', key: TOKENS.key }],
-              upstreams: [{ alias: 'example', url }],
-            },
-            {
-              slug: 'peruser',
-              team: 'core',
-              namespacing: false,
-              members: ['bob'],
-              upstreams: [{ alias: 'example', url, auth: { mode: 'per_user' } }],
-            },
-          ],
-        }),
-      );
-      return file;
+      return {
+        users: (['alice', 'tess', 'bob', 'olga'] as const).map((handle) => ({
+          handle,
+          name: handle[0]?.toUpperCase() + handle.slice(1),
+          tokens: [{ name: 'dashboard', token: TOKENS[handle] }],
+        })),
+        teams: [
+          { slug: 'core', members: ['alice', 'tess'] },
+          { slug: 'other', members: ['olga'] },
+        ],
+        projects: [
+          {
+            slug: 'board',
+            team: 'core',
+            namespacing: false,
+            members: ['bob'],
+            apiKeys: [{ name: 'ci', key: TOKENS.key }],
+            upstreams: [{ alias: 'example', url }],
+          },
+          {
+            slug: 'peruser',
+            team: 'core',
+            namespacing: false,
+            members: ['bob'],
+            upstreams: [{ alias: 'example', url, auth: { mode: 'per_user' } }],
+          },
+        ],
+      };
     },
   });
   const baseUrl = gw.client.url.replace(/\/v1\/mcp\/.*$/, '');

@@ -3,7 +3,7 @@
  * test (testStoreConfig(): a SQLite file in a temp directory or a fresh PostgreSQL database), and the API
  * and worker roles against the shared Temporal dev server, on their own task queue.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -42,8 +42,8 @@ export async function startTestGateway(
     config?: Partial<ConfigInput>;
     /** Extra projects on the same upstream, next to `demo` (namespacing off). */
     projects?: (upstreamUrl: string) => Array<Record<string, unknown>>;
-    /** Writes a bootstrap file for the upstream's URL and returns its path. */
-    bootstrap?: (upstreamUrl: string) => string;
+    /** The bootstrap document (users, teams, projects) for the upstream's URL; written to the test's own folder. */
+    bootstrap?: (upstreamUrl: string) => unknown;
     /** Receives every log line (JSON) at debug level, e.g. to prove what logs never contain. */
     logSink?: (line: string) => void;
     /** `temporal.uiUrl`: the dashboard links task workflows there. */
@@ -70,7 +70,7 @@ export async function startTestGateway(
       { slug: 'demo', namespacing: false, upstreams: [{ alias: 'example', url: upstream.url }] },
       ...(opts.projects?.(upstream.url) ?? []),
     ].map((p) => ({ authMode: 'anonymous', ...p })) as never[],
-    ...(opts.bootstrap && { bootstrapFile: opts.bootstrap(upstream.url) }),
+    ...(opts.bootstrap && { bootstrapFile: writeBootstrap(dir, opts.bootstrap(upstream.url)) }),
     ...opts.config,
   });
   const logger = opts.logSink
@@ -131,4 +131,10 @@ export async function startTestGateway(
   };
   await gw.start();
   return gw;
+}
+
+function writeBootstrap(dir: string, doc: unknown): string {
+  const file = path.join(dir, 'bootstrap.json');
+  writeFileSync(file, JSON.stringify(doc));
+  return file;
 }

@@ -2,9 +2,6 @@
  * Tenancy and access on the MCP endpoint and on every task follow-up, through the real gateway with a
  * real control plane (bootstrap file + admin API), on SQLite and PostgreSQL.
  */
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
@@ -24,55 +21,50 @@ let gw: TestGateway;
 let secure: McpTestClient;
 
 beforeAll(async () => {
-  const file = path.join(os.tmpdir(), `taskrouter-access-${randomUUID()}.json`);
   gw = await startTestGateway({
     config: { admin: { token: ADMIN } },
     projects: () => [],
     bootstrap: (url) => {
-      writeFileSync(
-        file,
-        JSON.stringify({
-          users: [
-            { handle: 'alice', tokens: [{ name: 't', token: T.alice }] },
-            { handle: 'bob', tokens: [{ name: 't', token: T.bob }] },
-            { handle: 'carol', tokens: [{ name: 't', token: T.carol }] },
-            { handle: 'dave', tokens: [{ name: 't', token: T.dave }] },
-          ],
-          teams: [
-            { slug: 'core', members: ['alice', 'dave'] },
-            { slug: 'other', members: ['carol'] },
-          ],
-          projects: [
-            {
-              slug: 'secure',
-              team: 'core',
-              namespacing: false,
-              members: ['bob'],
-              apiKeys: [
-                { name: 'one', key: T.key1 },
-                { name: 'two', key: T.key2 },
-              ],
-              upstreams: [{ alias: 'example', url }],
-            },
-            {
-              slug: 'peruser',
-              team: 'core',
-              namespacing: false,
-              upstreams: [{ alias: 'example', url, auth: { mode: 'per_user' } }],
-            },
-            { slug: 'elsewhere', team: 'other', namespacing: false, upstreams: [{ alias: 'example', url }] },
-            {
-              slug: 'twins',
-              team: 'core',
-              upstreams: [
-                { alias: 'a', url },
-                { alias: 'b', url },
-              ],
-            },
-          ],
-        }),
-      );
-      return file;
+      return {
+        users: [
+          { handle: 'alice', tokens: [{ name: 't', token: T.alice }] },
+          { handle: 'bob', tokens: [{ name: 't', token: T.bob }] },
+          { handle: 'carol', tokens: [{ name: 't', token: T.carol }] },
+          { handle: 'dave', tokens: [{ name: 't', token: T.dave }] },
+        ],
+        teams: [
+          { slug: 'core', members: ['alice', 'dave'] },
+          { slug: 'other', members: ['carol'] },
+        ],
+        projects: [
+          {
+            slug: 'secure',
+            team: 'core',
+            namespacing: false,
+            members: ['bob'],
+            apiKeys: [
+              { name: 'one', key: T.key1 },
+              { name: 'two', key: T.key2 },
+            ],
+            upstreams: [{ alias: 'example', url }],
+          },
+          {
+            slug: 'peruser',
+            team: 'core',
+            namespacing: false,
+            upstreams: [{ alias: 'example', url, auth: { mode: 'per_user' } }],
+          },
+          { slug: 'elsewhere', team: 'other', namespacing: false, upstreams: [{ alias: 'example', url }] },
+          {
+            slug: 'twins',
+            team: 'core',
+            upstreams: [
+              { alias: 'a', url },
+              { alias: 'b', url },
+            ],
+          },
+        ],
+      };
     },
   });
   secure = gw.clientFor('secure');

@@ -19,9 +19,6 @@
  * sends anything to the upstream (tasks/update and tasks/cancel counted there).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
@@ -131,61 +128,56 @@ const METHODS: Method[] = [
 let gw: TestGateway;
 
 beforeAll(async () => {
-  const file = path.join(os.tmpdir(), `taskrouter-matrix-${randomUUID()}.json`);
   gw = await startTestGateway({
     config: { admin: { token: ADMIN } },
     projects: () => [],
     bootstrap: (url) => {
       const upstream = { alias: 'example', url };
-      writeFileSync(
-        file,
-        JSON.stringify({
-          users: Object.entries(TOKENS).map(([handle, token]) => ({
-            handle,
-            tokens: [{ name: 't', token }],
-          })),
-          teams: [
-            { slug: 'core', members: ['alice', 'tess', 'dave', 'frank'] },
-            { slug: 'other', members: ['carol'] },
-          ],
-          projects: [
-            {
-              slug: 'secure',
-              team: 'core',
-              namespacing: false,
-              members: ['bob', 'erin'],
-              apiKeys: [
-                { name: 'one', key: KEYS.one },
-                { name: 'two', key: KEYS.two },
-                { name: 'three', key: KEYS.three },
-              ],
-              upstreams: [upstream],
-            },
-            {
-              slug: 'sibling',
-              team: 'core',
-              namespacing: false,
-              apiKeys: [{ name: 's', key: KEYS.sibling }],
-              upstreams: [upstream],
-            },
-            {
-              slug: 'elsewhere',
-              team: 'other',
-              namespacing: false,
-              apiKeys: [{ name: 'e', key: KEYS.elsewhere }],
-              upstreams: [upstream],
-            },
-            { slug: 'open', team: 'other', authMode: 'anonymous', namespacing: false, upstreams: [upstream] },
-            {
-              slug: 'peruser',
-              team: 'core',
-              namespacing: false,
-              upstreams: [{ ...upstream, auth: { mode: 'per_user' } }],
-            },
-          ],
-        }),
-      );
-      return file;
+      return {
+        users: Object.entries(TOKENS).map(([handle, token]) => ({
+          handle,
+          tokens: [{ name: 't', token }],
+        })),
+        teams: [
+          { slug: 'core', members: ['alice', 'tess', 'dave', 'frank'] },
+          { slug: 'other', members: ['carol'] },
+        ],
+        projects: [
+          {
+            slug: 'secure',
+            team: 'core',
+            namespacing: false,
+            members: ['bob', 'erin'],
+            apiKeys: [
+              { name: 'one', key: KEYS.one },
+              { name: 'two', key: KEYS.two },
+              { name: 'three', key: KEYS.three },
+            ],
+            upstreams: [upstream],
+          },
+          {
+            slug: 'sibling',
+            team: 'core',
+            namespacing: false,
+            apiKeys: [{ name: 's', key: KEYS.sibling }],
+            upstreams: [upstream],
+          },
+          {
+            slug: 'elsewhere',
+            team: 'other',
+            namespacing: false,
+            apiKeys: [{ name: 'e', key: KEYS.elsewhere }],
+            upstreams: [upstream],
+          },
+          { slug: 'open', team: 'other', authMode: 'anonymous', namespacing: false, upstreams: [upstream] },
+          {
+            slug: 'peruser',
+            team: 'core',
+            namespacing: false,
+            upstreams: [{ ...upstream, auth: { mode: 'per_user' } }],
+          },
+        ],
+      };
     },
   });
   for (const who of [TOKENS.dave, TOKENS.alice]) {

@@ -3,9 +3,6 @@
  * a token revoked, an API key revoked or a member removed through one API replica stops working on
  * another replica of the same store within the cache's check interval (250 ms, so well within a second).
  */
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
@@ -24,32 +21,27 @@ let gw: TestGateway;
 let other: Runtime;
 
 beforeAll(async () => {
-  const file = path.join(os.tmpdir(), `taskrouter-revocation-${randomUUID()}.json`);
   gw = await startTestGateway({
     config: { admin: { token: ADMIN } },
     projects: () => [],
     bootstrap: (url) => {
-      writeFileSync(
-        file,
-        JSON.stringify({
-          users: [
-            { handle: 'alice', tokens: [{ name: 't', token: ALICE }] },
-            { handle: 'bob', tokens: [{ name: 't', token: BOB }] },
-          ],
-          teams: [{ slug: 'core', members: ['alice'] }],
-          projects: [
-            {
-              slug: 'guarded',
-              team: 'core',
-              namespacing: false,
-              members: ['bob'],
-              apiKeys: [{ name: 'k', key: KEY }],
-              upstreams: [{ alias: 'example', url }],
-            },
-          ],
-        }),
-      );
-      return file;
+      return {
+        users: [
+          { handle: 'alice', tokens: [{ name: 't', token: ALICE }] },
+          { handle: 'bob', tokens: [{ name: 't', token: BOB }] },
+        ],
+        teams: [{ slug: 'core', members: ['alice'] }],
+        projects: [
+          {
+            slug: 'guarded',
+            team: 'core',
+            namespacing: false,
+            members: ['bob'],
+            apiKeys: [{ name: 'k', key: KEY }],
+            upstreams: [{ alias: 'example', url }],
+          },
+        ],
+      };
     },
   });
   other = await startRuntime({

@@ -5,10 +5,6 @@
  * authorization-server metadata, registers itself dynamically, and runs authorization code + PKCE with
  * the resource indicator for the signed-in dashboard user; the user's calls then carry their own token.
  */
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { launchChromium, watchPage } from '../helpers/browser';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
@@ -25,12 +21,6 @@ let upstreamGw: TestGateway;
 let gw: TestGateway;
 let a: string;
 let b: string;
-
-function bootstrapFile(doc: unknown): string {
-  const file = path.join(os.tmpdir(), `taskrouter-upstream-oauth-${randomUUID()}.json`);
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
-}
 
 beforeAll(async () => {
   const [pa, pb] = [await freePort(), await freePort()];
@@ -50,32 +40,30 @@ beforeAll(async () => {
         issuers: [{ issuer: idp.issuer, requiredScopes: ['mcp:tools'], groupTeams: { devs: 'core' } }],
       },
     },
-    bootstrap: (url) =>
-      bootstrapFile({
-        teams: [{ slug: 'core', members: [] }],
-        projects: [
-          { slug: 'tracker', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
-        ],
-      }),
+    bootstrap: (url) => ({
+      teams: [{ slug: 'core', members: [] }],
+      projects: [
+        { slug: 'tracker', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
+      ],
+    }),
   });
   gw = await startTestGateway({
     config: { http: { host: '127.0.0.1', port: pa, publicBaseUrl: a }, connectUpstreams: true },
-    bootstrap: () =>
-      bootstrapFile({
-        users: [
-          { handle: 'alice', tokens: [{ name: 't', token: TOKENS.alice }] },
-          { handle: 'bob', tokens: [{ name: 't', token: TOKENS.bob }] },
-        ],
-        teams: [{ slug: 'core', members: ['alice', 'bob'] }],
-        projects: [
-          {
-            slug: 'front',
-            team: 'core',
-            namespacing: false,
-            upstreams: [{ alias: 'tracker', url: `${b}/v1/mcp/tracker`, auth: { mode: 'per_user' } }],
-          },
-        ],
-      }),
+    bootstrap: () => ({
+      users: [
+        { handle: 'alice', tokens: [{ name: 't', token: TOKENS.alice }] },
+        { handle: 'bob', tokens: [{ name: 't', token: TOKENS.bob }] },
+      ],
+      teams: [{ slug: 'core', members: ['alice', 'bob'] }],
+      projects: [
+        {
+          slug: 'front',
+          team: 'core',
+          namespacing: false,
+          upstreams: [{ alias: 'tracker', url: `${b}/v1/mcp/tracker`, auth: { mode: 'per_user' } }],
+        },
+      ],
+    }),
   });
 }, 120_000);
 afterAll(async () => {
