@@ -9,7 +9,13 @@
  * its params, so the upstream side can tell which requests reached it.
  */
 import fc from 'fast-check';
-import { encodeHeaderValue, META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../src/protocol';
+import {
+  encodeHeaderValue,
+  LogLevelSchema,
+  META,
+  PROTOCOL_VERSION,
+  TASKS_EXTENSION,
+} from '../../src/protocol';
 import type { RawRequest } from './wire';
 
 export const CASE_META_KEY = 'com.taskrouter.fuzz/case';
@@ -101,16 +107,7 @@ const metaExtras = fc
         { maxKeys: 3 },
       ),
       progressToken: fc.oneof(printable, fc.integer()),
-      logLevel: fc.constantFrom(
-        'debug',
-        'info',
-        'notice',
-        'warning',
-        'error',
-        'critical',
-        'alert',
-        'emergency',
-      ),
+      logLevel: fc.constantFrom(...LogLevelSchema.options),
       traceparent: printable,
       clientInfo: fc.record({ name: anyText, version: printable }),
     },
