@@ -21,6 +21,24 @@ import { startTestGateway } from '../helpers/gateway';
 import { TASKS_CAPS } from '../helpers/mcp-client';
 import { testStoreConfig } from '../helpers/store';
 
+/** The task activities over a fresh store (SQLite or PostgreSQL) and the given upstream client. */
+async function activitiesOver(upstream: UpstreamClient) {
+  const db = await openDatabase(await testStoreConfig());
+  const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
+  const payloads = new PayloadStore(db, cipher);
+  const activities = createActivities({
+    upstream,
+    store: new TaskStore(db, cipher),
+    payloads,
+    firstCalls: new FirstCalls(db),
+    resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
+    gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
+    settings: { minPollIntervalMs: 50, maxPollIntervalMs: 60_000, maxWatchMs: 600_000, pollFailureBudget: 3 },
+    logger: pino({ level: 'silent' }),
+  });
+  return { db, payloads, activities };
+}
+
 describe('with no worker polling', () => {
   let gw: TestGateway;
   beforeAll(async () => {
@@ -48,9 +66,6 @@ describe('with no worker polling', () => {
 
 describe('the first call is claimed before it is sent', () => {
   test('a second run of the activity for the same task does not send again', async () => {
-    const db = await openDatabase(await testStoreConfig());
-    const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
-    const payloads = new PayloadStore(db, cipher);
     let sent = 0;
     const upstream = {
       send: async () => {
@@ -58,21 +73,7 @@ describe('the first call is claimed before it is sent', () => {
         return { kind: 'result', result: { resultType: 'complete', content: [] } };
       },
     } as unknown as UpstreamClient;
-    const activities = createActivities({
-      upstream,
-      store: new TaskStore(db, cipher),
-      payloads,
-      firstCalls: new FirstCalls(db),
-      resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
-      gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
-      settings: {
-        minPollIntervalMs: 50,
-        maxPollIntervalMs: 60_000,
-        maxWatchMs: 600_000,
-        pollFailureBudget: 3,
-      },
-      logger: pino({ level: 'silent' }),
-    });
+    const { db, payloads, activities } = await activitiesOver(upstream);
     const taskKey = 'a'.repeat(64);
     const input: CallUpstreamToolInput = {
       project: 'p1',
@@ -126,9 +127,6 @@ describe('a first call run again after its worker died', () => {
   };
 
   async function setUp() {
-    const db = await openDatabase(await testStoreConfig());
-    const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
-    const payloads = new PayloadStore(db, cipher);
     const sent: string[] = [];
     const upstream = {
       send: async (_endpoint: unknown, method: string) => {
@@ -139,21 +137,7 @@ describe('a first call run again after its worker died', () => {
         };
       },
     } as unknown as UpstreamClient;
-    const activities = createActivities({
-      upstream,
-      store: new TaskStore(db, cipher),
-      payloads,
-      firstCalls: new FirstCalls(db),
-      resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
-      gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
-      settings: {
-        minPollIntervalMs: 50,
-        maxPollIntervalMs: 60_000,
-        maxWatchMs: 600_000,
-        pollFailureBudget: 3,
-      },
-      logger: pino({ level: 'silent' }),
-    });
+    const { db, payloads, activities } = await activitiesOver(upstream);
     const input = async (taskKey: string, startDeadline: string): Promise<CallUpstreamToolInput> => ({
       project: 'p1',
       upstream: 'example',
