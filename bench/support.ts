@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { META, PROTOCOL_VERSION, requestHeaders, TASKS_EXTENSION } from '../src/protocol';
+import { readSseMessages } from '../src/upstream/http';
 
 export interface RpcReply {
   status: number;
@@ -108,30 +109,13 @@ export class McpHttpClient {
       refuse = reject;
     });
     const reading = (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        const receivedAt = Date.now();
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const data = buffer
-            .slice(0, end)
-            .split('\n')
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5).trimStart())
-            .join('\n');
-          buffer = buffer.slice(end + 2);
-          if (!data) continue;
-          const m = JSON.parse(data) as Record<string, unknown>;
-          if (m.method === 'notifications/subscriptions/acknowledged') {
-            acknowledge(
-              ((m.params as Record<string, unknown>).notifications ?? {}) as Record<string, unknown>,
-            );
-          }
-          onMessage(m, receivedAt);
+      await readSseMessages(res.body as unknown as AsyncIterable<Buffer>, (m) => {
+        if (m.method === 'notifications/subscriptions/acknowledged') {
+          acknowledge(((m.params as Record<string, unknown>).notifications ?? {}) as Record<string, unknown>);
         }
-      }
+        // The parser calls back while the chunk that completed the event is fed: its arrival time.
+        onMessage(m, Date.now());
+      });
     })().then(
       () => refuse(new Error('subscriptions/listen: the stream ended before it was acknowledged')),
       (err: unknown) => refuse(err instanceof Error ? err : new Error(String(err))),

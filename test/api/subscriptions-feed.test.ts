@@ -3,12 +3,13 @@
  * push fails (the store or Temporal busy) is pushed on a later round, not lost with the cursor that moved
  * past it. The gateway and the store are stand-ins here; test/integration/push.test.ts runs the real ones.
  */
-import { createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpGateway } from '../../src/gateway/gateway';
 import { ResponseStream } from '../../src/api/mcp/response-stream';
 import { Subscriptions } from '../../src/api/mcp/subscriptions';
 import type { TaskStore } from '../../src/store/task-store';
+import { readSseMessages } from '../../src/upstream/http';
 
 test('a push that failed is tried again on the next round', async () => {
   let events = [{ id: 8, taskKey: 'k1' }];
@@ -39,33 +40,17 @@ test('a push that failed is tried again on the next round', async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   try {
-    const messages = await new Promise<Array<{ method?: string; params?: { status?: string } }>>(
-      (resolve, reject) => {
-        const seen: Array<{ method?: string; params?: { status?: string } }> = [];
-        request({ port, method: 'POST' }, (res) => {
-          let buffer = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            buffer += chunk;
-            for (const line of buffer.split('\n')) {
-              if (line.startsWith('data: ') && line.length > 6) seen.push(JSON.parse(line.slice(6)));
-            }
-            buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
-            if (seen.some((m) => m.method === 'notifications/tasks')) {
-              res.destroy();
-              resolve(seen);
-            }
-          });
-        })
-          .on('error', reject)
-          .end();
-      },
-    );
+    const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST' });
+    const messages: Array<Record<string, unknown>> = [];
+    await readSseMessages(res.body as unknown as AsyncIterable<Buffer>, (m) => {
+      messages.push(m);
+      return m.method === 'notifications/tasks';
+    });
     expect(messages.map((m) => m.method)).toEqual([
       'notifications/subscriptions/acknowledged',
       'notifications/tasks',
     ]);
-    expect(messages[1]?.params?.status).toBe('completed');
+    expect(messages[1]?.params).toMatchObject({ status: 'completed' });
     expect(attempts).toBe(2);
   } finally {
     subscriptions.closeAll();

@@ -1,5 +1,6 @@
 /** A `subscriptions/listen` client for tests: opens the stream and collects its messages. */
 import { META, PROTOCOL_VERSION, requestHeaders } from '../../src/protocol';
+import { readSseMessages } from '../../src/upstream/http';
 import { TASKS_AND_FORM_CAPS } from './mcp-client';
 
 export interface Listen {
@@ -42,23 +43,10 @@ export async function listen(
       for (const w of [...waiters]) if (w.match(m)) w.resolve(m);
       return;
     }
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .find((l) => l.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (!data || data.length <= 6) continue;
-        const m = JSON.parse(data.slice(6)) as Record<string, unknown>;
-        messages.push(m);
-        for (const w of [...waiters]) if (w.match(m)) w.resolve(m);
-      }
-    }
+    await readSseMessages(res.body as unknown as AsyncIterable<Buffer>, (m) => {
+      messages.push(m);
+      for (const w of [...waiters]) if (w.match(m)) w.resolve(m);
+    });
   })().catch(() => undefined);
   const handle: Listen = {
     messages,
