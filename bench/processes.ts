@@ -64,7 +64,7 @@ export interface UpstreamProcess {
 }
 
 /** Forks a bench process script through tsx and waits for its `{ type: 'ready', url, pid }`. */
-async function forkReady(
+export async function forkReady(
   script: string,
   name: string,
   arg: unknown,

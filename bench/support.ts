@@ -206,12 +206,13 @@ export interface SideSample {
 }
 
 /**
- * `n` operations per side in alternating blocks of `block` (ABBA: a b b a a b ...), each block with
+ * `n` operations per side in alternating blocks of `block` (ABBA: a b b a a b ...; with more sides, each
+ * round in the reverse order of the last: a b c c b a ...), each block with
  * `concurrency` in flight, so a slow stretch of the shared machine lands on both sides alike. `op` throws
  * (or rejects) to count as an error; its latency is measured here. `i` counts each side's operations.
  */
 export async function abba<S extends string>(
-  sides: readonly [S, S],
+  sides: readonly S[],
   opts: { n: number; block: number; concurrency: number },
   op: (side: S, i: number) => Promise<void>,
   hooks: { blockStart?(side: S): void; blockEnd?(side: S): void } = {},
@@ -221,7 +222,7 @@ export async function abba<S extends string>(
   ) as Record<S, SideSample>;
   const done = Object.fromEntries(sides.map((s) => [s, 0])) as Record<S, number>;
   for (let b = 0; sides.some((s) => done[s] < opts.n); b++) {
-    const order = b % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
+    const order = b % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) {
       const count = Math.min(opts.block, opts.n - done[side]);
       if (count <= 0) continue;
