@@ -15,6 +15,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations';
 import type { Database } from './schema';
+import { withStatementCache } from './statement-cache';
 
 /** The `store` section of the configuration. `postgresUrl` wins when set. */
 export interface StoreConfig {
@@ -37,7 +38,7 @@ export async function openSqliteDatabase(file: string): Promise<Kysely<Database>
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   // Kysely runs SQLite migrations without a transaction or lock, so two processes opening a fresh file
   // at once would both create the tables. BEGIN IMMEDIATE takes the write lock first (waiting up to the
   // busy timeout): migrations are serialized across processes and each one applies all or nothing.
