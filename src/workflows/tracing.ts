@@ -18,11 +18,25 @@ import type {
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { patched } from '@temporalio/workflow';
-import {
+import type * as WorkflowOtelModule from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import type {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
+
+type WorkflowOtel = typeof WorkflowOtelModule;
+
+/**
+ * The package (with @opentelemetry/api, about half the modules of the bundle) is loaded only by a run
+ * that is traced. The SDK evaluates a bundle's modules again for every workflow run (module state stays
+ * per run), so importing it at the top cost every untraced run about 2.4 ms of CPU for nothing
+ * (docs/performance.md). webpack still bundles it: `require` is resolved at build time.
+ */
+function loadOtel(): WorkflowOtel {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('@temporalio/interceptors-opentelemetry/lib/workflow') as WorkflowOtel;
+}
 
 /** The header the client interceptor writes (`TRACE_HEADER` of the interceptors package). */
 const TRACE_HEADER = '_tracer-data';
@@ -42,10 +56,11 @@ export const interceptors = (): WorkflowInterceptors => {
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input, next) {
       if (input.headers[TRACE_HEADER] === undefined || !patched(WORKFLOW_SPANS)) return next(input);
+      const otel = loadOtel();
       traced = {
-        inbound: new OpenTelemetryInboundInterceptor(),
-        outbound: new OpenTelemetryOutboundInterceptor(),
-        internals: new OpenTelemetryInternalsInterceptor(),
+        inbound: new otel.OpenTelemetryInboundInterceptor(),
+        outbound: new otel.OpenTelemetryOutboundInterceptor(),
+        internals: new otel.OpenTelemetryInternalsInterceptor(),
       };
       return traced.inbound.execute(input, next);
     },
