@@ -38,6 +38,7 @@ const UNIT = [
 const DATABASE_FREE = [
   ...UNIT,
   '/test/tooling/',
+  '/test/temporal/',
   '/test/conformance/',
   '/test/deploy/',
   '/test/main/start-demo',

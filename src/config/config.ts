@@ -150,6 +150,13 @@ const ConfigObject = z.strictObject({
        * its workflow there, for team members. Without it the dashboard shows the workflow id only.
        */
       uiUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /**
+       * Longest one workflow activation (the gateway's own workflow code, between two awaits) may run
+       * before the worker fails it, as a guard against a workflow stuck in a loop. Unset (the default):
+       * no limit, because enforcing one costs a watchdog thread per call into the workflow sandbox, about
+       * a third of the worker's CPU per task (docs/performance.md).
+       */
+      workflowActivationLimitMs: z.int().positive().max(4_294_967_294).optional(),
     })
     .prefault({}),
   /**

@@ -78,6 +78,9 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         cipher,
         activities,
         shutdownGraceMs: config.shutdownGraceMs,
+        ...(config.temporal.workflowActivationLimitMs !== undefined && {
+          activationLimitMs: config.temporal.workflowActivationLimitMs,
+        }),
       }),
     );
   } catch (err) {
