@@ -7,8 +7,9 @@
  *   routing, no logging. What any Node.js proxy in the path costs on this machine.
  * - `temporal`: POST creates a "task" the least way Temporal allows (bench/floor-workflow.ts):
  *   update-with-start from a client in the same process as the worker (like `serve all`), the upstream
- *   call as a local activity in the first workflow task, the answer from the update. What a durable
- *   creation costs with nothing of the gateway's own.
+ *   call as a local activity in the first workflow task, the answer from the update, the worker with
+ *   the gateway's worker settings for the sandbox. What a durable creation costs with nothing of the
+ *   gateway's own.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -16,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { Pool } from 'undici';
+import { NO_ACTIVATION_LIMIT_MS, withActivationLimit } from '../src/temporal/worker';
 import { createFloorActivities } from './floor-activities';
 import { firstOutcomeUpdate } from './floor-workflow';
 
@@ -62,13 +64,16 @@ async function temporalFloor(
   const taskQueue = `floor-${randomUUID().slice(0, 8)}`;
   const workerConnection = await NativeConnection.connect({ address: opts.address });
   const dispatcher = new Pool(new URL(opts.upstreamUrl).origin, { connections: 128 });
-  const worker = await Worker.create({
-    connection: workerConnection,
-    namespace: opts.namespace,
-    taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflow') }),
-    activities: createFloorActivities(opts.upstreamUrl, dispatcher),
-  });
+  // Without the per-call watchdog, as the gateway's worker runs by default (src/temporal/worker.ts).
+  const worker = await Worker.create(
+    withActivationLimit(NO_ACTIVATION_LIMIT_MS, {
+      connection: workerConnection,
+      namespace: opts.namespace,
+      taskQueue,
+      workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflow') }),
+      activities: createFloorActivities(opts.upstreamUrl, dispatcher),
+    }),
+  );
   void worker.run();
   const client = new Client({
     connection: await Connection.connect({ address: opts.address }),
