@@ -14,7 +14,7 @@ import type { CachedEntry } from './serving-cache';
 import { toProjectRecord } from './projects';
 import { renewalDue, renewAuthorization, validUntil } from './renewal';
 import type { Principal, ProjectRecord, UpstreamCredential, UpstreamRecord } from './types';
-import { openUpstreamCredential, toAuth } from './upstreams';
+import { connectsWithOAuth, openUpstreamCredential, toAuth } from './upstreams';
 import { userToken } from './user-tokens';
 
 /** A bearer token (user personal access token or project API key); undefined if unknown or revoked. */
@@ -148,7 +148,7 @@ async function readCredential(
   if (!active) {
     const base = ctx.options.connectBaseUrl;
     const connect =
-      base === undefined
+      base === undefined || !connectsWithOAuth({ auth }, ctx.options.connectAllPerUser)
         ? ''
         : `; connect it at ${base}/v1/connect/${project.slug}/${encodeURIComponent(row.alias)}`;
     if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted${connect}` };
@@ -165,17 +165,22 @@ async function readCredential(
   return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
 }
 
-/** Whether the upstream authorization a task started with is still valid (not revoked, not expired). */
+/**
+ * Whether the upstream authorization a task started with is still valid (not revoked, not expired). A
+ * connection that renews itself is renewed here when due, so a task outliving one access token is not
+ * taken for withdrawn between its token's expiry and the next upstream request that would renew it.
+ */
 export function authorizationValid(ctx: StoreContext, authorizationId: string): Promise<boolean> {
   const read = async () => {
-    const row = await ctx.db
+    let row: UpstreamAuthorizationsTable | undefined = await ctx.db
       .selectFrom('upstream_authorizations')
-      .select(['revoked_at', 'expires_at'])
+      .selectAll()
       .where('id', '=', authorizationId)
       .executeTakeFirst();
+    if (row && renewalDue(ctx, row)) row = (await renewAuthorization(ctx, row)) ?? row;
     return {
       value: row !== undefined && authorizationStatus(row, ctx.nowIso()) === 'active',
-      expiresAt: row?.expires_at ?? null,
+      expiresAt: row ? validUntil(row) : null,
     };
   };
   return ctx.serving.get('authorization', authorizationId, read, () => ctx.nowIso());
