@@ -13,6 +13,9 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { Client as Sdk1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
 import { launchChromium, watchPage } from '../helpers/browser';
 import type { TestGateway } from '../helpers/gateway';
@@ -346,6 +349,101 @@ test('a revocation the provider fails still disconnects here, and is logged with
   expect(failure).toContain(idp.issuer);
   expect(failure).toContain('503');
   expect(failure).not.toContain(refresh);
+});
+
+test('a client that takes URL-mode elicitation is asked to connect instead of failing; connected, its retry goes through', async () => {
+  const URL_CAPS = { elicitation: { form: {}, url: {} } };
+  const call = (inputResponses?: Record<string, unknown>) =>
+    front('bob').request(
+      'tools/call',
+      { name: 'tracker.greet', arguments: { name: 'bob' }, ...(inputResponses && { inputResponses }) },
+      { capabilities: URL_CAPS },
+    );
+  const asked = await call();
+  expect(asked.body.error).toBeUndefined();
+  expect(asked.body.result).toEqual({
+    resultType: 'input_required',
+    inputRequests: {
+      'taskrouter.connect': {
+        method: 'elicitation/create',
+        params: {
+          mode: 'url',
+          message: expect.stringContaining('Upstream "tracker" needs your authorization; none granted'),
+          url: `${a}/v1/connect/front/tracker`,
+        },
+      },
+    },
+  });
+  // A form-only client still gets the error with the URL in it (and in its data).
+  const formOnly = await front('bob').callTool(
+    'tracker.greet',
+    { name: 'bob' },
+    { capabilities: { elicitation: { form: {} } } },
+  );
+  expect(formOnly.body.error).toMatchObject({
+    code: -31009,
+    data: { upstream: 'tracker', connectUrl: `${a}/v1/connect/front/tracker` },
+  });
+  // Declined: the error. Accepted without connecting: asked again.
+  expect((await call({ 'taskrouter.connect': { action: 'decline' } })).body.error).toMatchObject({
+    code: -31009,
+  });
+  expect((await call({ 'taskrouter.connect': { action: 'accept' } })).body.result?.resultType).toBe(
+    'input_required',
+  );
+
+  // Bob follows the URL (the connect page, as a browser would) and accepts: the retry is an ordinary call.
+  const session = await signIn('bob');
+  const res = await fetch(`${a}/v1/connect/front/tracker`, {
+    headers: { cookie: session },
+    redirect: 'manual',
+  });
+  const callback = await followAuthorization(
+    String(res.headers.get('location')),
+    'bob',
+    `${a}/v1/connect/callback`,
+  );
+  const done = await fetch(callback, {
+    headers: { cookie: `${session}; ${cookieOf(res, 'taskrouter_connect')}` },
+    redirect: 'manual',
+  });
+  expect(done.status).toBe(302);
+  const retried = await call({ 'taskrouter.connect': { action: 'accept' } });
+  expect(retried.body.error).toBeUndefined();
+  expect(retried.body.result?.resultType).toBe('complete');
+  expect(JSON.stringify(retried.body.result)).toContain('bob');
+});
+
+test('a 2025-11-25 client (SDK 1.x) gets the URL-mode elicitation on its stream, with an elicitationId; once connected, its call completes', async () => {
+  const client = new Sdk1Client(
+    { name: 'sdk1-url', version: '1.0.0' },
+    { capabilities: { elicitation: { url: {} } } },
+  );
+  const asked: Array<Record<string, unknown>> = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params as Record<string, unknown>);
+    await connectAlice(); // the user follows the link
+    return { action: 'accept' };
+  });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${a}/v1/mcp/front`), {
+      requestInit: { headers: { authorization: `Bearer ${TOKENS.alice}` } },
+    }),
+  );
+  try {
+    const result = await client.callTool({ name: 'tracker.greet', arguments: { name: 'alice' } });
+    expect(JSON.stringify(result.content)).toContain('alice');
+  } finally {
+    await client.close();
+  }
+  expect(asked).toEqual([
+    {
+      mode: 'url',
+      message: expect.stringContaining('Upstream "tracker" needs your authorization; yours was revoked'),
+      url: `${a}/v1/connect/front/tracker`,
+      elicitationId: expect.stringMatching(/^[\w-]{16}$/),
+    },
+  ]);
 });
 
 test('no access or refresh token reaches the logs, Temporal (history, search attributes, memo) or the store in plaintext', async () => {

@@ -51,7 +51,8 @@ export const PROJECT_ROUTES = [
           .sort((x, y) => y.createdAt.localeCompare(x.createdAt))[0];
         return {
           alias: u.alias,
-          status: latest?.status ?? 'none',
+          // Past its access token's expiry, a connection that renews itself on its next use is connected.
+          status: latest?.status === 'expired' && latest.renewable ? 'active' : (latest?.status ?? 'none'),
           expiresAt: latest?.expiresAt ?? null,
           connectUrl: `/v1/connect/${encodeURIComponent(project.slug)}/${encodeURIComponent(u.alias)}`,
         };

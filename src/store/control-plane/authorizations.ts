@@ -139,7 +139,7 @@ export async function revokeUpstreamAuthorization(
     return active;
   });
   await revokeAtServer(ctx, revoked);
-  return toAuthorizationView({ ...revoked, revoked_at: now }, row, now);
+  return toAuthorizationView({ ...revoked, revoked_at: now, refresh_token: null }, row, now);
 }
 
 /**
@@ -259,6 +259,7 @@ function toAuthorizationView(
     updated_at: string;
     expires_at: string | null;
     revoked_at: string | null;
+    refresh_token?: Uint8Array | null;
   },
   upstream: { alias: string; project_id: string },
   nowIso: string,
@@ -274,5 +275,6 @@ function toAuthorizationView(
     updatedAt: a.updated_at,
     expiresAt: a.expires_at,
     revokedAt: a.revoked_at,
+    renewable: a.revoked_at === null && a.refresh_token != null,
   };
 }

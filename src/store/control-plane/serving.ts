@@ -147,17 +147,20 @@ async function readCredential(
   }
   if (!active) {
     const base = ctx.options.connectBaseUrl;
-    const connect =
+    const connectUrl =
       base === undefined || !connectsWithOAuth({ auth }, ctx.options.connectAllPerUser)
-        ? ''
-        : `; connect it at ${base}/v1/connect/${project.slug}/${encodeURIComponent(row.alias)}`;
-    if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted${connect}` };
-    if (latest.revoked_at !== null) {
-      return { ok: false, reason: `${name} needs your authorization; yours was revoked${connect}` };
-    }
+        ? undefined
+        : `${base}/v1/connect/${project.slug}/${encodeURIComponent(row.alias)}`;
+    const connect = connectUrl === undefined ? '' : `; connect it at ${connectUrl}`;
+    const why = !latest
+      ? 'none granted'
+      : latest.revoked_at !== null
+        ? 'yours was revoked'
+        : `yours expired at ${latest.expires_at}`;
     return {
       ok: false,
-      reason: `${name} needs your authorization; yours expired at ${latest.expires_at}${connect}`,
+      reason: `${name} needs your authorization; ${why}${connect}`,
+      ...(connectUrl !== undefined && { connectUrl }),
     };
   }
   const secret = openAuthorization(ctx, active);

@@ -63,7 +63,8 @@ export interface ProjectRecord {
 /** The credential a call uses toward one upstream, and which authorization it came from. */
 export type UpstreamCredential =
   | { ok: true; headers: Record<string, string>; authorizationId: string | null }
-  | { ok: false; reason: string };
+  /** `connectUrl`: where the user connects the upstream with OAuth, when that would give them one. */
+  | { ok: false; reason: string; connectUrl?: string };
 
 export interface AuditEvent {
   projectId: string | null;
