@@ -12,6 +12,7 @@ import type { RenewAuthorization, RevokeAtServer } from '../../src/store/control
 import { ControlPlaneError, ControlPlaneStore } from '../../src/store/control-plane';
 import type { Principal } from '../../src/store/control-plane/types';
 import { openDatabase } from '../../src/store/database';
+import { OAuthClientStore } from '../../src/store/oauth-clients';
 import type { Database } from '../../src/store/schema';
 import { testStoreConfig } from '../helpers/store';
 
@@ -175,4 +176,26 @@ test('revoking a connection hands its tokens to the RFC 7009 hook after writing 
   await cp.grantUpstreamAuthorization(alice, 'alpha', 'plain', { credential: 'by-hand' });
   await cp.revokeUpstreamAuthorization(alice, 'alpha', 'plain');
   expect(revoked.length).toBe(count);
+});
+
+test('removing an upstream removes the copy of its configured client', async () => {
+  const view = await cp.addUpstream(admin, 'alpha', {
+    alias: 'gone',
+    url: 'http://127.0.0.1:9/g',
+    auth: { mode: 'per_user', oauth: { clientId: 'gw', clientSecret: SECRET } },
+  });
+  const clients = new OAuthClientStore(db, cipher);
+  const kept = await clients.saveConfigured(view.id, 'http://127.0.0.1:9/as', {
+    clientId: 'gw',
+    clientSecret: SECRET,
+  });
+  expect(await clients.byId(kept.id)).toMatchObject({ clientId: 'gw', clientSecret: SECRET });
+  const raw = await db
+    .selectFrom('upstream_oauth_clients')
+    .selectAll()
+    .where('id', '=', kept.id)
+    .executeTakeFirstOrThrow();
+  expect(Buffer.from(raw.client_secret as Uint8Array).includes(SECRET)).toBe(false);
+  await cp.removeUpstream(admin, 'alpha', 'gone');
+  expect(await clients.byId(kept.id)).toBeUndefined();
 });

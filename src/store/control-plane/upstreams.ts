@@ -227,7 +227,7 @@ function sealOAuthClientSecret(ctx: StoreContext, upstreamId: string, secret: st
   return ctx.cipher.seal(Buffer.from(secret, 'utf8'), `upstream-oauth-client-secret:${upstreamId}`);
 }
 
-/** Removes an upstream with its credential and every user authorization granted for it. */
+/** Removes an upstream with its credentials and every user authorization granted for it. */
 export async function removeUpstream(
   ctx: StoreContext,
   actor: Principal,
@@ -238,6 +238,8 @@ export async function removeUpstream(
   const row = await requireUpstreamRow(ctx, project, alias);
   await ctx.transaction(async (trx) => {
     await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
+    // The copy of its configured OAuth client (oauth-clients.ts, saveConfigured) goes with it.
+    await trx.deleteFrom('upstream_oauth_clients').where('id', '=', `oclc_${row.id}`).execute();
     await trx.deleteFrom('upstream_sessions').where('upstream_id', '=', row.id).execute();
     await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
     await auditBy(ctx, trx, actor, project.id, 'upstream.removed', {
