@@ -24,7 +24,20 @@ export const UpstreamConfigSchema = z.strictObject({
         header: z.string().optional(),
         credential: z.string().optional(),
       }),
-      z.strictObject({ mode: z.literal('per_user'), header: z.string().optional() }),
+      z.strictObject({
+        mode: z.literal('per_user'),
+        header: z.string().optional(),
+        /**
+         * Users connect this upstream with OAuth from the dashboard (docs/oauth.md): `{}` registers
+         * dynamically; `clientId` (+ `clientSecret`) for authorization servers without registration.
+         */
+        oauth: z
+          .strictObject({
+            clientId: z.string().min(1).optional(),
+            clientSecret: z.string().min(1).optional(),
+          })
+          .optional(),
+      }),
     ])
     .optional(),
 });
@@ -228,8 +241,8 @@ const ConfigObject = z.strictObject({
   /** OAuth 2.1 / OpenID Connect sign-in for MCP clients and the dashboard (docs/oauth.md). */
   oauth: OAuthConfigSchema.optional(),
   /**
-   * Users connect `per_user` upstreams that are OAuth-protected from the dashboard (`/v1/connect/…`,
-   * docs/oauth.md): the gateway runs authorization code + PKCE at the upstream's authorization server.
+   * Legacy (before upstreams said it themselves with `auth.oauth`): every `per_user` upstream can be
+   * connected with OAuth from the dashboard, as if each had `auth.oauth: {}` (docs/oauth.md).
    */
   connectUpstreams: z.boolean().default(false),
   /**
@@ -259,11 +272,16 @@ export const ConfigSchema = ConfigObject
     message: "oauth needs http.publicBaseUrl (the origin that names each project's resource)",
     path: ['http', 'publicBaseUrl'],
   })
-  .refine((c) => !c.connectUpstreams || c.http.publicBaseUrl !== undefined, {
-    message: 'connectUpstreams needs http.publicBaseUrl (the origin of the OAuth redirect URI)',
+  .refine((c) => !(c.connectUpstreams || usesUpstreamOAuth(c)) || c.http.publicBaseUrl !== undefined, {
+    message:
+      'connecting upstreams with OAuth needs http.publicBaseUrl (the origin of the OAuth redirect URI)',
     path: ['http', 'publicBaseUrl'],
   });
 export type Config = z.infer<typeof ConfigSchema>;
+
+function usesUpstreamOAuth(c: z.infer<typeof ConfigObject>): boolean {
+  return c.projects.some((p) => p.upstreams.some((u) => u.auth?.mode === 'per_user' && u.auth.oauth));
+}
 export type ConfigInput = z.input<typeof ConfigSchema>;
 
 /** A configuration that cannot be used; the message names the file and every offending field. */

@@ -15,7 +15,10 @@ export async function resolveEndpoint(
 ): Promise<ResolvedEndpoint> {
   const credential = await controlPlane.upstreamCredential(principal, project, upstream);
   if (!credential.ok) {
-    throw new ProtocolError('UpstreamAuthorizationMissing', credential.reason, { upstream: upstream.alias });
+    throw new ProtocolError('UpstreamAuthorizationMissing', credential.reason, {
+      upstream: upstream.alias,
+      ...(credential.connectUrl !== undefined && { connectUrl: credential.connectUrl }),
+    });
   }
   return {
     alias: upstream.alias,

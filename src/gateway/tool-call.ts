@@ -1,6 +1,7 @@
 /**
  * `tools/call`: routes the exposed name to its upstream, checks the client's `Mcp-Param-*` headers, and
- * decides per request between the durable task path and the ordinary path.
+ * decides per request between the durable task path and the ordinary path. A missing upstream connection
+ * becomes a URL-mode elicitation for clients that take one (connect-elicitation.ts).
  */
 import type { CallToolParams } from '../protocol';
 import {
@@ -13,6 +14,7 @@ import {
   RelayedError,
   TASKS_EXTENSION,
 } from '../protocol';
+import { connectInputRequired, takeConnectAnswer } from './connect-elicitation';
 import type { McpCall, RequestContext, Result } from './context';
 import { discoverUpstream } from './forwarding';
 import { ordinaryCall } from './ordinary-call';
@@ -21,9 +23,18 @@ import { declaresTasks, qualifyForTaskPath, upstreamRunsTasks } from './qualific
 import type { RoutedTool } from './routing';
 import { startTask } from './task-call';
 
-export async function callTool(ctx: RequestContext, params: CallToolParams): Promise<Result> {
+export async function callTool(ctx: RequestContext, asked: CallToolParams): Promise<Result> {
   const { call, deps } = ctx;
-  const routed = await ctx.router.tool(call.project, params.name, ctx.resolve);
+  // The answer to the gateway's own "connect this upstream" request never goes upstream.
+  const { params, answer } = takeConnectAnswer(asked);
+  let routed: RoutedTool;
+  try {
+    routed = await ctx.router.tool(call.project, params.name, ctx.resolve);
+  } catch (err) {
+    const ask = connectInputRequired(call, err, answer);
+    if (ask) return ask;
+    throw err;
+  }
   const headers = paramHeaders(call, routed, params);
   const capabilities = call.params._meta[META.clientCapabilities];
   const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;

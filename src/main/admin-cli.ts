@@ -15,7 +15,7 @@ import { loadConfigFile, parseConfig } from '../config/config';
 import { Cipher } from '../store/cipher';
 import type { NewProject, ProjectPatch, UpstreamAuthInput, UpstreamPatch } from '../store/control-plane';
 import { ControlPlaneError, ControlPlaneStore } from '../store/control-plane';
-import type { Principal } from '../store/control-plane/types';
+import type { Principal, UpstreamAuth } from '../store/control-plane/types';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { findRepoRoot } from '../config/paths';
@@ -54,6 +54,7 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
   settings:   --auth-mode required|anonymous  --tool-profile tasks|standard  --tasks on|off
               --namespacing on|off  --cache JSON  --limits JSON
   auth:       --auth none|project|per_user  [--header NAME]  [<credential>]
+              per_user connected with OAuth: --oauth on|off  [--client-id ID]  [<credential>: its secret]
   credential: --credential-env VAR | --credential-file FILE | --credential VALUE (visible in ps)
 `;
 
@@ -133,19 +134,27 @@ function settings(flags: Flags): ProjectPatch {
   };
 }
 
-function authInput(
-  flags: Flags,
-  env: NodeJS.ProcessEnv,
-  currentMode?: string,
-): UpstreamAuthInput | undefined {
-  const mode = flags.get('auth') ?? currentMode;
-  const header = flags.get('header');
-  const secret = credential(flags, env);
-  if (!flags.has('auth') && header === undefined && secret === undefined) return undefined;
+function authInput(flags: Flags, env: NodeJS.ProcessEnv, current?: UpstreamAuth) {
+  const [mode, header, id] = [
+    flags.get('auth') ?? current?.mode ?? 'none',
+    flags.get('header'),
+    flags.get('client-id'),
+  ];
+  const [secret, oauthFlag] = [credential(flags, env), onOff(flags, 'oauth')];
+  if ([flags.get('auth'), header, secret, id, oauthFlag].every((v) => v === undefined)) return undefined;
+  const base = { mode, ...(header !== undefined && { header }) };
+  if (mode !== 'per_user')
+    return { ...base, ...(secret !== undefined && { credential: secret }) } as UpstreamAuthInput;
+  // per_user: `--oauth on` (kept on an update unless `--oauth off`); the credential is the client secret.
+  const was = current?.mode === 'per_user' ? current.oauth : undefined;
+  const clientId = id ?? was?.clientId;
+  const oauth = {
+    ...(clientId !== undefined && { clientId }),
+    ...(secret !== undefined && { clientSecret: secret }),
+  };
   return {
-    mode,
-    ...(header !== undefined && { header }),
-    ...(secret !== undefined && { credential: secret }),
+    ...base,
+    ...((oauthFlag ?? (was !== undefined || id !== undefined)) && { oauth }),
   } as UpstreamAuthInput;
 }
 
@@ -249,7 +258,7 @@ export async function runAdminCommand(
 
     case 'upstream add': {
       const enabled = onOff(flags, 'enabled');
-      const auth = authInput(flags, env, 'none');
+      const auth = authInput(flags, env);
       return cp.addUpstream(admin, need(flags, 'project'), {
         alias: need(flags, 'alias'),
         url: need(flags, 'url'),
@@ -263,7 +272,7 @@ export async function runAdminCommand(
       const current = (await cp.listUpstreams(admin, project)).find((u) => u.alias === alias);
       const enabled = onOff(flags, 'enabled');
       const url = flags.get('url');
-      const auth = authInput(flags, env, current?.auth.mode);
+      const auth = authInput(flags, env, current?.auth);
       const patch: UpstreamPatch = {
         ...(url !== undefined && { url }),
         ...(enabled !== undefined && { enabled }),

@@ -112,9 +112,10 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
         })
       : undefined;
   const connect =
-    config.connectUpstreams && config.http.publicBaseUrl !== undefined
+    config.http.publicBaseUrl !== undefined
       ? upstreamConnect({
           publicBaseUrl: config.http.publicBaseUrl,
+          connectAllPerUser: config.connectUpstreams,
           controlPlane,
           dashboard: dashboardStore,
           clients: new OAuthClientStore(db, cipher),
@@ -146,7 +147,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     },
     dashboard: {
       dashboard: dashboardStore,
-      connectUpstreams: connect !== undefined,
+      ...(connect !== undefined && { connectUpstreams: { allPerUser: config.connectUpstreams } }),
       store,
       payloads,
       ...(config.temporal.uiUrl !== undefined && {

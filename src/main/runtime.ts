@@ -6,7 +6,7 @@
  * process never loads the Temporal worker and its native library (docs/performance.md).
  */
 import { OAuthClientStore } from '../store/oauth-clients';
-import { upstreamRenewal } from './upstream-renewal';
+import { upstreamRenewal, upstreamRevocation } from './upstream-renewal';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
@@ -59,9 +59,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
-    ...(config.connectUpstreams && {
+    // Users connect upstreams with OAuth under the public origin (the redirect URI's); the upstreams that
+    // say so (`auth.oauth`), or every `per_user` one with the legacy `connectUpstreams`.
+    ...(config.http.publicBaseUrl !== undefined && {
       connectBaseUrl: config.http.publicBaseUrl,
+      connectAllPerUser: config.connectUpstreams,
       renewAuthorization: upstreamRenewal(new OAuthClientStore(db, cipher), logger),
+      revokeAtServer: upstreamRevocation(new OAuthClientStore(db, cipher), logger),
     }),
   });
   // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).

@@ -1,7 +1,8 @@
 /**
  * The gateway's client registrations at upstreams' authorization servers (docs/oauth.md, "Connecting
  * upstreams"): one per issuer and redirect URI, made by dynamic registration the first time a user
- * connects an upstream that issuer protects, and reused after. The client secret is sealed.
+ * connects an upstream that issuer protects, and reused after; and copies of clients configured on an
+ * upstream (saveConfigured). The client secret is sealed.
  */
 import type { Kysely } from 'kysely';
 import type { Cipher } from './cipher';
@@ -55,6 +56,35 @@ export class OAuthClientStore {
         clientSecret: this.cipher.open(row.client_secret, aad(row.id)).toString('utf8'),
       }),
     };
+  }
+
+  /**
+   * Keeps a copy of the client an upstream's configuration names (`auth.oauth.clientId`), for the
+   * issuer its resource metadata named, so renewals and revocations find it like a registered one. One
+   * row per upstream (keyed `configured:<upstream id>` instead of a redirect URI), rewritten on every
+   * connect, so a changed id or secret is used from the next connection on.
+   */
+  async saveConfigured(upstreamId: string, issuer: string, client: StoredClient): Promise<KeptClient> {
+    const id = `oclc_${upstreamId}`;
+    const values = {
+      issuer,
+      client_id: client.clientId,
+      client_secret:
+        client.clientSecret === undefined
+          ? null
+          : this.cipher.seal(Buffer.from(client.clientSecret), aad(id)),
+    };
+    await this.db
+      .insertInto('upstream_oauth_clients')
+      .values({
+        id,
+        redirect_uri: `configured:${upstreamId}`,
+        created_at: new Date().toISOString(),
+        ...values,
+      })
+      .onConflict((oc) => oc.column('id').doUpdateSet(values))
+      .execute();
+    return { id, issuer, ...client };
   }
 
   /** Keeps a registration; when another replica registered at the same time, its registration wins. */

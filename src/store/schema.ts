@@ -146,6 +146,14 @@ export interface UpstreamsTable {
   protocol_version?: string | null;
   probed_at?: string | null;
   probe_error?: string | null;
+  /**
+   * Migration 0015: users connect this `per_user` upstream with OAuth (1); the client to use at its
+   * authorization server instead of dynamic registration, the secret sealed
+   * (`upstream-oauth-client-secret:{id}`).
+   */
+  oauth?: number;
+  oauth_client_id?: string | null;
+  oauth_client_secret?: Buffer | null;
 }
 
 /** Sessions with stateful 2025-era upstreams (migration 0008), one per upstream, credential and variant. */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadConfigFile, parseConfig } from '../../src/config/config';
+import { loadBootstrapFile } from '../../src/main/bootstrap';
 import { generateKey } from '../../src/store/cipher';
 
 const example = path.join(__dirname, '../../config/taskrouter.example.json');
@@ -97,6 +98,28 @@ test('oauth needs the public origin that names each resource, and refuses weak a
       },
     }),
   ).toThrow(/oauth.dashboard.issuer must be one of oauth.issuers/);
+});
+
+test('the sample bootstrap of upstreams connected with OAuth parses: registered dynamically, with a configured client, and by hand', () => {
+  const doc = loadBootstrapFile(path.join(__dirname, '../../config/oauth-bootstrap.example.json'));
+  expect(doc.projects[0]?.upstreams?.map((u) => u.auth)).toEqual([
+    { mode: 'per_user', oauth: {} },
+    { mode: 'per_user', oauth: { clientId: 'taskrouter-gateway', clientSecret: expect.any(String) } },
+    { mode: 'per_user' },
+  ]);
+});
+
+test('an upstream connected with OAuth needs http.publicBaseUrl (the redirect URI)', () => {
+  const upstream = { alias: 't', url: 'https://t.example.com/mcp', auth: { mode: 'per_user', oauth: {} } };
+  const input = {
+    encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
+    projects: [{ slug: 'p', upstreams: [upstream] }],
+  };
+  expect(() => parseConfig(input)).toThrow(/http\.publicBaseUrl/);
+  expect(
+    parseConfig({ ...input, http: { publicBaseUrl: 'https://mcp.example.com' } }).projects[0]?.upstreams[0]
+      ?.auth,
+  ).toEqual(upstream.auth);
 });
 
 test('the OAuth sample configuration parses once a real key is supplied', () => {

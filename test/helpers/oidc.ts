@@ -23,6 +23,8 @@ export interface OidcProviderSettings {
   clients?: Array<Record<string, unknown>>;
   /** Resource URL prefix → scope and access-token lifetime in seconds. */
   resources?: Record<string, { scope?: string; ttl?: number }>;
+  /** Dynamic client registration; default on. */
+  registration?: boolean;
 }
 
 export interface OidcProvider {
@@ -36,6 +38,14 @@ export interface OidcProvider {
    * to `redirectUri`; returns that redirect's URL (with `code`, `state`, `iss`).
    */
   authorize(authorizationUrl: string, login: string, redirectUri: string): Promise<URL>;
+  /** Every token pair the token endpoint answered with, oldest first. */
+  issued(): Promise<Array<{ access: string; refresh: string | null }>>;
+  /** Destroys every refresh token issued so far (the grants end at the provider). */
+  revokeIssued(): Promise<void>;
+  /** Makes the revocation endpoint answer 503 (or work again). */
+  failRevocation(fail: boolean): Promise<void>;
+  /** RFC 7662 introspection, authenticated as `client`. */
+  introspect(token: string, client: { id: string; secret: string }): Promise<{ active: boolean }>;
   close(): Promise<void>;
 }
 
@@ -78,6 +88,30 @@ export async function startOidcProvider(settings: OidcProviderSettings = {}): Pr
       return (await control('rotate', { dropOld }))['kid'] as string;
     },
     authorize: (url, login, redirectUri) => followAuthorization(url, login, redirectUri),
+    async issued() {
+      return (await control('issued', {}))['issued'] as unknown as Array<{
+        access: string;
+        refresh: string | null;
+      }>;
+    },
+    async revokeIssued() {
+      await control('revoke-issued', {});
+    },
+    async failRevocation(fail) {
+      await control('fail-revocation', { fail });
+    },
+    async introspect(token, client) {
+      const res = await fetch(`${issuer}/token/introspection`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ token }).toString(),
+      });
+      if (res.status !== 200) throw new Error(`introspection: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as { active: boolean };
+    },
     close: () => stop(child),
   };
 }

@@ -5,7 +5,7 @@
  * - `GET /v1/connect/{project}/{alias}` (a dashboard session; the user may call the project): discovers
  *   the upstream's protected-resource metadata (RFC 9728, from its 401 challenge or the well-known URL)
  *   and its authorization server's metadata (RFC 8414 / OpenID), registers the gateway there once
- *   (RFC 7591; kept in `upstream_oauth_clients`), and redirects to the authorization endpoint:
+ *   (RFC 7591; kept in `upstream_oauth_clients`) unless the upstream names its client (`auth.oauth.clientId`), and redirects to the authorization endpoint:
  *   authorization code + PKCE (S256) with `resource` = the upstream's resource (RFC 8707). The flow's
  *   secrets travel in a sealed, HttpOnly, SameSite=Lax cookie scoped to the callback, valid 10 minutes,
  *   naming the user, project and upstream it was started for.
@@ -15,10 +15,13 @@
  *   or a project manager revokes it like any authorization). Then back to the dashboard.
  *
  * With a refresh token, the authorization renews itself before the access token expires
- * (store/control-plane/renewal.ts). Not built: revoking at the upstream's authorization server.
+ * (store/control-plane/renewal.ts); revoked, it is revoked at the authorization server too (RFC 7009,
+ * main/upstream-renewal.ts).
  */
 import type { Context, Middleware } from 'koa';
 import type { ControlPlaneStore } from '../../store/control-plane';
+import type { UpstreamRecord } from '../../store/control-plane/types';
+import { connectsWithOAuth } from '../../store/control-plane';
 import type { Cipher } from '../../store/cipher';
 import type { DashboardStore } from '../../store/dashboard-store';
 import type { KeptClient, OAuthClientStore } from '../../store/oauth-clients';
@@ -46,8 +49,15 @@ export interface UpstreamConnectDeps {
   publicBaseUrl: string;
   controlPlane: Pick<
     ControlPlaneStore,
-    'authenticate' | 'projectBySlug' | 'canCallProject' | 'grantUpstreamAuthorization' | 'attachRenewal'
+    | 'authenticate'
+    | 'projectBySlug'
+    | 'canCallProject'
+    | 'grantUpstreamAuthorization'
+    | 'attachRenewal'
+    | 'upstreamOAuthClient'
   >;
+  /** Legacy `connectUpstreams`: every `per_user` upstream connects, not only those with `auth.oauth`. */
+  connectAllPerUser?: boolean;
   dashboard: DashboardStore;
   clients: OAuthClientStore;
   cipher: Cipher;
@@ -62,6 +72,8 @@ interface Flow {
   alias: string;
   issuer: string;
   resource: string;
+  /** The kept client (`upstream_oauth_clients` row) the flow runs with. */
+  client: string;
   until: number;
 }
 
@@ -69,7 +81,16 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
   const redirectUri = `${deps.publicBaseUrl}${CALLBACK}`;
   const answerErrors = restErrors({ realm: 'taskrouter', label: 'upstream connect', logger: deps.logger });
 
-  async function clientAt(as: AuthorizationServerMetadata, scope: string | undefined): Promise<KeptClient> {
+  async function clientAt(
+    as: AuthorizationServerMetadata,
+    upstream: UpstreamRecord,
+    scope: string | undefined,
+  ): Promise<KeptClient> {
+    // A client registered at the server beforehand (no dynamic registration there): the configured one.
+    if (upstream.auth.mode === 'per_user' && upstream.auth.oauth?.clientId !== undefined) {
+      const configured = await deps.controlPlane.upstreamOAuthClient(upstream.id);
+      if (configured) return deps.clients.saveConfigured(upstream.id, as.issuer, configured);
+    }
     const known = await deps.clients.get(as.issuer, redirectUri);
     if (known) return known;
     const registered = await registerClient(as, {
@@ -89,14 +110,14 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
     }
     const upstream = project.upstreams.find((u) => u.alias === alias && u.enabled);
     if (!upstream) throw new HttpError('not_found', `Upstream "${alias}" not found in project "${slug}"`);
-    if (upstream.auth.mode !== 'per_user') {
-      throw new HttpError('invalid', `Upstream "${alias}" does not take each user's own authorization`);
+    if (!connectsWithOAuth(upstream, deps.connectAllPerUser)) {
+      throw new HttpError('invalid', `Upstream "${alias}" is not connected with OAuth`);
     }
     const prm = await protectedResourceMetadata(upstream.url);
     const issuer = prm.authorizationServers[0] as string;
     const as = await authorizationServerMetadata(issuer);
     const scope = prm.scopesSupported?.join(' ');
-    const client = await clientAt(as, scope);
+    const client = await clientAt(as, upstream, scope);
     const flow: Flow = {
       state: randomSecret(),
       verifier: randomSecret(),
@@ -105,6 +126,7 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
       alias,
       issuer,
       resource: prm.resource,
+      client: client.id,
       until: Date.now() + FLOW_TTL_MS,
     };
     const url = authorizationUrl(as, {
@@ -161,8 +183,9 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
     if (code === null || code === '') throw new HttpError('invalid', 'The authorization server sent no code');
     const as = await authorizationServerMetadata(flow.issuer);
     checkResponseIssuer(as, query.get('iss'));
-    const client = await deps.clients.get(as.issuer, redirectUri);
-    if (!client) throw new HttpError('forbidden', 'This connection was not started here');
+    const client = await deps.clients.byId(flow.client);
+    if (!client || client.issuer !== as.issuer)
+      throw new HttpError('forbidden', 'This connection was not started here');
     const tokens = await exchangeCode(as, client, {
       code,
       codeVerifier: flow.verifier,

@@ -3,6 +3,7 @@
  * metadata only, a page at a time, with the counts of every group under the same Assigned filter.
  */
 import type { TaskListQuery } from '../../store/task-store';
+import { connectsWithOAuth } from '../../store/control-plane/upstreams';
 import { TASK_GROUPS } from '../../store/task-store';
 import { HttpError } from '../rest-errors';
 import { projectFor } from './access';
@@ -34,14 +35,15 @@ export const PROJECT_ROUTES = [
 
   // The viewer's own connections to the project's per-user upstreams, and where to make them.
   viewerRoute('GET', '/v1/projects/:project/connections', async (deps, req, viewer) => {
-    if (!deps.connectUpstreams) throw new HttpError('not_found', 'Connecting upstreams is not enabled');
+    const offered = deps.connectUpstreams;
+    if (!offered) throw new HttpError('not_found', 'Connecting upstreams is not enabled');
     const { project } = await projectFor(deps, req, viewer);
     const mine = await deps.controlPlane.listUpstreamAuthorizations(
       { kind: 'user', userId: viewer.user.id },
       project.slug,
     );
     const connections = project.upstreams
-      .filter((u) => u.enabled && u.auth.mode === 'per_user')
+      .filter((u) => u.enabled && connectsWithOAuth(u, offered.allPerUser))
       .map((u) => {
         const latest = mine
           // Managers are shown everyone's authorizations: only the viewer's own count here.
@@ -49,12 +51,31 @@ export const PROJECT_ROUTES = [
           .sort((x, y) => y.createdAt.localeCompare(x.createdAt))[0];
         return {
           alias: u.alias,
-          status: latest?.status ?? 'none',
+          // Past its access token's expiry, a connection that renews itself on its next use is connected.
+          status: latest?.status === 'expired' && latest.renewable ? 'active' : (latest?.status ?? 'none'),
           expiresAt: latest?.expiresAt ?? null,
           connectUrl: `/v1/connect/${encodeURIComponent(project.slug)}/${encodeURIComponent(u.alias)}`,
         };
       });
     return ok({ connections });
+  }),
+
+  // "Disconnect": the viewer revokes their own connection, here and at the upstream's authorization
+  // server (RFC 7009, best effort); calls then ask them to connect again.
+  viewerRoute('DELETE', '/v1/projects/:project/connections/:alias', async (deps, req, viewer) => {
+    if (!deps.connectUpstreams) throw new HttpError('not_found', 'Connecting upstreams is not enabled');
+    const { project } = await projectFor(deps, req, viewer);
+    const alias = req.params[1] as string;
+    const upstream = project.upstreams.find((u) => u.alias === alias);
+    if (!upstream || !connectsWithOAuth(upstream, deps.connectUpstreams.allPerUser)) {
+      throw new HttpError('not_found', `No connection to "${alias}" in project "${project.slug}"`);
+    }
+    const revoked = await deps.controlPlane.revokeUpstreamAuthorization(
+      { kind: 'user', userId: viewer.user.id },
+      project.slug,
+      upstream.alias,
+    );
+    return ok({ connection: { alias: upstream.alias, status: revoked.status } });
   }),
 
   viewerRoute('GET', '/v1/projects/:project/tasks', async (deps, req, viewer) => {

@@ -23,12 +23,16 @@ export interface DashboardApiDeps {
     | 'authorizationValid'
     | 'audit'
     | 'listUpstreamAuthorizations'
+    | 'revokeUpstreamAuthorization'
   >;
   dashboard: DashboardStore;
   store: TaskStore;
   payloads: PayloadStore;
-  /** Users connect `per_user` upstreams with OAuth here (`connectUpstreams`, dashboard/connect.ts). */
-  connectUpstreams?: boolean;
+  /**
+   * Users connect upstreams with OAuth here (dashboard/connect.ts): those with `auth.oauth`, or with
+   * `allPerUser` (legacy `connectUpstreams`) every `per_user` one. Absent: not offered.
+   */
+  connectUpstreams?: { allPerUser: boolean };
   /** The Temporal Web UI and namespace, for workflow links (team members only). */
   temporalUi?: { url: string; namespace: string };
   logger?: { error(obj: object, msg: string): void };

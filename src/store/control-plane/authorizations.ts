@@ -23,6 +23,7 @@ import { ControlPlaneError } from './errors';
 import { toProjectRecord } from './projects';
 import { CredentialSchema, FutureTimestampSchema, parse } from './schemas';
 import type { Principal } from './types';
+import { refreshAad } from './renewal';
 import { requireUpstreamRow } from './upstreams';
 import type { AuthorizationView } from './views';
 
@@ -115,7 +116,7 @@ export async function revokeUpstreamAuthorization(
   const { user: userRef } = parse(z.strictObject({ user: z.string().min(1).optional() }), input);
   const { project, row, user } = await authorizationTarget(ctx, actor, projectRef, alias, userRef, 'revoke');
   const now = ctx.nowIso();
-  return ctx.transaction(async (trx) => {
+  const revoked = await ctx.transaction(async (trx) => {
     const active = await activeAuthorization(trx, row.id, user.id, now);
     if (!active) {
       throw new ControlPlaneError(
@@ -123,9 +124,10 @@ export async function revokeUpstreamAuthorization(
         `User "${user.handle}" has no active authorization for upstream "${row.alias}"`,
       );
     }
+    // The refresh token goes with the connection: nothing here can renew it any more.
     await trx
       .updateTable('upstream_authorizations')
-      .set({ revoked_at: now })
+      .set({ revoked_at: now, refresh_token: null })
       .where('id', '=', active.id)
       .execute();
     await auditBy(ctx, trx, actor, project.id, 'authorization.revoked', {
@@ -134,8 +136,25 @@ export async function revokeUpstreamAuthorization(
       alias: row.alias,
       userId: user.id,
     });
-    return toAuthorizationView({ ...active, revoked_at: now }, row, now);
+    return active;
   });
+  await revokeAtServer(ctx, revoked);
+  return toAuthorizationView({ ...revoked, revoked_at: now, refresh_token: null }, row, now);
+}
+
+/**
+ * A connection made with OAuth is also revoked at the authorization server that issued its tokens
+ * (RFC 7009), once it is revoked here: best effort, so a server that fails or cannot be reached leaves
+ * the local revocation standing (the hook logs it, without the tokens).
+ */
+async function revokeAtServer(ctx: StoreContext, a: UpstreamAuthorizationsTable): Promise<void> {
+  const hook = ctx.options.revokeAtServer;
+  if (!hook || !a.oauth_client_id) return;
+  await hook({
+    clientId: a.oauth_client_id,
+    accessToken: openAuthorization(ctx, a),
+    refreshToken: a.refresh_token ? ctx.cipher.open(a.refresh_token, refreshAad(a)).toString('utf8') : null,
+  }).catch(() => undefined);
 }
 
 /** Managers see every user's authorizations for the project; other users see their own. */
@@ -240,6 +259,7 @@ function toAuthorizationView(
     updated_at: string;
     expires_at: string | null;
     revoked_at: string | null;
+    refresh_token?: Uint8Array | null;
   },
   upstream: { alias: string; project_id: string },
   nowIso: string,
@@ -255,5 +275,6 @@ function toAuthorizationView(
     updatedAt: a.updated_at,
     expiresAt: a.expires_at,
     revokedAt: a.revoked_at,
+    renewable: a.revoked_at === null && a.refresh_token != null,
   };
 }

@@ -26,6 +26,17 @@ export interface RenewedTokens {
   expiresAt?: number;
 }
 
+/**
+ * Revokes a connection's tokens at the authorization server that issued them (RFC 7009), after the
+ * connection was revoked here; best effort: it never throws (failures are its own to log, without the
+ * tokens).
+ */
+export type RevokeAtServer = (r: {
+  clientId: string;
+  accessToken: string;
+  refreshToken: string | null;
+}) => Promise<void>;
+
 /** `rejected`: the server refused the refresh token; undefined: it could not be asked. */
 export type RenewAuthorization = (r: {
   clientId: string;
@@ -50,6 +61,10 @@ export interface ControlPlaneStoreOptions {
    * a call that lacks the user's authorization then says where to connect.
    */
   connectBaseUrl?: string;
+  /** Legacy `connectUpstreams`: every `per_user` upstream is connected with OAuth, not only those with `auth.oauth`. */
+  connectAllPerUser?: boolean;
+  /** Revokes a revoked connection's tokens at their authorization server (RFC 7009); absent, none is. */
+  revokeAtServer?: RevokeAtServer;
   /** Renews an authorization made by connecting with OAuth (renewal.ts); absent, none renews. */
   renewAuthorization?: RenewAuthorization;
 }

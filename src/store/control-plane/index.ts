@@ -57,7 +57,8 @@ import type {
 } from './views';
 
 export { actorId } from './audit';
-export type { ControlPlaneStoreOptions } from './context';
+export type { ControlPlaneStoreOptions, RevokeAtServer } from './context';
+export { connectsWithOAuth } from './upstreams';
 export type { RenewAuthorization, RenewedTokens } from './renewal';
 export { newId } from './context';
 export type { ControlPlaneErrorCode } from './errors';
@@ -341,6 +342,11 @@ export class ControlPlaneStore implements ControlPlane {
 
   removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
     return upstreams.removeUpstream(this.ctx, actor, projectRef, alias);
+  }
+
+  /** The client an upstream's configuration names for its authorization server (dashboard/connect.ts). */
+  upstreamOAuthClient(upstreamId: string) {
+    return upstreams.upstreamOAuthClient(this.ctx, upstreamId);
   }
 
   /** Records what probing an upstream found out (src/upstream/eras.ts); shown in upstream views. */

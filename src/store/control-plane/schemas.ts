@@ -45,6 +45,27 @@ export const CredentialSchema = z
   .max(16_384)
   .regex(/^[\x21-\x7e][\x20-\x7e]*$/, 'printable ASCII without leading whitespace');
 
+/**
+ * A `per_user` upstream that users connect with OAuth (docs/oauth.md): `{}` registers the gateway
+ * dynamically at the upstream's authorization server; `clientId` (and `clientSecret` for a confidential
+ * client) is a client registered there beforehand, for servers without dynamic registration. For a
+ * patch, an omitted `clientSecret` keeps the stored one while `clientId` stays the same.
+ */
+export const UpstreamOAuthInputSchema = z
+  .strictObject({
+    clientId: z
+      .string()
+      .min(1)
+      .max(500)
+      .regex(/^[\x20-\x7e]+$/, 'printable ASCII')
+      .optional(),
+    clientSecret: CredentialSchema.optional(),
+  })
+  .refine((o) => o.clientSecret === undefined || o.clientId !== undefined, {
+    message: 'clientSecret needs clientId',
+    path: ['clientSecret'],
+  });
+
 export const UpstreamAuthInputSchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('none') }),
   z.strictObject({
@@ -52,7 +73,11 @@ export const UpstreamAuthInputSchema = z.discriminatedUnion('mode', [
     header: HeaderNameSchema.optional(),
     credential: CredentialSchema.optional(),
   }),
-  z.strictObject({ mode: z.literal('per_user'), header: HeaderNameSchema.optional() }),
+  z.strictObject({
+    mode: z.literal('per_user'),
+    header: HeaderNameSchema.optional(),
+    oauth: UpstreamOAuthInputSchema.optional(),
+  }),
 ]);
 export type UpstreamAuthInput = z.infer<typeof UpstreamAuthInputSchema>;
 

@@ -14,7 +14,7 @@ import type { CachedEntry } from './serving-cache';
 import { toProjectRecord } from './projects';
 import { renewalDue, renewAuthorization, validUntil } from './renewal';
 import type { Principal, ProjectRecord, UpstreamCredential, UpstreamRecord } from './types';
-import { openUpstreamCredential, toAuth } from './upstreams';
+import { connectsWithOAuth, openUpstreamCredential, toAuth } from './upstreams';
 import { userToken } from './user-tokens';
 
 /** A bearer token (user personal access token or project API key); undefined if unknown or revoked. */
@@ -147,17 +147,20 @@ async function readCredential(
   }
   if (!active) {
     const base = ctx.options.connectBaseUrl;
-    const connect =
-      base === undefined
-        ? ''
-        : `; connect it at ${base}/v1/connect/${project.slug}/${encodeURIComponent(row.alias)}`;
-    if (!latest) return { ok: false, reason: `${name} needs your authorization; none granted${connect}` };
-    if (latest.revoked_at !== null) {
-      return { ok: false, reason: `${name} needs your authorization; yours was revoked${connect}` };
-    }
+    const connectUrl =
+      base === undefined || !connectsWithOAuth({ auth }, ctx.options.connectAllPerUser)
+        ? undefined
+        : `${base}/v1/connect/${project.slug}/${encodeURIComponent(row.alias)}`;
+    const connect = connectUrl === undefined ? '' : `; connect it at ${connectUrl}`;
+    const why = !latest
+      ? 'none granted'
+      : latest.revoked_at !== null
+        ? 'yours was revoked'
+        : `yours expired at ${latest.expires_at}`;
     return {
       ok: false,
-      reason: `${name} needs your authorization; yours expired at ${latest.expires_at}${connect}`,
+      reason: `${name} needs your authorization; ${why}${connect}`,
+      ...(connectUrl !== undefined && { connectUrl }),
     };
   }
   const secret = openAuthorization(ctx, active);
@@ -165,17 +168,22 @@ async function readCredential(
   return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
 }
 
-/** Whether the upstream authorization a task started with is still valid (not revoked, not expired). */
+/**
+ * Whether the upstream authorization a task started with is still valid (not revoked, not expired). A
+ * connection that renews itself is renewed here when due, so a task outliving one access token is not
+ * taken for withdrawn between its token's expiry and the next upstream request that would renew it.
+ */
 export function authorizationValid(ctx: StoreContext, authorizationId: string): Promise<boolean> {
   const read = async () => {
-    const row = await ctx.db
+    let row: UpstreamAuthorizationsTable | undefined = await ctx.db
       .selectFrom('upstream_authorizations')
-      .select(['revoked_at', 'expires_at'])
+      .selectAll()
       .where('id', '=', authorizationId)
       .executeTakeFirst();
+    if (row && renewalDue(ctx, row)) row = (await renewAuthorization(ctx, row)) ?? row;
     return {
       value: row !== undefined && authorizationStatus(row, ctx.nowIso()) === 'active',
-      expiresAt: row?.expires_at ?? null,
+      expiresAt: row ? validUntil(row) : null,
     };
   };
   return ctx.serving.get('authorization', authorizationId, read, () => ctx.nowIso());

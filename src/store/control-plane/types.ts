@@ -28,8 +28,12 @@ export type UpstreamAuth =
   | { mode: 'none' }
   /** One project credential (sent as `Authorization: Bearer …` unless `header` names another header). */
   | { mode: 'project'; header?: string }
-  /** Each user's own authorization for this upstream (as an OAuth flow would leave it). */
-  | { mode: 'per_user'; header?: string };
+  /**
+   * Each user's own authorization for this upstream (as an OAuth flow would leave it). With `oauth`,
+   * users connect it with OAuth from the dashboard, through a client registered dynamically or the
+   * configured `clientId` (its secret is never in a record: `clientSecretSet` says whether there is one).
+   */
+  | { mode: 'per_user'; header?: string; oauth?: { clientId?: string; clientSecretSet: boolean } };
 
 export interface UpstreamRecord {
   id: string;
@@ -59,7 +63,8 @@ export interface ProjectRecord {
 /** The credential a call uses toward one upstream, and which authorization it came from. */
 export type UpstreamCredential =
   | { ok: true; headers: Record<string, string>; authorizationId: string | null }
-  | { ok: false; reason: string };
+  /** `connectUrl`: where the user connects the upstream with OAuth, when that would give them one. */
+  | { ok: false; reason: string; connectUrl?: string };
 
 export interface AuditEvent {
   projectId: string | null;

@@ -41,6 +41,7 @@ export async function addUpstream(
       u.auth.mode === 'project' && u.auth.credential !== undefined
         ? sealUpstreamCredential(ctx, id, u.auth.credential)
         : null,
+    ...oauthColumns(ctx, id, u.auth),
     created_at: now,
     updated_at: now,
   };
@@ -54,6 +55,7 @@ export async function addUpstream(
       alias: u.alias,
       authMode: u.auth.mode,
       credentialSet: row.credential !== null,
+      ...(row.oauth === 1 && { oauth: true, oauthClientSecretSet: row.oauth_client_secret != null }),
     });
   });
   return toUpstreamView(row);
@@ -91,6 +93,9 @@ export async function updateUpstream(
         auth_mode: next.auth_mode,
         auth_header: next.auth_header,
         credential: next.credential,
+        oauth: next.oauth ?? 0,
+        oauth_client_id: next.oauth_client_id ?? null,
+        oauth_client_secret: next.oauth_client_secret ?? null,
         updated_at: next.updated_at,
       })
       .where('id', '=', row.id)
@@ -130,6 +135,7 @@ function patchedUpstream(
       next.auth_header = header;
       fields.push('auth');
     }
+    patchOAuth(ctx, row, next, a, fields);
     if (a.mode !== 'project') {
       if (row.credential !== null) {
         next.credential = null;
@@ -148,7 +154,80 @@ function patchedUpstream(
   return { next, fields };
 }
 
-/** Removes an upstream with its credential and every user authorization granted for it. */
+/** The OAuth columns of a new upstream (all empty unless it is `per_user` with `oauth`). */
+function oauthColumns(ctx: StoreContext, id: string, auth: z.output<typeof NewUpstreamSchema>['auth']) {
+  const o = auth.mode === 'per_user' ? auth.oauth : undefined;
+  return {
+    oauth: o ? 1 : 0,
+    oauth_client_id: o?.clientId ?? null,
+    oauth_client_secret:
+      o?.clientSecret === undefined ? null : sealOAuthClientSecret(ctx, id, o.clientSecret),
+  };
+}
+
+/**
+ * A patch's `auth` replaces the OAuth settings too; an omitted `clientSecret` keeps the stored one while
+ * the client id stays the same (like a project credential), and resending the stored one changes nothing.
+ */
+function patchOAuth(
+  ctx: StoreContext,
+  row: UpstreamsTable,
+  next: UpstreamsTable,
+  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
+  fields: string[],
+): void {
+  const o = a.mode === 'per_user' ? a.oauth : undefined;
+  const clientId = o?.clientId ?? null;
+  const was = { oauth: Number(row.oauth ?? 0), clientId: row.oauth_client_id ?? null };
+  if ((o ? 1 : 0) !== was.oauth || clientId !== was.clientId) {
+    next.oauth = o ? 1 : 0;
+    next.oauth_client_id = clientId;
+    fields.push('oauth');
+  }
+  const stored = row.oauth_client_secret ?? null;
+  let secret: Buffer | null = clientId !== null && clientId === was.clientId ? stored : null;
+  if (o?.clientSecret !== undefined) {
+    const same = stored !== null && secretsEqual(openOAuthClientSecret(ctx, row.id, stored), o.clientSecret);
+    secret = same ? stored : sealOAuthClientSecret(ctx, row.id, o.clientSecret);
+  }
+  if (secret !== stored) {
+    next.oauth_client_secret = secret;
+    fields.push('oauthClientSecret');
+  }
+}
+
+/** Whether users connect `upstream` with OAuth: it says so, or (legacy `connectUpstreams`) every `per_user` one. */
+export function connectsWithOAuth(upstream: { auth: UpstreamAuth }, legacyAll = false): boolean {
+  return upstream.auth.mode === 'per_user' && (upstream.auth.oauth !== undefined || legacyAll);
+}
+
+/** The client an upstream's configuration names for its authorization server, secret opened; else undefined. */
+export async function upstreamOAuthClient(
+  ctx: StoreContext,
+  upstreamId: string,
+): Promise<{ clientId: string; clientSecret?: string } | undefined> {
+  const row = await ctx.db
+    .selectFrom('upstreams')
+    .select(['id', 'oauth_client_id', 'oauth_client_secret'])
+    .where('id', '=', upstreamId)
+    .executeTakeFirst();
+  if (!row?.oauth_client_id) return undefined;
+  const sealed = row.oauth_client_secret ?? null;
+  return {
+    clientId: row.oauth_client_id,
+    ...(sealed !== null && { clientSecret: openOAuthClientSecret(ctx, row.id, sealed) }),
+  };
+}
+
+function openOAuthClientSecret(ctx: StoreContext, upstreamId: string, sealed: Uint8Array): string {
+  return ctx.cipher.open(sealed, `upstream-oauth-client-secret:${upstreamId}`).toString('utf8');
+}
+
+function sealOAuthClientSecret(ctx: StoreContext, upstreamId: string, secret: string): Buffer {
+  return ctx.cipher.seal(Buffer.from(secret, 'utf8'), `upstream-oauth-client-secret:${upstreamId}`);
+}
+
+/** Removes an upstream with its credentials and every user authorization granted for it. */
 export async function removeUpstream(
   ctx: StoreContext,
   actor: Principal,
@@ -159,6 +238,8 @@ export async function removeUpstream(
   const row = await requireUpstreamRow(ctx, project, alias);
   await ctx.transaction(async (trx) => {
     await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
+    // The copy of its configured OAuth client (oauth-clients.ts, saveConfigured) goes with it.
+    await trx.deleteFrom('upstream_oauth_clients').where('id', '=', `oclc_${row.id}`).execute();
     await trx.deleteFrom('upstream_sessions').where('upstream_id', '=', row.id).execute();
     await trx.deleteFrom('upstreams').where('id', '=', row.id).execute();
     await auditBy(ctx, trx, actor, project.id, 'upstream.removed', {
@@ -210,7 +291,16 @@ function upstreamCredentialAad(upstreamId: string): string {
 export function toAuth(row: UpstreamsTable): UpstreamAuth {
   const header = row.auth_header ?? undefined;
   if (row.auth_mode === 'project') return { mode: 'project', ...(header && { header }) };
-  if (row.auth_mode === 'per_user') return { mode: 'per_user', ...(header && { header }) };
+  if (row.auth_mode === 'per_user') {
+    const oauth =
+      Number(row.oauth ?? 0) === 1
+        ? {
+            ...(row.oauth_client_id ? { clientId: row.oauth_client_id } : {}),
+            clientSecretSet: row.oauth_client_secret != null,
+          }
+        : undefined;
+    return { mode: 'per_user', ...(header && { header }), ...(oauth && { oauth }) };
+  }
   return { mode: 'none' };
 }
 

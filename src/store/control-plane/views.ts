@@ -74,6 +74,8 @@ export interface AuthorizationView {
   updatedAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** A connection made with OAuth that renews itself on its next use (it holds a refresh token). */
+  renewable: boolean;
 }
 
 export interface AuditRecord {

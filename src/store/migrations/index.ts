@@ -13,6 +13,7 @@ import { m0010FirstCalls } from './0010-first-calls';
 import { m0011TaskDetailStoredAt } from './0011-task-detail-stored-at';
 import { m0012OAuth } from './0012-oauth';
 import { m0013UpstreamEvents } from './0013-upstream-events';
+import { m0015UpstreamOAuth } from './0015-upstream-oauth';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011_task_detail_stored_at': m0011TaskDetailStoredAt,
   '0012_oauth': m0012OAuth,
   '0013_upstream_events': m0013UpstreamEvents,
+  '0015_upstream_oauth': m0015UpstreamOAuth,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,9 +1,9 @@
 /**
  * The gateway as an OAuth 2.1 client (dashboard sign-in, connecting upstreams): authorization code with
  * PKCE (S256 only), the RFC 8707 resource indicator, the RFC 9207 `iss` check of the response, and
- * dynamic client registration (RFC 7591) and refresh (a rotated refresh token replaces the old one). Client
- * secrets and tokens only ever travel in request bodies and the Authorization header, never in URLs or
- * error messages.
+ * dynamic client registration (RFC 7591), refresh (a rotated refresh token replaces the old one) and
+ * revocation (RFC 7009). Client secrets and tokens only ever travel in request bodies and the
+ * Authorization header, never in URLs or error messages.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { OAuthHttpError, post, str } from './http';
@@ -116,18 +116,7 @@ async function tokenRequest(
   form: URLSearchParams,
 ): Promise<TokenSet> {
   const { token } = requireCodeFlow(as);
-  const headers: Record<string, string> = {};
-  if (client.clientSecret !== undefined) {
-    if (as.tokenEndpointAuthMethods.includes('client_secret_basic')) {
-      headers['authorization'] = basicAuth(client.clientId, client.clientSecret);
-    } else {
-      form.set('client_id', client.clientId);
-      form.set('client_secret', client.clientSecret);
-    }
-  } else {
-    form.set('client_id', client.clientId);
-  }
-  const body = await post(token, form, headers);
+  const body = await post(token, form, clientAuthentication(as, client, form));
   const accessToken = str(body, 'access_token');
   const tokenType = str(body, 'token_type');
   if (accessToken === undefined || tokenType?.toLowerCase() !== 'bearer') {
@@ -169,6 +158,41 @@ export async function registerClient(
   if (clientId === undefined) throw new OAuthHttpError(`${as.issuer} registered no client id`);
   const clientSecret = str(body, 'client_secret');
   return { clientId, ...(clientSecret !== undefined && { clientSecret }) };
+}
+
+/**
+ * RFC 7009 revocation of one token (`hint`: which kind it is) at the server's `revocation_endpoint`,
+ * authenticated like a token request. False when the server offers no revocation; a refusal or a
+ * server that cannot be reached is an OAuthHttpError (whose message never holds the token).
+ */
+export async function revokeToken(
+  as: AuthorizationServerMetadata,
+  client: OAuthClientRegistration,
+  token: string,
+  hint: 'access_token' | 'refresh_token',
+): Promise<boolean> {
+  if (!as.revocationEndpoint) return false;
+  const form = new URLSearchParams({ token, token_type_hint: hint });
+  await post(as.revocationEndpoint, form, clientAuthentication(as, client, form));
+  return true;
+}
+
+/** Client authentication at the token and revocation endpoints: Basic when offered, else in the form. */
+function clientAuthentication(
+  as: AuthorizationServerMetadata,
+  client: OAuthClientRegistration,
+  form: URLSearchParams,
+): Record<string, string> {
+  if (client.clientSecret === undefined) {
+    form.set('client_id', client.clientId);
+    return {};
+  }
+  if (as.tokenEndpointAuthMethods.includes('client_secret_basic')) {
+    return { authorization: basicAuth(client.clientId, client.clientSecret) };
+  }
+  form.set('client_id', client.clientId);
+  form.set('client_secret', client.clientSecret);
+  return {};
 }
 
 /** RFC 6749 §2.3.1: both parts form-encoded, then Basic. */

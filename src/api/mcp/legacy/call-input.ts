@@ -110,7 +110,13 @@ export class CallInputBridge {
 
 /** Elicitation modes exist from 2025-11-25 on; earlier eras know form elicitation only. */
 function eraParams(session: LegacySession, method: string, params: Record<string, unknown>): Result {
-  if (method !== 'elicitation/create' || session.version === '2025-11-25') return params;
+  if (method !== 'elicitation/create') return params;
+  if (session.version === '2025-11-25') {
+    // 2025-11-25 URL mode names each elicitation (2026 dropped the id with its completion notification).
+    return params['mode'] === 'url' && params['elicitationId'] === undefined
+      ? { ...params, elicitationId: randomBytes(12).toString('base64url') }
+      : params;
+  }
   const { mode: _mode, ...rest } = params;
   return rest;
 }

@@ -1,9 +1,10 @@
 // The viewer's connections to the project's per-user upstreams (docs/oauth.md, "Connecting upstreams"):
 // each with its state and a button that starts the OAuth flow at the upstream's authorization server (a
-// plain navigation: the gateway redirects there and back to this project). Absent when the gateway does
-// not offer connecting, or the project has no per-user upstream.
+// plain navigation: the gateway redirects there and back to this project), and one that disconnects an
+// active connection. Absent when the gateway does not offer connecting, or the project has no upstream
+// connected with OAuth.
 import { api } from '../api.js';
-import { h } from '../dom.js';
+import { announce, h } from '../dom.js';
 
 const STATUS = {
   active: 'Connected',
@@ -40,8 +41,40 @@ export async function connectionsSection(slug) {
             { type: 'button', onclick: () => location.assign(c.connectUrl) },
             c.status === 'active' ? `Reconnect ${c.alias}` : `Connect ${c.alias}`,
           ),
+          c.status === 'active' ? ' ' : null,
+          c.status === 'active' ? disconnectButton(slug, c.alias) : null,
         ),
       ),
     ),
+  );
+}
+
+// Revokes the viewer's connection (and, server side, its tokens at the upstream's authorization server);
+// then the section is drawn again from the server's answer.
+function disconnectButton(slug, alias) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      onclick: async (event) => {
+        if (!confirm(`Disconnect ${alias}? Calls to it will ask you to connect again.`)) return;
+        const section = event.target.closest('section');
+        event.target.disabled = true;
+        try {
+          await api(
+            'DELETE',
+            `/v1/projects/${encodeURIComponent(slug)}/connections/${encodeURIComponent(alias)}`,
+          );
+          announce(`${alias} disconnected`);
+        } catch (err) {
+          announce(`Disconnecting ${alias} failed: ${err.message}`);
+        }
+        const fresh = await connectionsSection(slug);
+        if (fresh) section.replaceWith(fresh);
+        else section.remove();
+      },
+    },
+    `Disconnect ${alias}`,
   );
 }

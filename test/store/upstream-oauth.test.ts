@@ -1,0 +1,201 @@
+/**
+ * Per-upstream OAuth in the control plane, on the database under test: an upstream's `auth.oauth`
+ * settings (the configured client's secret sealed, kept or dropped by a patch like a project
+ * credential); a connection that renews itself counts as valid for a running task past its access
+ * token's expiry; a revoked connection is handed to the RFC 7009 hook with its tokens, after the
+ * revocation is written, and a failing hook leaves the revocation standing. The hooks stand in for the
+ * authorization server (test/integration/upstream-oauth-connect.test.ts runs them against a real one).
+ */
+import type { Kysely } from 'kysely';
+import { Cipher, generateKey } from '../../src/store/cipher';
+import type { RenewAuthorization, RevokeAtServer } from '../../src/store/control-plane';
+import { ControlPlaneError, ControlPlaneStore } from '../../src/store/control-plane';
+import type { Principal } from '../../src/store/control-plane/types';
+import { openDatabase } from '../../src/store/database';
+import { OAuthClientStore } from '../../src/store/oauth-clients';
+import type { Database } from '../../src/store/schema';
+import { testStoreConfig } from '../helpers/store';
+
+const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
+const admin: Principal = { kind: 'admin' };
+const SECRET = 'client-secret-MARKER-9c4e1d';
+
+let db: Kysely<Database>;
+let cp: ControlPlaneStore;
+let clock: Date;
+let alice: Principal;
+let renew: RenewAuthorization;
+const revoked: Array<Parameters<RevokeAtServer>[0]> = [];
+let revokeFails = false;
+
+beforeAll(async () => {
+  db = await openDatabase(await testStoreConfig());
+  clock = new Date('2026-03-01T12:00:00.000Z');
+  cp = new ControlPlaneStore(db, cipher, {
+    now: () => clock,
+    renewAuthorization: (r) => renew(r),
+    revokeAtServer: async (r) => {
+      revoked.push(r);
+      if (revokeFails) throw new Error('authorization server down');
+    },
+  });
+  const user = await cp.createUser(admin, { handle: 'alice', name: 'Alice' });
+  alice = { kind: 'user', userId: user.id };
+  await cp.createTeam(admin, { slug: 'core', name: 'Core' });
+  await cp.addTeamMember(admin, 'core', 'alice');
+  await cp.createProject(admin, { slug: 'alpha', team: 'core' });
+});
+afterAll(async () => {
+  await db?.destroy();
+});
+
+const authOf = async (alias: string) =>
+  (await cp.listUpstreams(admin, 'alpha')).find((u) => u.alias === alias)?.auth;
+
+test('an upstream says it is connected with OAuth; the configured client secret is sealed and never shown', async () => {
+  await cp.addUpstream(admin, 'alpha', {
+    alias: 'tracker',
+    url: 'http://127.0.0.1:9/t',
+    auth: { mode: 'per_user', oauth: { clientId: 'gw', clientSecret: SECRET } },
+  });
+  await cp.addUpstream(admin, 'alpha', {
+    alias: 'dcr',
+    url: 'http://127.0.0.1:9/d',
+    auth: { mode: 'per_user', oauth: {} },
+  });
+  await cp.addUpstream(admin, 'alpha', {
+    alias: 'plain',
+    url: 'http://127.0.0.1:9/p',
+    auth: { mode: 'per_user' },
+  });
+  expect(await authOf('tracker')).toEqual({
+    mode: 'per_user',
+    oauth: { clientId: 'gw', clientSecretSet: true },
+  });
+  expect(await authOf('dcr')).toEqual({ mode: 'per_user', oauth: { clientSecretSet: false } });
+  expect(await authOf('plain')).toEqual({ mode: 'per_user' });
+  expect(JSON.stringify(await cp.listUpstreams(admin, 'alpha'))).not.toContain(SECRET);
+  const row = await db
+    .selectFrom('upstreams')
+    .selectAll()
+    .where('alias', '=', 'tracker')
+    .executeTakeFirstOrThrow();
+  expect(Buffer.from(row.oauth_client_secret as Uint8Array).includes(SECRET)).toBe(false);
+  expect(await cp.upstreamOAuthClient(row.id)).toEqual({ clientId: 'gw', clientSecret: SECRET });
+
+  await expect(
+    cp.addUpstream(admin, 'alpha', {
+      alias: 'bad',
+      url: 'http://127.0.0.1:9/b',
+      auth: { mode: 'per_user', oauth: { clientSecret: SECRET } },
+    }),
+  ).rejects.toThrow(ControlPlaneError);
+});
+
+test('a patch keeps the secret while the client id stays, drops it with another id, and turns OAuth off', async () => {
+  const id = (
+    await db.selectFrom('upstreams').select('id').where('alias', '=', 'tracker').executeTakeFirstOrThrow()
+  ).id;
+  const same = await cp.updateUpstream(admin, 'alpha', 'tracker', {
+    auth: { mode: 'per_user', oauth: { clientId: 'gw', clientSecret: SECRET } },
+  });
+  expect(same.changed).toBe(false);
+  await cp.updateUpstream(admin, 'alpha', 'tracker', {
+    auth: { mode: 'per_user', oauth: { clientId: 'gw' } },
+  });
+  expect(await cp.upstreamOAuthClient(id)).toEqual({ clientId: 'gw', clientSecret: SECRET });
+  await cp.updateUpstream(admin, 'alpha', 'tracker', {
+    auth: { mode: 'per_user', oauth: { clientId: 'gw2' } },
+  });
+  expect(await cp.upstreamOAuthClient(id)).toEqual({ clientId: 'gw2' });
+  expect(await authOf('tracker')).toEqual({
+    mode: 'per_user',
+    oauth: { clientId: 'gw2', clientSecretSet: false },
+  });
+  await cp.updateUpstream(admin, 'alpha', 'tracker', { auth: { mode: 'per_user' } });
+  expect(await authOf('tracker')).toEqual({ mode: 'per_user' });
+  expect(await cp.upstreamOAuthClient(id)).toBeUndefined();
+});
+
+/** A connection for alice to `dcr` as connecting leaves it: access token for 5 minutes, refresh token. */
+async function connect(access: string, refresh: string): Promise<string> {
+  const granted = await cp.grantUpstreamAuthorization(alice, 'alpha', 'dcr', {
+    credential: access,
+    expiresAt: new Date(clock.getTime() + 300_000).toISOString(),
+  });
+  await cp.attachRenewal(granted.id, {
+    refreshToken: refresh,
+    clientId: 'ocl_x',
+    resource: 'http://127.0.0.1:9/d',
+  });
+  return granted.id;
+}
+
+test("a task's connection past its access token's expiry is valid while it renews, and not once renewal is refused", async () => {
+  const id = await connect('access-1', 'refresh-1');
+  const asked: string[] = [];
+  renew = async (r) => {
+    asked.push(r.refreshToken);
+    return { accessToken: 'access-2', refreshToken: 'refresh-2', expiresAt: clock.getTime() + 300_000 };
+  };
+  expect(await cp.authorizationValid(id)).toBe(true);
+  expect(asked).toEqual([]); // not due yet
+  clock = new Date(clock.getTime() + 301_000); // the access token has expired
+  expect(await cp.authorizationValid(id)).toBe(true);
+  expect(asked).toEqual(['refresh-1']);
+
+  renew = async (r) => {
+    asked.push(r.refreshToken);
+    return 'rejected';
+  };
+  clock = new Date(clock.getTime() + 301_000);
+  expect(await cp.authorizationValid(id)).toBe(false);
+  expect(asked).toEqual(['refresh-1', 'refresh-2']);
+});
+
+test('revoking a connection hands its tokens to the RFC 7009 hook after writing it; a failing hook changes nothing', async () => {
+  await connect('access-3', 'refresh-3');
+  const view = await cp.revokeUpstreamAuthorization(alice, 'alpha', 'dcr');
+  expect(view.status).toBe('revoked');
+  expect(revoked.at(-1)).toEqual({ clientId: 'ocl_x', accessToken: 'access-3', refreshToken: 'refresh-3' });
+  const row = await db
+    .selectFrom('upstream_authorizations')
+    .selectAll()
+    .where('id', '=', view.id)
+    .executeTakeFirstOrThrow();
+  expect(row.refresh_token).toBeNull();
+
+  const id = await connect('access-4', 'refresh-4');
+  revokeFails = true;
+  expect((await cp.revokeUpstreamAuthorization(alice, 'alpha', 'dcr')).status).toBe('revoked');
+  expect(revoked.at(-1)?.accessToken).toBe('access-4');
+  expect(await cp.authorizationValid(id)).toBe(false);
+
+  // A token granted by hand (no OAuth client) is not sent anywhere.
+  const count = revoked.length;
+  await cp.grantUpstreamAuthorization(alice, 'alpha', 'plain', { credential: 'by-hand' });
+  await cp.revokeUpstreamAuthorization(alice, 'alpha', 'plain');
+  expect(revoked.length).toBe(count);
+});
+
+test('removing an upstream removes the copy of its configured client', async () => {
+  const view = await cp.addUpstream(admin, 'alpha', {
+    alias: 'gone',
+    url: 'http://127.0.0.1:9/g',
+    auth: { mode: 'per_user', oauth: { clientId: 'gw', clientSecret: SECRET } },
+  });
+  const clients = new OAuthClientStore(db, cipher);
+  const kept = await clients.saveConfigured(view.id, 'http://127.0.0.1:9/as', {
+    clientId: 'gw',
+    clientSecret: SECRET,
+  });
+  expect(await clients.byId(kept.id)).toMatchObject({ clientId: 'gw', clientSecret: SECRET });
+  const raw = await db
+    .selectFrom('upstream_oauth_clients')
+    .selectAll()
+    .where('id', '=', kept.id)
+    .executeTakeFirstOrThrow();
+  expect(Buffer.from(raw.client_secret as Uint8Array).includes(SECRET)).toBe(false);
+  await cp.removeUpstream(admin, 'alpha', 'gone');
+  expect(await clients.byId(kept.id)).toBeUndefined();
+});
