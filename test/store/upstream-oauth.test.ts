@@ -178,6 +178,18 @@ test('revoking a connection hands its tokens to the RFC 7009 hook after writing 
   expect(revoked.length).toBe(count);
 });
 
+test('a connection whose access token expired but which can renew is still revoked, at the server too', async () => {
+  const id = await connect('access-5', 'refresh-5');
+  revokeFails = false;
+  clock = new Date(clock.getTime() + 301_000); // expired; the dashboard shows it connected (renewable)
+  const view = await cp.revokeUpstreamAuthorization(alice, 'alpha', 'dcr');
+  expect(view.status).toBe('revoked');
+  expect(revoked.at(-1)).toMatchObject({ accessToken: 'access-5', refreshToken: 'refresh-5' });
+  expect(await cp.authorizationValid(id)).toBe(false);
+  // Nothing left to revoke: expired without a refresh token, or already revoked.
+  await expect(cp.revokeUpstreamAuthorization(alice, 'alpha', 'dcr')).rejects.toThrow(ControlPlaneError);
+});
+
 test('removing an upstream removes the copy of its configured client', async () => {
   const view = await cp.addUpstream(admin, 'alpha', {
     alias: 'gone',

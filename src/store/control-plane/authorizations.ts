@@ -117,7 +117,7 @@ export async function revokeUpstreamAuthorization(
   const { project, row, user } = await authorizationTarget(ctx, actor, projectRef, alias, userRef, 'revoke');
   const now = ctx.nowIso();
   const revoked = await ctx.transaction(async (trx) => {
-    const active = await activeAuthorization(trx, row.id, user.id, now);
+    const active = await revocableAuthorization(trx, row.id, user.id, now);
     if (!active) {
       throw new ControlPlaneError(
         'not_found',
@@ -229,6 +229,29 @@ async function activeAuthorization(
     .where('user_id', '=', userId)
     .execute();
   return rows.find((a) => authorizationStatus(a, now) === 'active');
+}
+
+/**
+ * What a revocation ends: the active authorization, or one whose access token expired but which still
+ * holds a refresh token. That one is shown as connected (it renews on its next use) and its refresh token
+ * is a live grant at the authorization server, so it must be revocable too.
+ */
+async function revocableAuthorization(
+  trx: Db,
+  upstreamId: string,
+  userId: string,
+  now: string,
+): Promise<UpstreamAuthorizationsTable | undefined> {
+  const rows = await trx
+    .selectFrom('upstream_authorizations')
+    .selectAll()
+    .where('upstream_id', '=', upstreamId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return (
+    rows.find((a) => authorizationStatus(a, now) === 'active') ?? rows.find((a) => a.refresh_token !== null)
+  );
 }
 
 /** The token an authorization holds. */
