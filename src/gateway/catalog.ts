@@ -56,6 +56,12 @@ export class UpstreamCatalog {
     this.prompts.delete(key);
   }
 
+  /** Drops what is cached of one upstream under every credential (keys are `upstreamId#…`). */
+  invalidateUpstream(upstreamId: string): void {
+    for (const cache of [this.tools, this.prompts] as Map<string, unknown>[])
+      for (const key of [...cache.keys()]) if (key.startsWith(`${upstreamId}#`)) cache.delete(key);
+  }
+
   private async cached<T>(
     cache: Map<string, Entry<T>>,
     endpoint: UpstreamEndpoint,

@@ -127,6 +127,25 @@ export class McpGateway {
     this.deps.catalog.invalidateKey(scope);
   }
 
+  /**
+   * Forgets what this process cached of one upstream with any credential (lists and `server/discover`):
+   * it was changed through the control plane, perhaps re-pointed at another server under the same id.
+   */
+  dropUpstreamCaches(upstreamId: string): void {
+    this.deps.catalog.invalidateUpstream(upstreamId);
+    this.deps.discovery.invalidateUpstream(upstreamId);
+  }
+
+  /**
+   * The call with its project as the control plane serves it now (after a change); undefined once the
+   * project is gone or the caller may no longer call it.
+   */
+  async currentCall(call: McpCall): Promise<McpCall | undefined> {
+    const project = await this.deps.controlPlane.projectById(call.project.id);
+    if (!project || !(await this.deps.controlPlane.canCallProject(call.principal, project))) return undefined;
+    return { ...call, project };
+  }
+
   /** Waits again for a task of this caller that answers a call inline (a resumed response stream). */
   async resumeInlineTask(call: McpCall, taskId: string): Promise<Result> {
     return resumeInlineTask(this.context(call), taskId);

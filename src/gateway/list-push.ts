@@ -7,13 +7,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DiscoverResult } from '../protocol';
 import type { ListKind } from '../store/upstream-events';
+import { LIST_KINDS } from '../store/upstream-events';
 import type { RequestContext } from './context';
 import type { ResolvedEndpoint } from './routing';
 import { enabledUpstreams } from './routing';
 
 export type { ListKind } from '../store/upstream-events';
-
-export const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
 
 /**
  * How long a listen waits for an upstream's `server/discover` (usually cached) before leaving it out:

@@ -82,6 +82,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     upstream,
     serverInfo,
     logger: logger.child({ role: 'api' }),
+    forgetServed: () => controlPlane.forgetServed(),
   });
   const subscriptions = new Subscriptions({ gateway, store, lists, logger });
   const legacy = new LegacyClients({

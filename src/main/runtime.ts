@@ -33,6 +33,11 @@ export interface RuntimeOptions {
   worker: boolean;
   /** Create the Temporal namespace and search attributes when missing (a cluster rather than the dev server). */
   ensureNamespace?: boolean;
+  /**
+   * How often the control-plane cache looks for changes made elsewhere (default 250 ms). Tests set it
+   * long to prove that what a listen stream is told does not wait for that check.
+   */
+  changeCheckEveryMs?: number;
 }
 
 export interface Runtime {
@@ -57,6 +62,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const db = await phases.time('database', () => openDatabase(config.store));
   // A change that turns namespacing off over colliding upstreams is refused when it is made.
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
+    ...(opts.changeCheckEveryMs !== undefined && { changeCheckEveryMs: opts.changeCheckEveryMs }),
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
     // Users connect upstreams with OAuth under the public origin (the redirect URI's); the upstreams that

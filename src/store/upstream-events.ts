@@ -12,6 +12,53 @@ import type { Database } from './schema';
 
 export type ListKind = 'tools' | 'prompts' | 'resources';
 
+export const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
+
+/**
+ * The scope of a change made through the control plane (an upstream added, removed, disabled or
+ * re-pointed; the project's exposed tools changed): every listen stream of the project may be told.
+ * Never a catalog cache key (those are `upstreamId#…` or a URL), so it cannot be mistaken for a watch.
+ */
+export const CONTROL_PLANE_SCOPE = 'control-plane';
+
+/** The scope of a control-plane change of one user's own lists (their `per_user` authorization). */
+export function userControlPlaneScope(userId: string): string {
+  return `${CONTROL_PLANE_SCOPE}:user:${userId}`;
+}
+
+/** Whether a row's scope is a control-plane change rather than an upstream's own announcement. */
+export function isControlPlaneScope(scope: string): boolean {
+  return scope === CONTROL_PLANE_SCOPE || scope.startsWith(`${CONTROL_PLANE_SCOPE}:`);
+}
+
+/**
+ * Writes list-change rows with `db`, which may be a control-plane transaction: the rows then commit
+ * with the change they announce, or not at all. Rows older than KEEP_MS go meanwhile.
+ */
+export async function insertListChanges(
+  db: Kysely<Database>,
+  rows: readonly Omit<UpstreamEvent, 'id'>[],
+  now: number,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('upstream_events')
+    .values(
+      rows.map((e) => ({
+        project_id: e.projectId,
+        upstream_id: e.upstreamId,
+        scope: e.scope,
+        kind: e.kind,
+        at_ms: now,
+      })),
+    )
+    .execute();
+  await db
+    .deleteFrom('upstream_events')
+    .where('at_ms', '<', now - KEEP_MS)
+    .execute();
+}
+
 export interface UpstreamEvent {
   id: number;
   projectId: string;
@@ -78,21 +125,7 @@ export class UpstreamEvents {
 
   /** Records a change the upstream announced. */
   async record(e: Omit<UpstreamEvent, 'id'>): Promise<void> {
-    const now = this.now();
-    await this.db
-      .insertInto('upstream_events')
-      .values({
-        project_id: e.projectId,
-        upstream_id: e.upstreamId,
-        scope: e.scope,
-        kind: e.kind,
-        at_ms: now,
-      })
-      .execute();
-    await this.db
-      .deleteFrom('upstream_events')
-      .where('at_ms', '<', now - KEEP_MS)
-      .execute();
+    await insertListChanges(this.db, [e], this.now());
   }
 
   /** Rows written after `afterId`, oldest first. */

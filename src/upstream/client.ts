@@ -71,6 +71,7 @@ export class UpstreamClient {
     const warn = opts.onWarning ?? (() => {});
     this.legacy = new LegacyUpstream({
       dispatcher: this.dispatcher,
+      watchDispatcher: this.listenDispatcher,
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
@@ -121,7 +122,9 @@ export class UpstreamClient {
 
   /**
    * Holds a 2026-07-28 `subscriptions/listen` stream open, handing each notification to `onNotification`,
-   * until the upstream ends it (resolves with its final reply) or `signal` aborts (rejects).
+   * until the upstream ends it (resolves with its final reply) or `signal` aborts (rejects). A 2025-era
+   * upstream's list changes are watched on a session of the watch's own (legacy/list-watch.ts), handed
+   * over in the same shape.
    */
   async listen(
     endpoint: UpstreamEndpoint,
@@ -129,6 +132,10 @@ export class UpstreamClient {
     onNotification: (message: Record<string, unknown>) => void,
     signal: AbortSignal,
   ): Promise<UpstreamReply> {
+    if (this.eras.eraOf(endpoint) === 'legacy') {
+      await this.legacy.watchLists(endpoint, onNotification, signal);
+      return { kind: 'result', result: { resultType: 'complete' } };
+    }
     return sendModern(this.listenDispatcher, endpoint, 'subscriptions/listen', params, {
       signal,
       onNotification,

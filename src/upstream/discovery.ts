@@ -37,6 +37,12 @@ export class DiscoveryCache {
     this.entries.delete(endpoint.cacheKey ?? endpoint.url);
   }
 
+  /** Drops one upstream's answers under every credential (keys are `upstreamId#…`). */
+  invalidateUpstream(upstreamId: string): void {
+    for (const key of [...this.entries.keys()])
+      if (key.startsWith(`${upstreamId}#`)) this.entries.delete(key);
+  }
+
   private async fetch(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
     const reply = await this.client.send(endpoint, 'server/discover', {
       _meta: {

@@ -112,6 +112,11 @@ export class EraSwitch {
   }
 
   /** The newer of what this process found out and what the endpoint brings from the store. */
+  /** The era this process knows the upstream speaks (probed here or stored), without probing. */
+  eraOf(endpoint: UpstreamEndpoint): 'legacy' | 'modern' | null | undefined {
+    return this.current(endpoint)?.probe.era;
+  }
+
   private current(endpoint: UpstreamEndpoint): Known | undefined {
     const mine = this.known.get(endpoint.url);
     const stored = endpoint.probe;

@@ -10,6 +10,12 @@ import { ControlPlaneError, ControlPlaneStore } from '../../src/store/control-pl
 import type { Principal, ProjectRecord } from '../../src/store/control-plane/types';
 import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
+import {
+  CONTROL_PLANE_SCOPE,
+  LIST_KINDS,
+  UpstreamEvents,
+  userControlPlaneScope,
+} from '../../src/store/upstream-events';
 import { testDatabase, testStoreConfig, type TestStoreConfig } from '../helpers/store';
 
 const k1 = generateKey();
@@ -554,5 +560,67 @@ describe('audit and deletion', () => {
 
   it('errors are ControlPlaneErrors', () => {
     expect(new ControlPlaneError('conflict', 'x')).toBeInstanceOf(Error);
+  });
+});
+
+describe('control-plane changes as list changes', () => {
+  const events = () => new UpstreamEvents(db);
+  /** The rows written since `after`, as `scope kind`. */
+  async function rowsAfter(after: number): Promise<string[]> {
+    return (await events().after(after)).map((e) => `${e.scope} ${e.kind}`);
+  }
+  const every = (scope: string) => LIST_KINDS.map((k) => `${scope} ${k}`);
+
+  it('writes rows exactly with the changes that alter what the project lists, and none for a refused one', async () => {
+    await cp.createProject(admin, { slug: 'gamma', team: 'core' });
+    await cp.addProjectMember(alice, 'gamma', 'bob');
+    let from = await events().latestId();
+    await cp.addUpstream(alice, 'gamma', { alias: 'one', url: 'http://127.0.0.1:9/one' });
+    expect(await rowsAfter(from)).toEqual(every(CONTROL_PLANE_SCOPE));
+
+    // Refused (the alias exists): the transaction wrote nothing, rows included. Added disabled: nothing.
+    from = await events().latestId();
+    await expectCode(
+      cp.addUpstream(alice, 'gamma', { alias: 'one', url: 'http://127.0.0.1:9/x' }),
+      'conflict',
+    );
+    await cp.addUpstream(alice, 'gamma', { alias: 'off', url: 'http://127.0.0.1:9/off', enabled: false });
+    await cp.removeUpstream(alice, 'gamma', 'off');
+    expect(await rowsAfter(from)).toEqual([]);
+
+    // Settings that do not touch the lists: nothing; namespacing: tools and prompts; tool profile: tools.
+    await cp.updateProject(alice, 'gamma', { limits: { maxResultBytes: 5_000 } });
+    await cp.updateProject(alice, 'gamma', { namespacing: false });
+    await cp.updateProject(alice, 'gamma', { toolProfile: 'standard' });
+    expect(await rowsAfter(from)).toEqual([
+      `${CONTROL_PLANE_SCOPE} tools`,
+      `${CONTROL_PLANE_SCOPE} prompts`,
+      `${CONTROL_PLANE_SCOPE} tools`,
+    ]);
+
+    // A user's own authorization: only that user's scope; refreshing it in place changes nothing seen.
+    await cp.addUpstream(alice, 'gamma', {
+      alias: 'mine',
+      url: 'http://127.0.0.1:9/mine',
+      auth: { mode: 'per_user' },
+    });
+    from = await events().latestId();
+    const bobScope = userControlPlaneScope((bob as { userId: string }).userId);
+    await cp.grantUpstreamAuthorization(bob, 'gamma', 'mine', { credential: 'first' });
+    await cp.grantUpstreamAuthorization(bob, 'gamma', 'mine', { credential: 'refreshed' });
+    await cp.revokeUpstreamAuthorization(bob, 'gamma', 'mine');
+    expect(await rowsAfter(from)).toEqual([...every(bobScope), ...every(bobScope)]);
+
+    from = await events().latestId();
+    await cp.updateUpstream(alice, 'gamma', 'one', { enabled: false });
+    await cp.updateUpstream(alice, 'gamma', 'one', { url: 'http://127.0.0.1:9/moved' });
+    await cp.updateUpstream(alice, 'gamma', 'one', { enabled: true });
+    await cp.removeUpstream(alice, 'gamma', 'one');
+    // Disabled, then moved while disabled (nobody saw it), enabled, removed.
+    expect(await rowsAfter(from)).toEqual([
+      ...every(CONTROL_PLANE_SCOPE),
+      ...every(CONTROL_PLANE_SCOPE),
+      ...every(CONTROL_PLANE_SCOPE),
+    ]);
   });
 });

@@ -10,6 +10,13 @@
  * streams that asked, so a stream hears a change whichever replica watched the upstream. A watch that
  * reconnects after a gap writes every kind once, since a change in the gap would otherwise be lost; a
  * spurious list change costs a client one re-list.
+ *
+ * Control-plane changes (an upstream added, removed, disabled, re-pointed; the project's exposed tools
+ * reshaped; a user's own authorization) are rows too, written in the change's own transaction
+ * (src/store/control-plane/list-changes.ts). A replica reading one drops what it cached of the project
+ * and of that upstream, tells the project's streams that were promised the kind, and then re-reads which
+ * upstreams each of those streams watches (a new upstream is watched from then on, a removed one no
+ * longer).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +25,7 @@ import type { ListKind, ListWatchTarget, McpCall, McpGateway } from '../../gatew
 import type { Implementation, RequestId } from '../../protocol';
 import { META, PROTOCOL_VERSION } from '../../protocol';
 import type { UpstreamEvents } from '../../store/upstream-events';
+import { CONTROL_PLANE_SCOPE, isControlPlaneScope, userControlPlaneScope } from '../../store/upstream-events';
 import type { UpstreamClient } from '../../upstream/client';
 import type { ResponseStream } from './response-stream';
 
@@ -33,6 +41,11 @@ export interface ListFeedDeps {
   leaseMs?: number;
   /** How soon a replica without the lease tries again, and a failed watch reconnects. Default 2 s. */
   retryMs?: number;
+  /**
+   * Drops what this process cached of the control plane (projects, credentials), so a client told of a
+   * control-plane change made on another replica re-lists against the new configuration.
+   */
+  forgetServed?: () => void;
 }
 
 /** The listen filter's list kinds, by the notification kind they name. */
@@ -44,11 +57,19 @@ export const FILTER_KEYS: Record<
 interface ListListener {
   id: RequestId;
   projectId: string;
+  /** The listen request, with its project as last read (re-read after a control-plane change). */
+  call: McpCall;
   stream: ResponseStream;
   /** The newest row when it joined: only later rows are its changes. */
   since: number;
+  /** What its acknowledgement promised; fixed for the stream's life. */
+  honoured: ReadonlySet<ListKind>;
+  /** The scope of control-plane changes of the caller's own lists (a user's authorizations). */
+  userScope?: string;
   /** Kinds honoured per scope (upstream and the listener's credential). */
   scopes: Map<string, Set<ListKind>>;
+  /** Re-reading its watches after control-plane changes, one at a time. */
+  rewatching?: Promise<void>;
 }
 
 interface Watch {
@@ -59,6 +80,8 @@ interface Watch {
    * after it for the same scope must not release or renew each other's lease.
    */
   holder: string;
+  /** What it watches: a scope whose endpoint changed (re-pointed, another credential) is watched anew. */
+  target: ListWatchTarget;
 }
 
 export class ListFeed {
@@ -82,32 +105,33 @@ export class ListFeed {
   ): Promise<{ honoured: ListKind[]; leave: () => void }> {
     const none = { honoured: [], leave: () => {} };
     if (asked.size === 0 || this.closed) return none;
-    const targets = await this.deps.gateway.listWatchTargets(call);
-    const scopes = new Map<string, Set<ListKind>>();
-    const watched: ListWatchTarget[] = [];
-    for (const t of targets) {
-      const kinds = new Set(t.kinds.filter((k) => asked.has(k)));
-      if (kinds.size === 0) continue;
-      scopes.set(t.scope, kinds);
-      watched.push(t);
-    }
+    const { scopes, watched } = watchedScopes(await this.deps.gateway.listWatchTargets(call), asked);
     if (scopes.size === 0) return none;
     // Rows written from now on are this stream's (older ones are not): read before it is acknowledged.
     const since = await this.deps.events.latestId();
     this.cursor = Math.min(this.cursor ?? since, since);
-    const listener: ListListener = { id, projectId: call.project.id, stream, scopes, since };
+    const honoured = new Set([...scopes.values()].flatMap((k) => [...k]));
+    const listener: ListListener = {
+      id,
+      projectId: call.project.id,
+      call,
+      stream,
+      scopes,
+      since,
+      honoured,
+      ...(call.principal.kind === 'user' && { userScope: userControlPlaneScope(call.principal.userId) }),
+    };
     this.listeners.add(listener);
     for (const t of watched) this.acquire(t);
     this.startFeed();
-    const honoured = [...new Set([...scopes.values()].flatMap((k) => [...k]))];
     let left = false;
     const leave = () => {
       if (left) return;
       left = true;
       this.listeners.delete(listener);
-      for (const t of watched) this.release(t.scope);
+      for (const scope of listener.scopes.keys()) this.release(scope);
     };
-    return { honoured, leave };
+    return { honoured: [...honoured], leave };
   }
 
   private startFeed(): void {
@@ -129,13 +153,42 @@ export class ListFeed {
 
   private acquire(target: ListWatchTarget): void {
     const held = this.watches.get(target.scope);
-    if (held) {
+    if (held && sameEndpoint(held.target, target)) {
       held.refs++;
       return;
     }
-    const watch: Watch = { refs: 1, stop: new AbortController(), holder: randomUUID() };
+    // Re-pointed or another credential under the same scope: the old stream watches the wrong server.
+    held?.stop.abort();
+    const refs = (held?.refs ?? 0) + 1;
+    const watch: Watch = { refs, stop: new AbortController(), holder: randomUUID(), target };
     this.watches.set(target.scope, watch);
     void this.runWatch(target, watch);
+  }
+
+  /**
+   * After a control-plane change of the listener's project: reads the project again and watches what
+   * its upstreams now announce, of the kinds it was promised (a kind it was not promised is never sent).
+   */
+  private rewatch(l: ListListener): void {
+    l.rewatching = (l.rewatching ?? Promise.resolve())
+      .then(async () => {
+        const call = await this.deps.gateway.currentCall(l.call);
+        const targets = call ? await this.deps.gateway.listWatchTargets(call) : [];
+        // It left meanwhile (its watches were released then), or the replica is closing.
+        if (this.closed || !this.listeners.has(l)) return;
+        if (call) l.call = call;
+        const { scopes, watched } = watchedScopes(targets, l.honoured);
+        // Acquired before released, so a watch both had and have keeps running.
+        for (const t of watched) this.acquire(t);
+        for (const scope of l.scopes.keys()) this.release(scope);
+        l.scopes = scopes;
+      })
+      .catch((err: unknown) => {
+        this.deps.logger?.warn(
+          { err: (err as Error).message },
+          'list watches not re-read; kept as they were',
+        );
+      });
   }
 
   private release(scope: string): void {
@@ -250,13 +303,23 @@ export class ListFeed {
   private async runFeed(): Promise<void> {
     while (!this.closed && this.listeners.size > 0) {
       try {
+        const reconfigured = new Set<ListListener>();
         for (const event of await this.deps.events.after(this.cursor ?? 0)) {
           this.cursor = event.id;
+          const controlPlane = isControlPlaneScope(event.scope);
           // Before anyone is told: a client re-listing at once must not get this replica's old list.
-          this.deps.gateway.dropCachedLists(event.scope);
+          if (!controlPlane) this.deps.gateway.dropCachedLists(event.scope);
+          else {
+            this.deps.forgetServed?.();
+            if (event.upstreamId !== '') this.deps.gateway.dropUpstreamCaches(event.upstreamId);
+          }
           for (const l of this.listeners) {
             if (event.id <= l.since || l.projectId !== event.projectId) continue;
-            if (!l.scopes.get(event.scope)?.has(event.kind)) continue;
+            if (controlPlane) {
+              if (event.scope !== CONTROL_PLANE_SCOPE && event.scope !== l.userScope) continue;
+              reconfigured.add(l);
+              if (!l.honoured.has(event.kind)) continue;
+            } else if (!l.scopes.get(event.scope)?.has(event.kind)) continue;
             l.stream.notify({
               jsonrpc: '2.0',
               method: `notifications/${event.kind}/list_changed`,
@@ -264,10 +327,35 @@ export class ListFeed {
             });
           }
         }
+        for (const l of reconfigured) this.rewatch(l);
       } catch (err) {
         this.deps.logger?.warn({ err: (err as Error).name }, 'upstream event feed read failed; retrying');
       }
       await sleep(this.deps.pollEveryMs ?? 250);
     }
   }
+}
+
+/** The targets' scopes with the kinds `wanted` of each, leaving out those with none. */
+function watchedScopes(
+  targets: readonly ListWatchTarget[],
+  wanted: ReadonlySet<ListKind>,
+): { scopes: Map<string, Set<ListKind>>; watched: ListWatchTarget[] } {
+  const scopes = new Map<string, Set<ListKind>>();
+  const watched: ListWatchTarget[] = [];
+  for (const t of targets) {
+    const kinds = new Set(t.kinds.filter((k) => wanted.has(k)));
+    if (kinds.size === 0) continue;
+    scopes.set(t.scope, kinds);
+    watched.push(t);
+  }
+  return { scopes, watched };
+}
+
+/** Whether two targets reach the same server the same way (address and credential headers). */
+function sameEndpoint(a: ListWatchTarget, b: ListWatchTarget): boolean {
+  return (
+    a.endpoint.url === b.endpoint.url &&
+    JSON.stringify(a.endpoint.headers ?? {}) === JSON.stringify(b.endpoint.headers ?? {})
+  );
 }

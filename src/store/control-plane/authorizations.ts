@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import type { UpstreamAuthorizationsTable } from '../schema';
+import { LIST_KINDS } from '../upstream-events';
 import {
   canCallProject,
   canManageProject,
@@ -20,6 +21,7 @@ import { auditBy } from './audit';
 import type { Db, StoreContext } from './context';
 import { newId } from './context';
 import { ControlPlaneError } from './errors';
+import { announceListChanges } from './list-changes';
 import { toProjectRecord } from './projects';
 import { CredentialSchema, FutureTimestampSchema, parse } from './schemas';
 import type { Principal } from './types';
@@ -89,6 +91,14 @@ export async function grantUpstreamAuthorization(
       userId: user.id,
       expiresAt,
     });
+    // A new authorization makes the upstream visible to the user (a refreshed one changes nothing seen).
+    if (!active && Number(row.enabled) !== 0)
+      await announceListChanges(trx, {
+        projectId: project.id,
+        upstreamId: row.id,
+        userId: user.id,
+        kinds: LIST_KINDS,
+      });
     return toAuthorizationView(
       {
         id,
@@ -136,6 +146,13 @@ export async function revokeUpstreamAuthorization(
       alias: row.alias,
       userId: user.id,
     });
+    if (Number(row.enabled) !== 0)
+      await announceListChanges(trx, {
+        projectId: project.id,
+        upstreamId: row.id,
+        userId: user.id,
+        kinds: LIST_KINDS,
+      });
     return active;
   });
   await revokeAtServer(ctx, revoked);

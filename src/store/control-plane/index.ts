@@ -125,6 +125,14 @@ export class ControlPlaneStore implements ControlPlane {
     return serving.mayCall(this.ctx, principal, project);
   }
 
+  /**
+   * Drops what this process cached for MCP requests, at once rather than at the next change check: a
+   * listen stream is about to be told of a change another replica made, and its client may re-list now.
+   */
+  forgetServed(): void {
+    this.ctx.serving.clear();
+  }
+
   projectRole(userId: string, project: ProjectRecord): Promise<'team' | 'member' | undefined> {
     return access.projectRole(this.ctx, userId, project);
   }

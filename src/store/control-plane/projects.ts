@@ -8,11 +8,13 @@
 import type { CacheConfig, LimitsConfig } from '../../config/config';
 import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
 import type { ProjectsTable } from '../schema';
+import type { ListKind } from '../upstream-events';
 import { requireManagedProject, requireTeam, requireTeamRights, requireUser } from './access';
 import { auditBy } from './audit';
 import type { Db, StoreContext } from './context';
 import { insertUnique, newId } from './context';
 import { ControlPlaneError } from './errors';
+import { announceListChanges } from './list-changes';
 import type { NewProject, ProjectPatch } from './schemas';
 import { NewProjectSchema, parse, ProjectPatchSchema } from './schemas';
 import type { Principal, ProjectRecord, ToolProfile } from './types';
@@ -120,8 +122,24 @@ export async function updateProject(
       fields: changedFields.map(camel),
       ...(teamId !== row.team_id && { teamId }),
     });
+    const kinds = exposedListsChanged(changedFields);
+    if (kinds.length > 0) await announceListChanges(trx, { projectId: row.id, kinds });
   });
   return { record: await toProjectView(ctx.db, next), changed: true };
+}
+
+/**
+ * The lists whose content a project change reshapes: the tool profile and the tasks feature decide how
+ * tools are offered (task support), namespacing renames tools and prompts (resources keep their URIs).
+ */
+function exposedListsChanged(columns: readonly string[]): ListKind[] {
+  const kinds = new Set<ListKind>();
+  if (columns.includes('tool_profile') || columns.includes('features')) kinds.add('tools');
+  if (columns.includes('namespacing')) {
+    kinds.add('tools');
+    kinds.add('prompts');
+  }
+  return [...kinds];
 }
 
 /** The gateway's veto (`validateProject`), reported as `invalid` with its reason. */

@@ -9,11 +9,13 @@ import type { z } from 'zod';
 import type { UpstreamProbe } from '../../protocol';
 import type { UpstreamsTable } from '../schema';
 import { secretsEqual } from '../tokens';
+import { LIST_KINDS } from '../upstream-events';
 import { requireManagedProject } from './access';
 import { auditBy } from './audit';
 import type { Db, StoreContext } from './context';
 import { insertUnique, newId } from './context';
 import { ControlPlaneError } from './errors';
+import { announceListChanges } from './list-changes';
 import type { NewUpstream, UpstreamPatch } from './schemas';
 import { NewUpstreamSchema, parse, UpstreamPatchSchema } from './schemas';
 import type { Principal, UpstreamAuth, UpstreamRecord } from './types';
@@ -57,6 +59,8 @@ export async function addUpstream(
       credentialSet: row.credential !== null,
       ...(row.oauth === 1 && { oauth: true, oauthClientSecretSet: row.oauth_client_secret != null }),
     });
+    if (Number(row.enabled) !== 0)
+      await announceListChanges(trx, { projectId: project.id, upstreamId: id, kinds: LIST_KINDS });
   });
   return toUpstreamView(row);
 }
@@ -105,6 +109,9 @@ export async function updateUpstream(
       alias: row.alias,
       fields,
     });
+    // Turned on or off, re-pointed, another credential: what the project's clients see may differ.
+    if (Number(row.enabled) !== 0 || Number(next.enabled) !== 0)
+      await announceListChanges(trx, { projectId: project.id, upstreamId: row.id, kinds: LIST_KINDS });
   });
   return { record: toUpstreamView(next), changed: true };
 }
@@ -246,6 +253,8 @@ export async function removeUpstream(
       upstreamId: row.id,
       alias: row.alias,
     });
+    if (Number(row.enabled) !== 0)
+      await announceListChanges(trx, { projectId: project.id, upstreamId: row.id, kinds: LIST_KINDS });
   });
 }
 

@@ -28,11 +28,14 @@ import {
 } from './translate';
 import type { Exchange } from './wire';
 import { LegacyWire } from './wire';
+import { watchLegacyLists } from './list-watch';
 
 export { EraRefusedError } from './sessions';
 
 export interface LegacyUpstreamDeps {
   dispatcher: Dispatcher;
+  /** For list watches' GET streams: no body timeout (list-watch.ts). Default: `dispatcher`. */
+  watchDispatcher?: Dispatcher;
   store: LegacySessionStore;
   clientInfo: Implementation;
   warn: (message: string, detail: Record<string, unknown>) => void;
@@ -53,6 +56,7 @@ const TASK_NOT_FOUND: UpstreamReply = {
 
 export class LegacyUpstream {
   private readonly wire: LegacyWire;
+  private readonly watchWire: LegacyWire;
   private readonly sessions: LegacySessions;
   private readonly streams: StandaloneStreams;
   private readonly tasks: LegacyTasks;
@@ -64,6 +68,7 @@ export class LegacyUpstream {
 
   constructor(private readonly deps: LegacyUpstreamDeps) {
     this.wire = new LegacyWire(deps.dispatcher);
+    this.watchWire = new LegacyWire(deps.watchDispatcher ?? deps.dispatcher);
     this.streams = new StandaloneStreams(this.wire);
     this.sessions = new LegacySessions(this.wire, deps.store, deps.clientInfo);
     this.tasks = new LegacyTasks({
@@ -72,6 +77,18 @@ export class LegacyUpstream {
       refuse: (s, request) => this.streams.refuse(s, request),
       lost: (s) => this.sessions.forget(s),
     });
+  }
+
+  /**
+   * Holds a session of its own open with its GET stream, handing the upstream's list changes to
+   * `onNotification` as a 2026 listen would (list-watch.ts), until the stream ends or `signal` aborts.
+   */
+  async watchLists(
+    endpoint: UpstreamEndpoint,
+    onNotification: (message: Record<string, unknown>) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    return watchLegacyLists(this.watchWire, endpoint, this.deps.clientInfo, onNotification, signal);
   }
 
   /** One 2026-07-28 request, translated; throws EraRefusedError when the upstream no longer speaks 2025. */
@@ -84,7 +101,8 @@ export class LegacyUpstream {
     switch (method) {
       case METHOD.discover: {
         const session = await this.session(endpoint, 'plain');
-        return { kind: 'result', result: synthesizedDiscover(session.initialize, endpoint) };
+        const watchable = session.sessionId !== null && session.sessionId !== undefined;
+        return { kind: 'result', result: synthesizedDiscover(session.initialize, endpoint, watchable) };
       }
       case METHOD.toolsCall:
         return this.callTool(endpoint, params, opts);

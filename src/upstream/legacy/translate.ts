@@ -71,17 +71,26 @@ export function modernResult(method: string, result: JsonObject, endpoint: Upstr
   };
 }
 
-/** `server/discover` as a 2026-07-28 upstream with these 2025 capabilities would answer it. */
-export function synthesizedDiscover(init: InitializeResult, endpoint: UpstreamEndpoint): JsonObject {
+/**
+ * `server/discover` as a 2026-07-28 upstream with these 2025 capabilities would answer it. `listChanged`
+ * only when `watchable` (the upstream keeps sessions, so a GET stream can carry its changes: list-watch.ts).
+ */
+export function synthesizedDiscover(
+  init: InitializeResult,
+  endpoint: UpstreamEndpoint,
+  watchable = false,
+): JsonObject {
   const c = init.capabilities;
+  const changes = (cap: { listChanged?: boolean } | undefined) =>
+    watchable && cap?.listChanged === true ? { listChanged: true } : {};
   const tasks = c.tasks?.requests?.tools?.call !== undefined;
   return {
     resultType: 'complete',
     supportedVersions: [PROTOCOL_VERSION],
     capabilities: {
-      ...(c.tools && { tools: {} }),
-      ...(c.prompts && { prompts: {} }),
-      ...(c.resources && { resources: {} }),
+      ...(c.tools && { tools: changes(c.tools) }),
+      ...(c.prompts && { prompts: changes(c.prompts) }),
+      ...(c.resources && { resources: changes(c.resources) }),
       ...(c.completions && { completions: {} }),
       ...(c.logging && { logging: {} }),
       ...(c.experimental && { experimental: c.experimental }),
