@@ -26,6 +26,7 @@ let extra: ExampleUpstream;
 let gw: TestGateway;
 let second: Runtime;
 let onSecond: McpTestClient;
+let keeper: Awaited<ReturnType<typeof listen>> | undefined;
 beforeAll(async () => {
   extra = await startExampleUpstream({ name: 'extra-upstream' });
   gw = await startTestGateway({
@@ -42,8 +43,17 @@ beforeAll(async () => {
     changeCheckEveryMs: 3_600_000,
   });
   onSecond = new McpTestClient(`${String(second.url)}/v1/mcp/cp`);
+  // A stream kept open for the whole file keeps the second replica's watch on upstream `a` running. A
+  // watch that starts again while the previous one's lease is still being released announces every list
+  // kind once (src/api/mcp/list-feed.ts: nothing changed in a gap is lost); without this stream each
+  // test's stream would start that watch anew and could hear that announcement on top of the change under
+  // test (seen on PostgreSQL, where the release is slower).
+  keeper = await listen(onSecond.url, { toolsListChanged: true, promptsListChanged: true });
+  await keeper.handle.next(isAck);
+  await until(() => gw.upstream.listenStreams() === 1);
 });
 afterAll(async () => {
+  keeper?.handle.close();
   await second?.close();
   await gw?.close();
   await extra?.close();
