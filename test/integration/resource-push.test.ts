@@ -6,8 +6,10 @@
  * gateway process, Temporal dev server, example upstreams over HTTP.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
+import { startRuntime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
@@ -121,4 +123,26 @@ test('unknown URIs and URIs served only in another project are not acknowledged,
     mixed.handle.close();
   }
   await until(() => gw.upstream.listenStreams() === 0);
+});
+
+test('a replica shutting down ends the stream with its final result and closes its upstream listens', async () => {
+  const leaving = await startRuntime({
+    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
+    logger: pino({ level: 'silent' }),
+    api: true,
+    worker: false,
+  });
+  const stream = await listen(`${String(leaving.url)}/v1/mcp/demo`, {
+    resourceSubscriptions: ['test://static-text'],
+  });
+  try {
+    expect(await acknowledged(stream.handle)).toEqual({ resourceSubscriptions: ['test://static-text'] });
+    expect(gw.upstream.listenStreams()).toBe(1);
+    await leaving.close();
+    const final = await stream.handle.next((m) => 'result' in m);
+    expect(final).toMatchObject({ id: 'L1', result: { resultType: 'complete' } });
+    await until(() => gw.upstream.listenStreams() === 0);
+  } finally {
+    stream.handle.close();
+  }
 });
