@@ -56,7 +56,8 @@ export class ResourceRelay {
   ): Promise<ResourceSubscription> {
     if (uris.length === 0 || this.closed) return NONE;
     const targets = await this.deps.gateway.resourceWatchTargets(call, uris);
-    if (targets.length === 0) return NONE;
+    // The replica may have begun shutting down while the targets were looked up: open nothing then.
+    if (targets.length === 0 || this.closed) return NONE;
     const stop = new AbortController();
     this.relays.add(stop);
     // Updates that arrive before the client's acknowledgement is written wait for it (it comes first).
