@@ -66,6 +66,7 @@ export interface HandlerContext {
   sleep(ms: number): Promise<void>;
   notify: Notify;
   listChanged(kind: ListKind): void;
+  resourceUpdated(uri: string): void;
   /** The request's HTTP headers (for `Mcp-Param-*` validation). */
   headers: IncomingHttpHeaders;
 }
@@ -164,7 +165,7 @@ function discover(config: HandlerConfig): ResultBody {
         ? {
             tools: { listChanged: true },
             prompts: { listChanged: true },
-            resources: {},
+            resources: { subscribe: true },
             completions: {},
           }
         : { tools: {} }),
@@ -194,6 +195,7 @@ async function callTool(
     sleep: ctx.sleep,
     notify: ctx.notify,
     listChanged: ctx.listChanged,
+    resourceUpdated: ctx.resourceUpdated,
   });
   const taskId = outcome.resultType === 'task' && 'taskId' in outcome ? outcome.taskId : undefined;
   if (taskId !== undefined) ctx.stats.taskIds.push(taskId);

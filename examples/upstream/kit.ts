@@ -35,6 +35,8 @@ export interface ToolContext {
   notify: Notify;
   /** Fires `notifications/tools/list_changed` or `…/prompts/list_changed` on open listen streams. */
   listChanged(kind: 'tools' | 'prompts'): void;
+  /** Fires `notifications/resources/updated` on the listen streams subscribed to `uri`. */
+  resourceUpdated(uri: string): void;
 }
 
 export interface ExampleTool {

@@ -201,6 +201,7 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     sleep: (ms) => sleep(ms, [requestSignal, shutdown.signal]),
     notify,
     listChanged: (kind) => hub.listChanged(kind),
+    resourceUpdated: (uri) => hub.resourceUpdated(uri),
     headers,
   });
 

@@ -26,11 +26,14 @@ import type { FollowedTask } from './task-push';
 import { followableTasks, pushedTask } from './task-push';
 import type { ListWatchTarget } from './list-push';
 import { listWatchTargets } from './list-push';
+import type { ResourceWatchTarget } from './resource-push';
+import { resourceWatchTargets } from './resource-push';
 import { callTool } from './tool-call';
 
 export type { GatewayDeps, McpCall } from './context';
 export type { FollowedTask } from './task-push';
 export type { ListKind, ListWatchTarget } from './list-push';
+export type { ResourceWatchTarget } from './resource-push';
 export { CACHE_META_KEY } from './ordinary-call';
 
 /** Methods this gateway answers; anything else is -32601. */
@@ -120,6 +123,11 @@ export class McpGateway {
   /** The caller's project's upstreams that announce list changes, and which (list-push.ts). */
   async listWatchTargets(call: McpCall): Promise<ListWatchTarget[]> {
     return listWatchTargets(this.context(call));
+  }
+
+  /** Which of these URIs the caller can follow, by the upstream that serves them (resource-push.ts). */
+  async resourceWatchTargets(call: McpCall, uris: readonly string[]): Promise<ResourceWatchTarget[]> {
+    return resourceWatchTargets(this.context(call), uris);
   }
 
   /** Forgets this process's cached lists of one upstream and credential, before clients re-list. */

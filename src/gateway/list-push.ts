@@ -20,6 +20,16 @@ export type { ListKind } from '../store/upstream-events';
  */
 const DISCOVER_WAIT_MS = 5_000;
 
+/** The upstream's `server/discover` (usually cached), or a rejection after DISCOVER_WAIT_MS. */
+export function discoverWithin(ctx: RequestContext, endpoint: ResolvedEndpoint): Promise<DiscoverResult> {
+  return Promise.race([
+    ctx.deps.discovery.get(endpoint),
+    sleep(DISCOVER_WAIT_MS, undefined, { ref: false }).then(() => {
+      throw new Error('server/discover took too long');
+    }),
+  ]);
+}
+
 /** One upstream, reached with the caller's credential, and the lists it announces changes of. */
 export interface ListWatchTarget {
   projectId: string;
@@ -51,12 +61,7 @@ export async function listWatchTargets(ctx: RequestContext): Promise<ListWatchTa
   const settled = await Promise.allSettled(
     enabledUpstreams(project).map(async (u): Promise<ListWatchTarget | undefined> => {
       const endpoint = await ctx.resolve(u);
-      const discovered = await Promise.race([
-        ctx.deps.discovery.get(endpoint),
-        sleep(DISCOVER_WAIT_MS, undefined, { ref: false }).then(() => {
-          throw new Error('server/discover took too long');
-        }),
-      ]);
+      const discovered = await discoverWithin(ctx, endpoint);
       const kinds = announcedKinds(discovered);
       if (kinds.length === 0) return undefined;
       const scope = endpoint.cacheKey ?? endpoint.url;

@@ -20,6 +20,7 @@ import type { ListKind } from './list-push';
 import { announcedKinds } from './list-push';
 import { exposedName } from './naming';
 import { upstreamRunsTasks } from './qualification';
+import { announcesUpdates } from './resource-push';
 import { withGatewayMeta } from './responses';
 import { enabledUpstreams } from './routing';
 
@@ -64,6 +65,8 @@ async function projectCapabilities(
   // Relayed on subscriptions/listen (list-push.ts), so announced for the lists some upstream announces.
   const announced = new Set(discovered.flatMap((d) => announcedKinds(d)));
   const listChanged = (kind: ListKind) => (announced.has(kind) ? { listChanged: true } : {});
+  // Resource updates are relayed from upstreams that announce them (resource-push.ts).
+  const subscribe = discovered.some((d) => announcesUpdates(d)) && { subscribe: true };
   const tasks =
     project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
   const ttls = discovered.map((d) => d.ttlMs);
@@ -72,7 +75,7 @@ async function projectCapabilities(
     capabilities: {
       tools: listChanged('tools'),
       ...(has('prompts') && { prompts: listChanged('prompts') }),
-      ...(has('resources') && { resources: listChanged('resources') }),
+      ...(has('resources') && { resources: { ...listChanged('resources'), ...subscribe } }),
       ...(has('completions') && { completions: {} }),
       ...(tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
     },

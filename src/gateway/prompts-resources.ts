@@ -7,6 +7,8 @@ import { CompleteParamsSchema, GetPromptParamsSchema, ProtocolError, RelayedErro
 import type { RequestContext, Result } from './context';
 import { forward } from './forwarding';
 import { withGatewayMeta } from './responses';
+import type { UpstreamRecord } from '../store/control-plane/types';
+import type { ResolvedEndpoint } from './routing';
 import { enabledUpstreams } from './routing';
 
 export async function getPrompt(ctx: RequestContext): Promise<Result> {
@@ -52,11 +54,25 @@ function checked<S extends z.ZodType>(schema: S, params: unknown, method: string
  * answer "not found" (-32602).
  */
 async function firstOwner(ctx: RequestContext, method: string, params: Result): Promise<Result> {
+  return (await firstOwnerReply(ctx, method, params)).result;
+}
+
+/**
+ * The first upstream, in the project's order, that answers `method` for the URI, with its answer: the
+ * one mapping from a client's URI to an upstream, shared by `resources/read` and resource subscriptions
+ * (resource-push.ts). Throws the last "not found" when no upstream owns it.
+ */
+export async function firstOwnerReply(
+  ctx: RequestContext,
+  method: string,
+  params: Result,
+): Promise<{ result: Result; upstream: UpstreamRecord; endpoint: ResolvedEndpoint }> {
   let lastError: unknown = new ProtocolError('InvalidParams', 'Resource not found');
   const resolve = ctx.resolve;
   for (const upstream of enabledUpstreams(ctx.call.project)) {
     try {
-      return await forward(ctx, await resolve(upstream), method, params);
+      const endpoint = await resolve(upstream);
+      return { result: await forward(ctx, endpoint, method, params), upstream, endpoint };
     } catch (err) {
       const notHere = err instanceof RelayedError && err.code === -32602;
       const noCredential = err instanceof ProtocolError && err.kind === 'UpstreamAuthorizationMissing';

@@ -9,6 +9,7 @@ import { LegacyClients } from '../api/mcp/legacy/adapter';
 import { InputRequestIds, ResumeTokens } from '../api/mcp/legacy/input-ids';
 import { SessionTokens } from '../api/mcp/legacy/session';
 import { ListFeed } from '../api/mcp/list-feed';
+import { ResourceRelay } from '../api/mcp/resource-relay';
 import { Subscriptions } from '../api/mcp/subscriptions';
 import { upstreamConnect } from '../api/dashboard/connect';
 import { dashboardSso } from '../api/dashboard/sso';
@@ -84,7 +85,13 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     logger: logger.child({ role: 'api' }),
     forgetServed: () => controlPlane.forgetServed(),
   });
-  const subscriptions = new Subscriptions({ gateway, store, lists, logger });
+  const resources = new ResourceRelay({
+    gateway,
+    upstream,
+    serverInfo,
+    logger: logger.child({ role: 'api' }),
+  });
+  const subscriptions = new Subscriptions({ gateway, store, lists, resources, logger });
   const legacy = new LegacyClients({
     gateway,
     tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),

@@ -97,7 +97,7 @@ describe('example upstream conformance fixtures', () => {
     expect(result.capabilities).toMatchObject({
       tools: { listChanged: true },
       prompts: { listChanged: true },
-      resources: {},
+      resources: { subscribe: true },
       completions: {},
     });
   });
@@ -574,6 +574,29 @@ describe('example upstream conformance fixtures', () => {
       });
       expect((messages[0]?.params as Json).notifications).toEqual({ toolsListChanged: true });
       expect(messages.slice(1).map((m) => m.method)).toEqual(['notifications/tools/list_changed']);
+    });
+
+    it('acknowledges only the resources it serves and sends updates only of those', async () => {
+      const messages = await listen(
+        { resourceSubscriptions: ['test://static-text', 'test://unknown'] },
+        async () => {
+          // Sent in this order on the stream: had the binary one been sent, it would come first.
+          await rpc(url, 'tools/call', {
+            name: 'test_update_resource',
+            arguments: { uri: 'test://static-binary' },
+          });
+          await rpc(url, 'tools/call', {
+            name: 'test_update_resource',
+            arguments: { uri: 'test://static-text' },
+          });
+        },
+      );
+      expect((messages[0]?.params as Json).notifications).toEqual({
+        resourceSubscriptions: ['test://static-text'],
+      });
+      expect(messages.slice(1).map((m) => [m.method, (m.params as Json).uri])).toEqual([
+        ['notifications/resources/updated', 'test://static-text'],
+      ]);
     });
 
     it('honours the filter: no tools notification on a prompts-only stream', async () => {

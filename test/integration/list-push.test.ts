@@ -144,13 +144,14 @@ test('when the watching replica has no stream left, another replica with streams
   await until(() => gw.upstream.listenStreams() === 0);
 });
 
-test('server/discover announces listChanged for the kinds some upstream announces, and resource subscriptions for none', async () => {
+test('server/discover announces listChanged for the kinds some upstream announces, and resource updates as the upstream does', async () => {
   const reply = await gw.client.request('server/discover', {});
   const caps = reply.body.result?.capabilities as Record<string, Record<string, unknown> | undefined>;
   expect(caps.tools).toEqual({ listChanged: true });
   expect(caps.prompts).toEqual({ listChanged: true });
-  expect(caps.resources?.listChanged).toBeUndefined();
-  expect(caps.resources?.subscribe).toBeUndefined();
+  // The example upstream announces resource updates (relayed: test/integration/resource-push.test.ts),
+  // not resources list changes.
+  expect(caps.resources).toEqual({ subscribe: true });
 });
 
 test('a project whose upstreams announce no list changes acknowledges none and advertises none', async () => {

@@ -84,15 +84,15 @@ test('asking for task notifications without the Tasks extension is -32021', asyn
   expect((reply.error as { code: number }).code).toBe(-32021);
 });
 
-test("the acknowledgement names exactly what is honoured: the caller's task ids and the list changes the upstream announces", async () => {
-  // The example upstream announces tools and prompts list changes, not resources; resource updates are
-  // not relayed yet (docs/protocol-decisions.md): neither is acknowledged nor advertised.
+test("the acknowledgement names exactly what is honoured: the caller's task ids, the list changes and the resource updates the upstream announces", async () => {
+  // The example upstream announces tools and prompts list changes and resource updates, not resources
+  // list changes (test/integration/resource-push.test.ts covers resource updates in full).
   const own = await startTask('slow_compute', { seconds: 30 });
   const { handle } = await listen(gw.client.url, {
     toolsListChanged: true,
     promptsListChanged: true,
     resourcesListChanged: true,
-    resourceSubscriptions: ['test://static-text'],
+    resourceSubscriptions: ['test://static-text', 'test://missing'],
     taskIds: [own, 'trt_never-issued-000000000000000000000000'],
   });
   try {
@@ -100,6 +100,7 @@ test("the acknowledgement names exactly what is honoured: the caller's task ids 
     expect((ack.params as { notifications: object }).notifications).toEqual({
       toolsListChanged: true,
       promptsListChanged: true,
+      resourceSubscriptions: ['test://static-text'],
       taskIds: [own],
     });
   } finally {
@@ -110,7 +111,7 @@ test("the acknowledgement names exactly what is honoured: the caller's task ids 
   expect(caps.tools?.listChanged).toBe(true);
   expect(caps.prompts?.listChanged).toBe(true);
   expect(caps.resources?.listChanged).toBeUndefined();
-  expect(caps.resources?.subscribe).toBeUndefined();
+  expect(caps.resources?.subscribe).toBe(true);
   await gw.client.request('tasks/cancel', { taskId: own });
   // Other callers' task ids are left out as well: test/integration/authz-matrix.test.ts.
 });

@@ -1,8 +1,9 @@
 /**
  * `subscriptions/listen` (MCP 2026-07-28): a long-lived SSE stream. The acknowledgement names exactly
  * what the gateway honours of the client's filter: `notifications/tasks` for the caller's own tasks
- * among `taskIds` (Tasks extension), and the list changes some upstream of the project announces
- * (list-feed.ts). Task changes come from the store, not process memory:
+ * among `taskIds` (Tasks extension), the list changes some upstream of the project announces
+ * (list-feed.ts), and updates of the `resourceSubscriptions` an upstream that serves them acknowledges
+ * (resource-relay.ts). Task changes come from the store, not process memory:
  * every status change a workflow records is a history row, and this replica reads the rows written
  * since it last looked (one indexed query every `pollEveryMs` while anyone follows a task), so a stream
  * gets its tasks' changes whichever replica or worker wrote them. A client whose replica goes away
@@ -20,6 +21,7 @@ import type { TaskStore } from '../../store/task-store';
 import type { ListKind } from '../../gateway/gateway';
 import type { ListFeed } from './list-feed';
 import { FILTER_KEYS } from './list-feed';
+import type { ResourceRelay, ResourceSubscription } from './resource-relay';
 import type { ResponseStream } from './response-stream';
 
 /** The listen request's filter: what the client asks to be told. */
@@ -40,6 +42,8 @@ export interface SubscriptionsDeps {
   store: TaskStore;
   /** Relays upstreams' list changes; without it none are honoured. */
   lists?: ListFeed;
+  /** Relays upstreams' resource updates; without it no `resourceSubscriptions` are honoured. */
+  resources?: ResourceRelay;
   logger?: Logger;
   /** Open streams one caller may hold on one project (each holds a connection). Default 16. */
   maxPerListener?: number;
@@ -91,6 +95,7 @@ export class Subscriptions {
       (Object.keys(FILTER_KEYS) as ListKind[]).filter((k) => filter[FILTER_KEYS[k]] === true),
     );
     const lists = (await this.deps.lists?.join(call, id, stream, asked)) ?? { honoured: [], leave() {} };
+    const resources = await this.followResources(call, id, stream, filter.resourceSubscriptions);
 
     this.perListener.set(listenerKey, held + 1);
     const listener: Listener = {
@@ -107,11 +112,13 @@ export class Subscriptions {
       params: {
         notifications: {
           ...Object.fromEntries(lists.honoured.map((k) => [FILTER_KEYS[k], true])),
+          ...(filter.resourceSubscriptions && { resourceSubscriptions: resources.honoured }),
           ...(requested && { taskIds: followed.map((t) => t.taskId) }),
         },
         _meta: { [META.subscriptionId]: id },
       },
     });
+    resources.begin();
     if (listener.tasks.size > 0) {
       this.listeners.add(listener);
       this.startFeed();
@@ -121,6 +128,7 @@ export class Subscriptions {
         this.open.delete(res);
         this.listeners.delete(listener);
         lists.leave();
+        resources.leave();
         const left = (this.perListener.get(listenerKey) ?? 1) - 1;
         if (left > 0) this.perListener.set(listenerKey, left);
         else this.perListener.delete(listenerKey);
@@ -140,10 +148,28 @@ export class Subscriptions {
     });
   }
 
+  /** The resource updates followed for this stream; none when the relay fails (nothing promised). */
+  private async followResources(
+    call: McpCall,
+    id: RequestId,
+    stream: ResponseStream,
+    uris: readonly string[] | undefined,
+  ): Promise<ResourceSubscription> {
+    const none = { honoured: [], begin() {}, leave() {} };
+    if (!uris || !this.deps.resources) return none;
+    try {
+      return await this.deps.resources.join(call, id, stream, uris);
+    } catch (err) {
+      this.deps.logger?.warn({ err: (err as Error).name }, 'resource subscriptions not followed');
+      return none;
+    }
+  }
+
   /** Ends every open stream with its final result. */
   closeAll(): void {
     this.closed = true;
     this.deps.lists?.close();
+    this.deps.resources?.close();
     for (const close of [...this.open.values()]) close();
   }
 
