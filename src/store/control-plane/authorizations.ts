@@ -232,19 +232,25 @@ async function authorizationTarget(
   return { project, row, user };
 }
 
-/** The user's active authorization for the upstream, if any (read in the caller's transaction). */
+/** The user's authorizations for the upstream that are not revoked (read in the caller's transaction). */
+function unrevokedAuthorizations(trx: Db, upstreamId: string, userId: string) {
+  return trx
+    .selectFrom('upstream_authorizations')
+    .selectAll()
+    .where('upstream_id', '=', upstreamId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** The user's active authorization for the upstream, if any. */
 async function activeAuthorization(
   trx: Db,
   upstreamId: string,
   userId: string,
   now: string,
 ): Promise<UpstreamAuthorizationsTable | undefined> {
-  const rows = await trx
-    .selectFrom('upstream_authorizations')
-    .selectAll()
-    .where('upstream_id', '=', upstreamId)
-    .where('user_id', '=', userId)
-    .execute();
+  const rows = await unrevokedAuthorizations(trx, upstreamId, userId);
   return rows.find((a) => authorizationStatus(a, now) === 'active');
 }
 
@@ -259,13 +265,7 @@ async function revocableAuthorization(
   userId: string,
   now: string,
 ): Promise<UpstreamAuthorizationsTable | undefined> {
-  const rows = await trx
-    .selectFrom('upstream_authorizations')
-    .selectAll()
-    .where('upstream_id', '=', upstreamId)
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .execute();
+  const rows = await unrevokedAuthorizations(trx, upstreamId, userId);
   return (
     rows.find((a) => authorizationStatus(a, now) === 'active') ?? rows.find((a) => a.refresh_token !== null)
   );
