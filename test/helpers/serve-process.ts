@@ -92,7 +92,9 @@ export async function waitFor(done: () => boolean, failure: () => string, timeou
 
 /**
  * Starts `serve.ts all` (logging at `logLevel` to a captured stderr) and resolves once it answers
- * `/healthz` on `port`; `children` gets the process, for killChildren. `env` adds to the environment.
+ * `/readyz` on `port` — its worker is polling, not only its HTTP server listening (a task created
+ * before that waits for the worker, up to the start deadline, on a loaded machine); `children` gets the
+ * process, for killChildren. `env` adds to the environment.
  */
 export async function startServeProcess(
   configFile: string,
@@ -109,7 +111,7 @@ export async function startServeProcess(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway process exited: ${stderr}`);
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
       if (res.ok) return child;
     } catch {
       // not listening yet

@@ -41,7 +41,8 @@ test('a task survives SIGKILL of the gateway process', async () => {
   const client = new McpTestClient(`http://127.0.0.1:${port}/v1/mcp/demo`);
   const first = await startGatewayProcess();
   const created = await client.callTool('slow_compute', { seconds: 3, label: 'phoenix' });
-  expect(created.body.result?.resultType).toBe('task');
+  // The whole body, so that a failure shows the error the gateway answered.
+  expect(created.body).toMatchObject({ result: { resultType: 'task' } });
   const taskId = String(created.body.result?.taskId);
 
   first.kill('SIGKILL');
