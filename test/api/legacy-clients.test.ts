@@ -8,13 +8,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as Client2, StreamableHTTPClientTransport as Transport2 } from '@modelcontextprotocol/client';
-import pino from 'pino';
 import type { Runtime } from '../../src/main/runtime';
-import { startRuntime } from '../../src/main/runtime';
 import { SessionTokens } from '../../src/api/mcp/legacy/session';
 import { Cipher } from '../../src/store/cipher';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, startApiReplica } from '../helpers/gateway';
 
 let gw: TestGateway;
 /** A second API replica on the same store and keys: any replica must serve any session. */
@@ -23,12 +21,7 @@ beforeAll(async () => {
   gw = await startTestGateway({
     projects: (url) => [{ slug: 'other', namespacing: false, upstreams: [{ alias: 'example', url }] }],
   });
-  replica = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
-  });
+  replica = await startApiReplica(gw);
 });
 afterAll(async () => {
   await replica?.close();

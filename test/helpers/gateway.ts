@@ -138,3 +138,17 @@ function writeBootstrap(dir: string, doc: unknown): string {
   writeFileSync(file, JSON.stringify(doc));
   return file;
 }
+
+/**
+ * Another API replica of `gw` (same store, keys and Temporal; no worker), on a port of its own: where a
+ * test needs two replicas, e.g. a stream on one and a change or a task on the other.
+ */
+export function startApiReplica(gw: Pick<TestGateway, 'config'>, opts: { changeCheckEveryMs?: number } = {}) {
+  return startRuntime({
+    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
+    logger: pino({ level: 'silent' }),
+    api: true,
+    worker: false,
+    ...opts,
+  });
+}

@@ -169,3 +169,21 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** The `name=value` pair of a cookie a response sets. */
+export function cookieOf(res: Response, name: string): string {
+  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  if (!line) throw new Error(`no ${name} cookie`);
+  return (line.split(';')[0] as string).trim();
+}
+
+/** A dashboard session cookie for the holder of `token`, signed in at the gateway `base`. */
+export async function dashboardSession(base: string, token: string): Promise<string> {
+  const res = await fetch(`${base}/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in answered ${res.status}`);
+  return cookieOf(res, 'taskrouter_session');
+}

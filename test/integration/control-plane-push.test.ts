@@ -9,14 +9,12 @@
  * Temporal dev server, example upstreams over HTTP, SQLite and PostgreSQL.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import type { Runtime } from '../../src/main/runtime';
-import { startRuntime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import { McpTestClient } from '../helpers/mcp-client';
 
@@ -33,11 +31,7 @@ beforeAll(async () => {
     projects: (url) => [{ slug: 'cp', namespacing: true, upstreams: [{ alias: 'a', url }] }],
     config: { admin: { token: ADMIN_TOKEN } },
   });
-  second = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
+  second = await startApiReplica(gw, {
     // Its own check for control-plane changes would come only after the test: what it serves after a
     // notification can only be new because the notification's row made it drop its cache.
     changeCheckEveryMs: 3_600_000,

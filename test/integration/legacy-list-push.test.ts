@@ -7,14 +7,12 @@
  * servers over HTTP, SQLite and PostgreSQL.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import type { Runtime } from '../../src/main/runtime';
-import { startRuntime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
 import { startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import { McpTestClient } from '../helpers/mcp-client';
 
@@ -30,12 +28,7 @@ beforeAll(async () => {
       { slug: 'sdkless', namespacing: false, upstreams: [{ alias: 'sdkless', url: stateless.url }] },
     ],
   });
-  second = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
-  });
+  second = await startApiReplica(gw);
 });
 afterAll(async () => {
   await second?.close();

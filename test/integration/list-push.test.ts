@@ -6,14 +6,12 @@
  * (two API replicas, one worker), Temporal dev server, example upstreams over HTTP.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import type { Runtime } from '../../src/main/runtime';
-import { startRuntime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import { McpTestClient } from '../helpers/mcp-client';
 
@@ -28,12 +26,7 @@ beforeAll(async () => {
       { slug: 'plain', namespacing: false, upstreams: [{ alias: 'plain', url: plainUpstream.url }] },
     ],
   });
-  second = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
-  });
+  second = await startApiReplica(gw);
 });
 afterAll(async () => {
   await second?.close();

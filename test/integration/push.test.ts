@@ -3,12 +3,10 @@
  * `notifications/tasks` for the caller's own tasks, from the store, so a stream on one API replica gets
  * the changes a worker recorded anywhere. Real gateway, Temporal dev server and example upstream.
  */
-import pino from 'pino';
 import type { Runtime } from '../../src/main/runtime';
-import { startRuntime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 
@@ -16,12 +14,7 @@ let gw: TestGateway;
 let apiOnly: Runtime;
 beforeAll(async () => {
   gw = await startTestGateway();
-  apiOnly = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
-  });
+  apiOnly = await startApiReplica(gw);
 });
 afterAll(async () => {
   await apiOnly?.close();
@@ -117,12 +110,7 @@ test("the acknowledgement names exactly what is honoured: the caller's task ids,
 });
 
 test('a replica shutting down ends its streams with the final result; reconnected elsewhere, no terminal status is lost', async () => {
-  const leaving = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
-  });
+  const leaving = await startApiReplica(gw);
   const taskId = await startTask('slow_compute', { seconds: 2 });
   const first = await listen(`${String(leaving.url)}/v1/mcp/demo`, { taskIds: [taskId] });
   await first.handle.next((m) => m.method === 'notifications/subscriptions/acknowledged');

@@ -6,13 +6,11 @@
  * gateway process, Temporal dev server, example upstreams over HTTP.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
-import { startRuntime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 
 let bareUpstream: ExampleUpstream;
@@ -126,12 +124,7 @@ test('unknown URIs and URIs served only in another project are not acknowledged,
 });
 
 test('a replica shutting down ends the stream with its final result and closes its upstream listens', async () => {
-  const leaving = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
-  });
+  const leaving = await startApiReplica(gw);
   const stream = await listen(`${String(leaving.url)}/v1/mcp/demo`, {
     resourceSubscriptions: ['test://static-text'],
   });

@@ -5,11 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import type { Runtime } from '../../src/main/runtime';
-import { startRuntime } from '../../src/main/runtime';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { McpTestClient } from '../helpers/mcp-client';
 
 const ADMIN = `admin-${randomUUID()}`;
@@ -44,12 +42,7 @@ beforeAll(async () => {
       };
     },
   });
-  other = await startRuntime({
-    config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
-    logger: pino({ level: 'silent' }),
-    api: true,
-    worker: false,
-  });
+  other = await startApiReplica(gw);
 });
 afterAll(async () => {
   await other?.close();

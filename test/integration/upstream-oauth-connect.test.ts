@@ -22,7 +22,13 @@ import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import type { OidcProvider } from '../helpers/oidc';
-import { followAuthorization, freePort, startOidcProvider } from '../helpers/oidc';
+import {
+  followAuthorization,
+  freePort,
+  startOidcProvider,
+  cookieOf,
+  dashboardSession,
+} from '../helpers/oidc';
 import { taskKeyOf } from '../../src/store/task-store';
 import { taskWorkflowId } from '../../src/workflows/messages';
 
@@ -117,21 +123,8 @@ afterAll(async () => {
   await idp?.close();
 });
 
-async function signIn(who: keyof typeof TOKENS): Promise<string> {
-  const res = await fetch(`${a}/v1/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: TOKENS[who] }),
-  });
-  expect(res.status).toBe(200);
-  return cookieOf(res, 'taskrouter_session');
-}
-
-function cookieOf(res: Response, name: string): string {
-  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-  if (!line) throw new Error(`no ${name} cookie`);
-  return (line.split(';')[0] as string).trim();
-}
+/** A dashboard session cookie for `who`. */
+const signIn = (who: keyof typeof TOKENS): Promise<string> => dashboardSession(a, TOKENS[who]);
 
 /** Connects `tracker` for alice through the provider (as a browser would, following redirects). */
 async function connectAlice(): Promise<URL> {

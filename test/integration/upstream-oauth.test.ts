@@ -9,7 +9,13 @@ import { launchChromium, watchPage } from '../helpers/browser';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { OidcProvider } from '../helpers/oidc';
-import { followAuthorization, freePort, startOidcProvider } from '../helpers/oidc';
+import {
+  followAuthorization,
+  freePort,
+  startOidcProvider,
+  cookieOf,
+  dashboardSession,
+} from '../helpers/oidc';
 
 const TOKENS = {
   alice: 'trp_alice-upstream-oauth-000000000000000',
@@ -73,21 +79,7 @@ afterAll(async () => {
 });
 
 /** A dashboard session cookie for `who`. */
-async function signIn(who: keyof typeof TOKENS): Promise<string> {
-  const res = await fetch(`${a}/v1/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: TOKENS[who] }),
-  });
-  expect(res.status).toBe(200);
-  return cookieOf(res, 'taskrouter_session');
-}
-
-function cookieOf(res: Response, name: string): string {
-  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-  if (!line) throw new Error(`no ${name} cookie`);
-  return (line.split(';')[0] as string).trim();
-}
+const signIn = (who: keyof typeof TOKENS): Promise<string> => dashboardSession(a, TOKENS[who]);
 
 /** Starts a connection as the session's user; returns the issuer's redirect back and the flow cookie. */
 async function startConnect(session: string, login: string): Promise<{ callback: URL; flow: string }> {
