@@ -4,7 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { FairShareConfigSchema } from './fair-share';
 import { OAuthConfigSchema } from './oauth';
+import { StreamsConfigSchema } from './streams';
+import { UpstreamTrafficConfigSchema } from './upstream-traffic';
 
 export const UpstreamConfigSchema = z.strictObject({
   /** Short name used in tool namespacing, logs and search attributes. */
@@ -237,6 +240,12 @@ const ConfigObject = z.strictObject({
       batchPauseMs: z.int().min(0).default(0),
     })
     .prefault({}),
+  /** Bounds on traffic toward upstreams: answer size and time, pools, allowed networks. */
+  upstreams: UpstreamTrafficConfigSchema.prefault({}),
+  /** Per-project and per-caller shares of the process (src/config/fair-share.ts). */
+  fairShare: FairShareConfigSchema.prefault({}),
+  /** Bounds on the streams relayed to clients (src/config/streams.ts). */
+  streams: StreamsConfigSchema.prefault({}),
   projects: z.array(ProjectConfigSchema).default([]),
   /** OAuth 2.1 / OpenID Connect sign-in for MCP clients and the dashboard (docs/oauth.md). */
   oauth: OAuthConfigSchema.optional(),

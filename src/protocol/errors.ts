@@ -42,8 +42,27 @@ export const ERROR = {
    * the task keeps running (its id is in `data.taskId`).
    */
   TaskStillRunning: { code: -31010, httpStatus: 200 },
-  /** Application error: the OAuth issuer's keys could not be fetched, so a token cannot be checked (503). */
-  IssuerUnavailable: { code: -31011, httpStatus: 503 },
+  /**
+   * Application error: the OAuth issuer's keys could not be fetched, so a token cannot be checked (503).
+   * It shared -31011 with UpstreamRejected until the isolation work gave every kind a code of its own.
+   */
+  IssuerUnavailable: { code: -31012, httpStatus: 503 },
+  /**
+   * Application error: the caller or its project is over a fair-share limit (concurrent calls, creations
+   * per second, open streams). Retryable: `data.retryAfterMs` and the HTTP `Retry-After` header say when.
+   */
+  RateLimited: { code: -31013, httpStatus: 429 },
+  /** Application error: an upstream's answer exceeded the byte limit while it was read (`data.limitBytes`). */
+  UpstreamResponseTooLarge: { code: -31014, httpStatus: 502 },
+  /** Application error: an ordinary call's upstream answer did not complete within the total deadline. */
+  UpstreamDeadlineExceeded: { code: -31015, httpStatus: 504 },
+  /**
+   * Application error: a relayed stream was ended because its client did not read it (the per-stream
+   * buffer bound was reached); sent as the stream's last message when the socket still takes one.
+   */
+  StreamOverflow: { code: -31016, httpStatus: 200 },
+  /** Application error: an upstream's address is outside the networks this gateway may call (SSRF policy). */
+  UpstreamAddressRefused: { code: -31017, httpStatus: 502 },
   /** 2025-era clients only: the `Mcp-Session-Id` is unknown, ended, expired or not the caller's (HTTP 404). */
   SessionNotFound: { code: -32001, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */

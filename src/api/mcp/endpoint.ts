@@ -151,6 +151,7 @@ function jsonRpcReplies(logger: Logger, oauth: OAuthResourceServer | undefined):
       if (reply.status >= 500 && !(err instanceof ProtocolError)) logger.error({ err }, 'request failed');
       const challenge = challengeHeader(oauth, mcp.slug, err, reply.status);
       if (challenge !== undefined && !ctx.res.headersSent) ctx.set('WWW-Authenticate', challenge);
+      if (reply.headers && !ctx.res.headersSent) ctx.set(reply.headers);
       respond(ctx, reply.status, reply.body);
     } finally {
       const seconds = (performance.now() - started) / 1000;
