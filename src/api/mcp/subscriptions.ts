@@ -140,7 +140,11 @@ export class Subscriptions {
       this.startFeed();
     }
     await new Promise<void>((resolve) => {
+      let ended = false;
       const end = () => {
+        if (ended) return;
+        ended = true;
+        call.signal?.removeEventListener('abort', end);
         this.open.delete(res);
         this.listeners.delete(listener);
         lists.leave();
@@ -157,8 +161,11 @@ export class Subscriptions {
         end();
       });
       res.once('close', end);
+      // Aborted when the stream was ended because its client stopped reading (or the client left): its
+      // upstream listens and its slot are let go at once, not when the connection finally closes.
+      call.signal?.addEventListener('abort', end);
       // The client may have gone while the filter was checked: its 'close' has passed already.
-      if (res.destroyed) end();
+      if (res.destroyed || call.signal?.aborted === true) end();
     });
   }
 
