@@ -54,6 +54,7 @@ const children: ChildProcess[] = [];
 let dir: string;
 let example: ExampleUpstream;
 let hostile: HostileUpstream;
+let taskUpstream: HostileUpstream;
 let gateway: ChildProcess;
 let base: string;
 let flood: Flood = { written: 0, paused: false, closed: false };
@@ -131,6 +132,30 @@ beforeAll(async () => {
       }
     },
   });
+  // A task whose status message is 100 000 characters long, on creation and on every poll.
+  const longTask = () => ({
+    taskId: 'upstream-task-1',
+    status: 'working',
+    statusMessage: 's'.repeat(100_000),
+    createdAt: new Date().toISOString(),
+    lastUpdatedAt: new Date().toISOString(),
+    ttlMs: 3_600_000,
+    pollIntervalMs: 1000,
+  });
+  taskUpstream = await startHostileUpstream({
+    tasks: true,
+    tools: [{ name: 'long_status', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } }],
+    onRequest: (_req, res, message) => {
+      const result =
+        message.method === 'tools/call'
+          ? { resultType: 'task', ...longTask() }
+          : message.method === 'tasks/get'
+            ? { resultType: 'complete', ...longTask() }
+            : { resultType: 'complete' };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    },
+  });
   const bootstrapFile = path.join(dir, 'bootstrap.json');
   writeFileSync(
     bootstrapFile,
@@ -163,6 +188,12 @@ beforeAll(async () => {
         namespacing: false,
         upstreams: [{ alias: 'hostile', url: hostile.url }],
       },
+      {
+        slug: 'hostile-tasks',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'tasks', url: taskUpstream.url }],
+      },
     ],
     sections: {
       streams: { maxPerProject: MAX_PER_PROJECT },
@@ -177,6 +208,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await killChildren(children);
   await hostile?.close();
+  await taskUpstream?.close();
   await example?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -408,4 +440,14 @@ test('the per-project cap holds across callers: the second caller gets what the 
   } finally {
     for (const l of [...first, ...second]) l.close();
   }
+}, 60_000);
+
+test("an upstream task's 100 000-character status message is cut to 4096 before it is stored and returned", async () => {
+  const client = new McpTestClient(`${base}/v1/mcp/hostile-tasks`);
+  const created = await client.callTool('long_status');
+  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+  const cut = `${'s'.repeat(4095)}…`;
+  expect(created.body.result?.statusMessage).toBe(cut);
+  const got = await client.getTask(String(created.body.result?.taskId));
+  expect(got.body.result).toMatchObject({ status: 'working', statusMessage: cut });
 }, 60_000);
