@@ -48,6 +48,8 @@ export interface TaskActivitySettings {
    * copy outlives the payload retention while the task runs (docs/retention.md).
    */
   detailRefreshMs?: number;
+  /** Longest upstream `statusMessage` kept (`streams.maxStatusMessageChars`); longer ones are cut. */
+  maxStatusMessageChars?: number;
 }
 
 export interface ActivityDeps {
@@ -204,7 +206,7 @@ export function createActivities(deps: ActivityDeps) {
       }
       // The client asked for a task whatever happens: a synchronous answer is a task that already ended.
       if (call.forceTask && (reply.kind === 'error' || reply.result.resultType !== 'task')) {
-        const observation = await observe(input.taskKey, finishedSnapshot(reply, settings.finishedTaskTtlMs));
+        const observation = await observe(input.taskKey, finishedSnapshot(reply, settings));
         return { kind: 'task', upstreamTaskId: '', observation };
       }
       // Synchronous outcomes are payloads: stored here, handed back to the API by id.

@@ -5,14 +5,26 @@
 import { Context } from '@temporalio/activity';
 import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import type { UpstreamReply } from '../upstream/client';
+import { boundedStatusMessage } from './snapshot';
 import type { ControlResult } from './types';
 
-/** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
-export function finishedSnapshot(reply: UpstreamReply, ttlMs: number | undefined): TaskSnapshot {
+/**
+ * A synchronous answer as a finished task: `completed` with the result, or `failed` with the error, whose
+ * message (the upstream's) becomes the status message within `maxStatusMessageChars`.
+ */
+export function finishedSnapshot(
+  reply: UpstreamReply,
+  bounds: { finishedTaskTtlMs?: number; maxStatusMessageChars?: number },
+): TaskSnapshot {
   const now = new Date().toISOString();
-  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
+  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: bounds.finishedTaskTtlMs ?? null };
   return reply.kind === 'error'
-    ? { ...fields, status: 'failed', statusMessage: reply.error.message, error: reply.error }
+    ? {
+        ...fields,
+        status: 'failed',
+        statusMessage: boundedStatusMessage(reply.error.message, bounds.maxStatusMessageChars),
+        error: reply.error,
+      }
     : { ...fields, status: 'completed', result: reply.result };
 }
 

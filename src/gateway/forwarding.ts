@@ -85,7 +85,7 @@ export async function forward(
       },
       {
         ...(call.signal && { signal: call.signal }),
-        ...(call.notify && { onNotification: call.notify }),
+        ...(call.notify && { onNotification: relayTo(call, call.notify) }),
         ...(headers && { headers }),
       },
     );
@@ -94,6 +94,20 @@ export async function forward(
   }
   if (reply.kind === 'error') throw fromUpstream(endpoint.alias, reply.error, meta[META.clientCapabilities]);
   return reply.result;
+}
+
+/**
+ * Hands an upstream notification to the client's stream and answers the stream's room: the upstream
+ * reader waits for it before reading on (back-pressure reaches the upstream).
+ */
+function relayTo(
+  call: McpCall,
+  notify: NonNullable<McpCall['notify']>,
+): (message: Record<string, unknown>) => Promise<void> | void {
+  return (message) => {
+    notify(message);
+    return call.whenWritable?.();
+  };
 }
 
 function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): ProtocolError {

@@ -91,7 +91,15 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     serverInfo,
     logger: logger.child({ role: 'api' }),
   });
-  const subscriptions = new Subscriptions({ gateway, store, lists, resources, logger });
+  const subscriptions = new Subscriptions({
+    gateway,
+    store,
+    lists,
+    resources,
+    logger,
+    maxPerCaller: config.streams.maxPerCaller,
+    maxPerProject: config.streams.maxPerProject,
+  });
   const legacy = new LegacyClients({
     gateway,
     tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),
@@ -141,6 +149,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     logger,
     maxBodyBytes: config.http.maxBodyBytes,
     maxJsonDepth: config.http.maxJsonDepth,
+    streams: config.streams,
     origin: {
       listenHost: config.http.host,
       allowedOrigins: config.http.allowedOrigins,

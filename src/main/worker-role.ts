@@ -62,6 +62,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         finishedTaskTtlMs: config.retention.payloadTtlMs,
         // Half the payload retention: a running task's stored detail is renewed long before it would expire.
         detailRefreshMs: Math.floor(config.retention.payloadTtlMs / 2),
+        maxStatusMessageChars: config.streams.maxStatusMessageChars,
       },
       logger: workerLogger,
       stopping: stopping.signal,

@@ -26,8 +26,11 @@ export interface UpstreamRequestOptions {
   signal?: AbortSignal;
   /** Extra request headers for this call (e.g. `Mcp-Param-*` derived from the upstream's schema). */
   headers?: Record<string, string>;
-  /** Called for notifications (e.g. progress) that arrive on the request's SSE stream. */
-  onNotification?: (message: Record<string, unknown>) => void;
+  /**
+   * Called for notifications (e.g. progress) that arrive on the request's SSE stream. When it answers a
+   * promise, the stream is not read on until it settles: the client's back-pressure reaches the upstream.
+   */
+  onNotification?: (message: Record<string, unknown>) => void | Promise<void>;
   /**
    * For `tasks/get` of a task whose last observation asked for input: the requests the client has not
    * answered yet (with their content) and the keys it has answered. A 2025-era upstream sends its input

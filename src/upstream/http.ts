@@ -34,29 +34,32 @@ export function isPlainObject(v: unknown): v is JsonObject {
 
 /**
  * Feeds each JSON-RPC message of an SSE body to `onMessage` until it answers true (stop) or the stream
- * ends. Answers whether it stopped. Events that are not a JSON object are ignored.
+ * ends. Answers whether it stopped. Events that are not a JSON object are ignored. An answer that is a
+ * promise is awaited before the next message is handed over and the next chunk read, so a handler that
+ * waits (the client's socket is full) stops reading the upstream, and TCP back-pressure reaches it.
  */
 export async function readSseMessages(
   body: AsyncIterable<Buffer>,
-  onMessage: (message: JsonObject) => boolean | void,
+  onMessage: (message: JsonObject) => boolean | void | Promise<boolean | void>,
 ): Promise<boolean> {
-  let stopped = false;
+  // The parser calls back synchronously: messages of one chunk are collected, then handed over in order.
+  const parsed: JsonObject[] = [];
   const parser = createParser({
     onEvent(event) {
-      if (stopped || event.data === '') return;
+      if (event.data === '') return;
       let msg: unknown;
       try {
         msg = JSON.parse(event.data);
       } catch {
         return; // keep-alive noise or a non-JSON event: ignore, as clients must
       }
-      if (isPlainObject(msg) && onMessage(msg) === true) stopped = true;
+      if (isPlainObject(msg)) parsed.push(msg);
     },
   });
   const decoder = new TextDecoder();
   for await (const chunk of body) {
     parser.feed(decoder.decode(chunk, { stream: true }));
-    if (stopped) break;
+    for (const msg of parsed.splice(0)) if ((await onMessage(msg)) === true) return true;
   }
-  return stopped;
+  return false;
 }

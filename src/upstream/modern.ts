@@ -92,7 +92,7 @@ export function asReply(
 async function readSseResponse(
   body: AsyncIterable<Buffer>,
   id: string,
-  onNotification?: (message: JsonObject) => void,
+  onNotification?: (message: JsonObject) => void | Promise<void>,
 ): Promise<unknown> {
   let response: unknown;
   await readSseMessages(body, (msg) => {
@@ -100,7 +100,8 @@ async function readSseResponse(
       response = msg;
       return true;
     }
-    if (typeof msg.method === 'string' && !('id' in msg)) onNotification?.(msg);
+    // The reader waits for a relay that waits (the client's socket is full) before reading on.
+    if (typeof msg.method === 'string' && !('id' in msg)) return onNotification?.(msg);
     return false;
   });
   if (response === undefined) throw new UpstreamTransportError('SSE stream ended without a response', true);

@@ -31,7 +31,8 @@ export interface ServerRequest {
 
 export interface ExchangeOptions {
   signal?: AbortSignal;
-  onNotification?: (message: JsonObject) => void;
+  /** A notification on the answer's stream; a promise it answers is awaited before reading on. */
+  onNotification?: (message: JsonObject) => void | Promise<void>;
   /** A request the upstream sent on the answer's stream; answering true stops reading (`interrupted`). */
   onRequest?: (request: ServerRequest) => boolean | void;
 }
@@ -167,10 +168,8 @@ export class LegacyWire {
         return true;
       }
       if (typeof msg.method !== 'string') return false;
-      if (!('id' in msg)) {
-        opts.onNotification?.(msg);
-        return false;
-      }
+      // The reader waits for a relay that waits (the client's socket is full) before reading on.
+      if (!('id' in msg)) return opts.onNotification?.(msg);
       const request = serverRequest(msg);
       if (request && opts.onRequest?.(request) === true) {
         outcome = { kind: 'interrupted', request };
