@@ -84,18 +84,33 @@ export function withTexts(result: Result, replacements: Map<number, string>): Re
 }
 
 export function isJsonContainer(text: string): boolean {
+  return parseContainer(text) !== NOT_JSON;
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+/** The value of text that is a JSON object or array, else NOT_JSON. */
+function parseContainer(text: string): unknown {
   const t = text.trimStart();
-  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  if (!t.startsWith('{') && !t.startsWith('[')) return NOT_JSON;
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text) as unknown;
   } catch {
-    return false;
+    return NOT_JSON;
   }
 }
 
-/** A text block whose JSON equals structuredContent (the backwards-compatibility copy) carries its information. */
+/**
+ * A text block whose JSON equals structuredContent (the backwards-compatibility copy) carries its
+ * information. Key order does not matter; the usual copy (`JSON.stringify` of the same value) is
+ * recognised without sorting keys, and values of different sizes without comparing them.
+ */
 export function duplicatesStructured(text: string, structured: unknown): boolean {
-  if (!isJsonContainer(text)) return false;
-  return canonicalJson(JSON.parse(text)) === canonicalJson(structured);
+  const parsed = parseContainer(text);
+  if (parsed === NOT_JSON) return false;
+  // Canonical JSON only reorders keys: its length is JSON.stringify's.
+  const a = JSON.stringify(parsed);
+  const b = JSON.stringify(structured);
+  if (a.length !== b.length) return false;
+  return a === b || canonicalJson(parsed) === canonicalJson(structured);
 }

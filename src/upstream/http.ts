@@ -1,10 +1,12 @@
 /**
  * HTTP plumbing both eras share: transport errors that say whether a request may have reached the
  * upstream, and reading the JSON-RPC messages of an SSE answer (priming events with empty data and
- * comments are skipped, as clients must).
+ * comments are skipped, as clients must), each event within a bound.
  */
 import { createParser } from 'eventsource-parser';
-import { UpstreamTransportError } from './errors';
+import type { AnswerContext } from './answers';
+import { UnreadableAnswer } from './answers';
+import { UpstreamAnswerTooLarge, UpstreamTransportError } from './errors';
 
 /** Connection errors raised before any byte of the request could have been sent. */
 const NOT_SENT_CODES = new Set([
@@ -32,31 +34,70 @@ export function isPlainObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Bounds on one SSE body (answers.ts): each event's size, and how its data is parsed. */
+export interface SseBounds {
+  /** Largest event, in characters of its decoded text; past it reading stops with `tooLarge()`. */
+  maxEventChars: number;
+  tooLarge: () => Error;
+  /** Parses an event's data (large ones on a worker thread); rejecting with `tooLarge`-like errors stops. */
+  parse?: (data: string) => Promise<unknown>;
+}
+
+/**
+ * The bounds of an SSE body. A request's answer: any event may carry the response, so each may be as
+ * large as an answer (`bounds.maxBytes`), and events are parsed like JSON answers (large ones on a
+ * thread, with the request's preparation). A stream of notifications only: `bounds.maxEventBytes`.
+ */
+export function sseBounds(ctx: AnswerContext, carries: 'answer' | 'notifications'): SseBounds {
+  const { bounds, alias } = ctx;
+  const [max, limit] =
+    carries === 'answer'
+      ? [bounds.maxBytes, bounds.bytesLimit]
+      : [bounds.maxEventBytes, 'upstreams.maxSseEventBytes' as const];
+  return {
+    maxEventChars: max,
+    tooLarge: () => new UpstreamAnswerTooLarge(alias, limit, max, 'SSE event'),
+    parse: (data) => ctx.parser.parse(data, ctx),
+  };
+}
+
 /**
  * Feeds each JSON-RPC message of an SSE body to `onMessage` until it answers true (stop) or the stream
- * ends. Answers whether it stopped. Events that are not a JSON object are ignored.
+ * ends. Answers whether it stopped. Events that are not a JSON object are ignored. With `bounds`, an event
+ * (even one whose line never ends) never grows past `maxEventChars`: reading stops with `tooLarge()`.
  */
 export async function readSseMessages(
   body: AsyncIterable<Buffer>,
   onMessage: (message: JsonObject) => boolean | void,
+  bounds?: SseBounds,
 ): Promise<boolean> {
-  let stopped = false;
+  // Events are taken from the parser and handled after each chunk, so parsing one may wait (a thread).
+  const events: string[] = [];
+  let overflow = false;
   const parser = createParser({
     onEvent(event) {
-      if (stopped || event.data === '') return;
-      let msg: unknown;
-      try {
-        msg = JSON.parse(event.data);
-      } catch {
-        return; // keep-alive noise or a non-JSON event: ignore, as clients must
-      }
-      if (isPlainObject(msg) && onMessage(msg) === true) stopped = true;
+      if (bounds && event.data.length > bounds.maxEventChars) overflow = true;
+      else if (event.data !== '') events.push(event.data);
     },
+    onError(err) {
+      if (err.type === 'max-buffer-size-exceeded') overflow = true;
+    },
+    ...(bounds && { maxBufferSize: bounds.maxEventChars }),
   });
   const decoder = new TextDecoder();
   for await (const chunk of body) {
     parser.feed(decoder.decode(chunk, { stream: true }));
-    if (stopped) break;
+    if (overflow && bounds) throw bounds.tooLarge();
+    for (const data of events.splice(0)) {
+      let msg: unknown;
+      try {
+        msg = bounds?.parse ? await bounds.parse(data) : JSON.parse(data);
+      } catch (err) {
+        if (err instanceof SyntaxError || err instanceof UnreadableAnswer) continue;
+        throw err; // a bound passed, or the answer's preparation refused it
+      }
+      if (isPlainObject(msg) && onMessage(msg) === true) return true;
+    }
   }
-  return stopped;
+  return false;
 }
