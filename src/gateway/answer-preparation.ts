@@ -45,9 +45,8 @@ export function processToolResult(
  */
 export function prepareAnswer(result: Result, preparation: AnswerPreparation): Result {
   const spec = preparation as unknown as ToolResultPreparation;
-  if (spec.kind !== 'tool-result') return result;
+  if (spec.kind !== 'tool-result' || result.resultType === 'task') return result;
   const modern = spec.legacy ? { ...result, resultType: 'complete' } : result;
-  if (modern.resultType === 'task') return result;
   return processToolResult(modern, spec.limits, spec.serverInfo);
 }
 

@@ -8,20 +8,50 @@ import type { ParseJob, ParseOutcome } from '../upstream/answer-parse';
 import { parseAnswer } from '../upstream/answer-parse';
 import { prepareAnswer, refusalOf } from './answer-preparation';
 
+type Message =
+  | { id: number; op: 'parse'; input: Uint8Array | string; job: ParseJob }
+  | { id: number; op: 'chunks'; list: Uint8Array[] }
+  | { id: number; op: 'end'; job: ParseJob }
+  | { id: number; op: 'drop' };
+
+/** Bodies arriving chunk by chunk, by job id. */
+const bodies = new Map<number, Uint8Array[]>();
+
+function run(input: Uint8Array | string, job: ParseJob): ParseOutcome {
+  try {
+    return parseAnswer(input, job, { prepare: prepareAnswer, refusalOf });
+  } catch {
+    // A fault in the processing itself: the call fails, the thread stays.
+    return {
+      ok: false,
+      reason: 'refused',
+      refusal: { kind: 'InternalError', message: 'The upstream answer could not be processed' },
+    };
+  }
+}
+
 const port = parentPort;
 if (port) {
-  port.on('message', (m: { id: number; input: Uint8Array | string; job: ParseJob }) => {
-    let outcome: ParseOutcome;
-    try {
-      outcome = parseAnswer(m.input, m.job, { prepare: prepareAnswer, refusalOf });
-    } catch {
-      // A fault in the processing itself: the call fails, the thread stays.
-      outcome = {
-        ok: false,
-        reason: 'refused',
-        refusal: { kind: 'InternalError', message: 'The upstream answer could not be processed' },
-      };
+  port.on('message', (m: Message) => {
+    switch (m.op) {
+      case 'parse':
+        port.postMessage({ id: m.id, outcome: run(m.input, m.job) });
+        return;
+      case 'chunks': {
+        const chunks = bodies.get(m.id) ?? [];
+        chunks.push(...m.list);
+        bodies.set(m.id, chunks);
+        return;
+      }
+      case 'end': {
+        const chunks = bodies.get(m.id) ?? [];
+        bodies.delete(m.id);
+        port.postMessage({ id: m.id, outcome: run(Buffer.concat(chunks), m.job) });
+        return;
+      }
+      case 'drop':
+        bodies.delete(m.id);
+        return;
     }
-    port.postMessage({ id: m.id, outcome });
   });
 }

@@ -2,12 +2,13 @@
  * Reading upstream answers within bounds. A JSON body is refused by its `content-length` before a byte
  * is read, else counted while it is read and destroyed the moment it passes `maxBytes` (the connection
  * is closed, so the upstream notices it is no longer read). Parsing is answer-parse.ts: on the event
- * loop for small answers, on a worker thread (answer-threads.ts) above `offThreadBytes`.
+ * loop for small answers, on a worker thread (answer-threads.ts) above `offThreadBytes`, where a large
+ * body's chunks go as they arrive.
  */
 import type { Dispatcher } from 'undici';
 import type { AnswerPreparation, ParseJob, ParseOutcome } from './answer-parse';
 import { parseAnswer } from './answer-parse';
-import type { AnswerThreads } from './answer-threads';
+import type { AnswerStream, AnswerThreads } from './answer-threads';
 import type { UpstreamEndpoint } from './endpoint';
 import type { AnswerLimitName } from './errors';
 import { AnswerPreparationRefused, UpstreamAnswerTooLarge } from './errors';
@@ -59,32 +60,79 @@ export class AnswerParser {
   ) {}
 
   /**
-   * Parses one answer. Rejects with UnreadableAnswer (not JSON), UpstreamAnswerTooLarge (an object with
-   * too many keys) or AnswerPreparationRefused (the preparation refused the result).
+   * Parses one answer (an SSE event's data, or a body read by `read`). Rejects with UnreadableAnswer
+   * (not JSON), UpstreamAnswerTooLarge (too many distinct keys) or AnswerPreparationRefused.
    */
-  async parse(
-    input: Uint8Array | string,
-    ctx: Pick<AnswerContext, 'alias' | 'bounds' | 'prepare'>,
-  ): Promise<unknown> {
+  async parse(input: Uint8Array | string, ctx: ParseContext): Promise<unknown> {
     const large = input.length > this.opts.offThreadBytes;
-    const job: ParseJob = {
-      maxAnswerKeys: ctx.bounds.maxAnswerKeys,
-      // Smaller answers cannot hold enough keys to cost the event loop more than parsing them.
-      checkKeys: large,
-      ...(ctx.prepare && { prepare: ctx.prepare }),
-    };
-    const outcome: ParseOutcome =
-      large && this.opts.threads ? await this.opts.threads.run(input, job) : parseAnswer(input, job);
-    if (outcome.ok) {
-      if (outcome.prepared && typeof outcome.message === 'object' && outcome.message !== null)
-        preparedMessages.add(outcome.message);
-      return outcome.message;
-    }
-    if (outcome.reason === 'keys')
-      throw new UpstreamAnswerTooLarge(ctx.alias, 'upstreams.maxAnswerKeys', ctx.bounds.maxAnswerKeys);
-    if (outcome.reason === 'refused') throw new AnswerPreparationRefused(outcome.refusal);
-    throw new UnreadableAnswer('not JSON');
+    const job = jobOf(ctx, large);
+    return settle(
+      large && this.opts.threads ? await this.opts.threads.run(input, job) : parseAnswer(input, job),
+      ctx,
+    );
   }
+
+  /**
+   * Reads and parses a JSON body within `ctx.bounds.maxBytes`: refused by `content-length` before a byte
+   * is read, else counted chunk by chunk and destroyed as soon as it passes the bound. Once it passes
+   * `offThreadBytes` its chunks go to a worker thread as they arrive: the event loop never holds (or
+   * copies) a large body whole.
+   */
+  async read(res: Pick<Dispatcher.ResponseData, 'headers' | 'body'>, ctx: ParseContext): Promise<unknown> {
+    const { bounds } = ctx;
+    const tooLarge = () => {
+      res.body.destroy();
+      return new UpstreamAnswerTooLarge(ctx.alias, bounds.bytesLimit, bounds.maxBytes);
+    };
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > bounds.maxBytes) throw tooLarge();
+    let held: Buffer[] = [];
+    let bytes = 0;
+    let stream: AnswerStream | undefined;
+    try {
+      for await (const chunk of res.body) {
+        const buf = chunk as Buffer;
+        bytes += buf.length;
+        if (bytes > bounds.maxBytes) throw tooLarge();
+        if (stream) stream.push(buf);
+        else held.push(buf);
+        if (!stream && bytes > this.opts.offThreadBytes && this.opts.threads) {
+          stream = this.opts.threads.open();
+          for (const b of held) stream.push(b);
+          held = [];
+        }
+      }
+    } catch (err) {
+      stream?.drop();
+      throw err;
+    }
+    const job = jobOf(ctx, bytes > this.opts.offThreadBytes);
+    return settle(stream ? await stream.finish(job) : parseAnswer(Buffer.concat(held, bytes), job), ctx);
+  }
+}
+
+type ParseContext = Pick<AnswerContext, 'alias' | 'bounds' | 'prepare'>;
+
+function jobOf(ctx: ParseContext, large: boolean): ParseJob {
+  return {
+    maxAnswerKeys: ctx.bounds.maxAnswerKeys,
+    // Smaller answers cannot hold enough keys to cost the event loop more than parsing them.
+    checkKeys: large,
+    ...(ctx.prepare && { prepare: ctx.prepare }),
+  };
+}
+
+/** The parsed message, or the error its outcome stands for. */
+function settle(outcome: ParseOutcome, ctx: ParseContext): unknown {
+  if (outcome.ok) {
+    if (outcome.prepared && typeof outcome.message === 'object' && outcome.message !== null)
+      preparedMessages.add(outcome.message);
+    return outcome.message;
+  }
+  if (outcome.reason === 'keys')
+    throw new UpstreamAnswerTooLarge(ctx.alias, 'upstreams.maxAnswerKeys', ctx.bounds.maxAnswerKeys);
+  if (outcome.reason === 'refused') throw new AnswerPreparationRefused(outcome.refusal);
+  throw new UnreadableAnswer('not JSON');
 }
 
 /** Reads and parses a JSON body within the request's bounds. */
@@ -92,35 +140,5 @@ export async function readJsonAnswer(
   res: Pick<Dispatcher.ResponseData, 'headers' | 'body'>,
   ctx: AnswerContext,
 ): Promise<unknown> {
-  return ctx.parser.parse(await readBoundedBody(res, ctx.alias, ctx.bounds), ctx);
-}
-
-/**
- * Reads a whole body within `bounds.maxBytes`: refused by `content-length` before reading, else counted
- * chunk by chunk and destroyed as soon as it passes the bound. Resolves with the body's bytes.
- */
-export async function readBoundedBody(
-  res: Pick<Dispatcher.ResponseData, 'headers' | 'body'>,
-  alias: string,
-  bounds: AnswerBounds,
-): Promise<Buffer> {
-  const tooLarge = () => {
-    res.body.destroy();
-    return new UpstreamAnswerTooLarge(alias, bounds.bytesLimit, bounds.maxBytes);
-  };
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > bounds.maxBytes) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of res.body) {
-    const buf = chunk as Buffer;
-    bytes += buf.length;
-    if (bytes > bounds.maxBytes) {
-      chunks.length = 0;
-      throw tooLarge();
-    }
-    chunks.push(buf);
-  }
-  // One buffer of its own (above 4 KiB never a slice of Node's shared pool): a thread can take it as it is.
-  return Buffer.concat(chunks, bytes);
+  return ctx.parser.read(res, ctx);
 }
