@@ -10,8 +10,9 @@
  * (`process.threadCpuUsage`, unaffected by other processes taking the CPU, so run it with
  * `.tools/node24/…/node`, see scripts/install-node.sh), else as the longest event-loop delay
  * (`perf_hooks.monitorEventLoopDelay`, which a busy machine inflates); with the main thread's CPU time
- * per answer, the wall time and the RSS growth. Shapes: one text block, rows of structured content with their text copy, a 50,000-key
- * `_meta`, 1 MiB of small objects whose keys are all different, and a 1 KiB answer. Run it on another
+ * per answer, the wall time and the RSS growth. Shapes: one text block (a JSON body, and the same as one
+ * SSE event: `sse-text`), rows of structured content with their text copy, a 50,000-key `_meta`, 1 MiB of
+ * small objects whose keys are all different, and a 1 KiB answer (`SHAPES=text,names` picks). Run it on another
  * tree (e.g. the commit before the bounds) to compare: it uses only the upstream client's `send` and the
  * response-limit functions, and ignores what that tree does not know.
  */
@@ -92,8 +93,16 @@ function runUpstream(): void {
       } else {
         const { shape, bytes } = msg.params.arguments ?? { shape: 'small', bytes: 1000 };
         const key = `${shape}:${bytes}`;
-        if (!built.has(key)) built.set(key, JSON.stringify(resultOf(shape, bytes)));
+        if (!built.has(key)) built.set(key, JSON.stringify(resultOf(shape.replace(/^sse-/, ''), bytes)));
         result = built.get(key) as string;
+        if (shape.startsWith('sse-')) {
+          // The same answer as one SSE event, the way SDK servers answer by default.
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end(
+            `event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${result}}\n\n`,
+          );
+          return;
+        }
       }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${result}}`);
@@ -144,10 +153,10 @@ async function main(): Promise<void> {
     return JSON.stringify({ jsonrpc: '2.0', id: 1, result });
   };
   // Warm up: threads started, code compiled, every answer built by the upstream once.
-  for (const shape of ['small', 'text', 'structured', 'meta50k', 'names']) await call(shape).catch(() => '');
+  const shapes = (process.env['SHAPES'] ?? 'small,text,sse-text,structured,meta50k,names').split(',');
+  for (const shape of shapes) await call(shape).catch(() => '');
 
   const monitor = blockMonitor();
-  const shapes = (process.env['SHAPES'] ?? 'small,text,structured,meta50k,names').split(',');
   const rows: string[] = [];
   for (const shape of shapes) {
     const block: number[] = [];

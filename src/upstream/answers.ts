@@ -72,6 +72,16 @@ export class AnswerParser {
     );
   }
 
+  /** Parses an SSE event's data, given as the pieces it arrived in (answer-parse.ts; sse-framer.ts). */
+  async parsePieces(pieces: Buffer[], bytes: number, ctx: ParseContext): Promise<unknown> {
+    const large = bytes > this.opts.offThreadBytes;
+    const job = jobOf(ctx, large);
+    if (!large || !this.opts.threads) return settle(parseAnswer(Buffer.concat(pieces, bytes), job), ctx);
+    const stream = this.opts.threads.open();
+    for (const piece of pieces) stream.push(piece);
+    return settle(await stream.finish(job), ctx);
+  }
+
   /**
    * Reads and parses a JSON body within `ctx.bounds.maxBytes`: refused by `content-length` before a byte
    * is read, else counted chunk by chunk and destroyed as soon as it passes the bound. Once it passes

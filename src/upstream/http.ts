@@ -3,10 +3,10 @@
  * upstream, and reading the JSON-RPC messages of an SSE answer (priming events with empty data and
  * comments are skipped, as clients must), each event within a bound.
  */
-import { createParser } from 'eventsource-parser';
 import type { AnswerContext } from './answers';
 import { UnreadableAnswer } from './answers';
 import { UpstreamAnswerTooLarge, UpstreamTransportError } from './errors';
+import { SseFramer } from './sse-framer';
 
 /** Connection errors raised before any byte of the request could have been sent. */
 const NOT_SENT_CODES = new Set([
@@ -36,11 +36,11 @@ export function isPlainObject(v: unknown): v is JsonObject {
 
 /** Bounds on one SSE body (answers.ts): each event's size, and how its data is parsed. */
 export interface SseBounds {
-  /** Largest event, in characters of its decoded text; past it reading stops with `tooLarge()`. */
-  maxEventChars: number;
+  /** Largest event (bytes of its data and of any one line); past it reading stops with `tooLarge()`. */
+  maxEventBytes: number;
   tooLarge: () => Error;
-  /** Parses an event's data (large ones on a worker thread); rejecting with `tooLarge`-like errors stops. */
-  parse?: (data: string) => Promise<unknown>;
+  /** Parses an event's data, given as pieces (large ones on a worker thread); JSON.parse when absent. */
+  parse?: (data: Buffer[], bytes: number) => Promise<unknown>;
 }
 
 /**
@@ -55,45 +55,39 @@ export function sseBounds(ctx: AnswerContext, carries: 'answer' | 'notifications
       ? [bounds.maxBytes, bounds.bytesLimit]
       : [bounds.maxEventBytes, 'upstreams.maxSseEventBytes' as const];
   return {
-    maxEventChars: max,
+    maxEventBytes: max,
     tooLarge: () => new UpstreamAnswerTooLarge(alias, limit, max, 'SSE event'),
-    parse: (data) => ctx.parser.parse(data, ctx),
+    parse: (data, bytes) => ctx.parser.parsePieces(data, bytes, ctx),
   };
 }
 
 /**
  * Feeds each JSON-RPC message of an SSE body to `onMessage` until it answers true (stop) or the stream
  * ends. Answers whether it stopped. Events that are not a JSON object are ignored. With `bounds`, an event
- * (even one whose line never ends) never grows past `maxEventChars`: reading stops with `tooLarge()`.
+ * (even one whose line never ends) never grows past `maxEventBytes`: reading stops with `tooLarge()`.
  */
 export async function readSseMessages(
   body: AsyncIterable<Buffer>,
   onMessage: (message: JsonObject) => boolean | void,
   bounds?: SseBounds,
 ): Promise<boolean> {
-  // Events are taken from the parser and handled after each chunk, so parsing one may wait (a thread).
-  const events: string[] = [];
-  let overflow = false;
-  const parser = createParser({
-    onEvent(event) {
-      if (bounds && event.data.length > bounds.maxEventChars) overflow = true;
-      else if (event.data !== '') events.push(event.data);
-    },
-    onError(err) {
-      if (err.type === 'max-buffer-size-exceeded') overflow = true;
-    },
-    ...(bounds && { maxBufferSize: bounds.maxEventChars }),
-  });
-  const decoder = new TextDecoder();
+  // Events are taken from the framer and handled after each chunk, so parsing one may wait (a thread).
+  const events: Array<{ data: Buffer[]; bytes: number }> = [];
+  const framer = new SseFramer(bounds?.maxEventBytes ?? Infinity, (data, bytes) =>
+    events.push({ data, bytes }),
+  );
   for await (const chunk of body) {
-    parser.feed(decoder.decode(chunk, { stream: true }));
-    if (overflow && bounds) throw bounds.tooLarge();
-    for (const data of events.splice(0)) {
+    framer.push(chunk);
+    if (framer.overflowed && bounds) throw bounds.tooLarge();
+    for (const { data, bytes } of events.splice(0)) {
+      if (bytes === 0) continue; // a priming event
       let msg: unknown;
       try {
-        msg = bounds?.parse ? await bounds.parse(data) : JSON.parse(data);
+        msg = bounds?.parse
+          ? await bounds.parse(data, bytes)
+          : JSON.parse(Buffer.concat(data, bytes).toString('utf8'));
       } catch (err) {
-        if (err instanceof SyntaxError || err instanceof UnreadableAnswer) continue;
+        if (err instanceof SyntaxError || err instanceof UnreadableAnswer) continue; // noise, as clients must
         throw err; // a bound passed, or the answer's preparation refused it
       }
       if (isPlainObject(msg) && onMessage(msg) === true) return true;

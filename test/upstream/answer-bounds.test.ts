@@ -17,6 +17,7 @@ import {
   UpstreamDeadlineExceeded,
 } from '../../src/upstream/errors';
 import { readSseMessages, sseBounds } from '../../src/upstream/http';
+import { SseFramer } from '../../src/upstream/sse-framer';
 import { toolResultPreparation } from '../../src/gateway/answer-preparation';
 import { RESPONSE_LIMIT_META_KEY } from '../../src/gateway/response-limits';
 
@@ -317,5 +318,52 @@ describe('CallDeadline', () => {
     expect(deadline.signal.aborted).toBe(true);
     expect(deadline.expired).toBe(false);
     deadline.clear();
+  });
+});
+
+describe('SseFramer', () => {
+  /** Feeds `text` split at every given offset; answers the events' data as text. */
+  const frame = (text: string, cuts: number[] = [], max = Infinity) => {
+    const events: string[] = [];
+    const framer = new SseFramer(max, (data, bytes) =>
+      events.push(Buffer.concat(data, bytes).toString('utf8')),
+    );
+    const bytes = Buffer.from(text);
+    let at = 0;
+    for (const cut of [...cuts, bytes.length]) {
+      framer.push(bytes.subarray(at, cut));
+      at = cut;
+    }
+    return { events, overflowed: framer.overflowed };
+  };
+
+  test('LF, CRLF and CR end lines, also when a CRLF is split between chunks', () => {
+    const text = 'data: a\n\ndata: b\r\n\r\ndata: c\r\rdata:d\n\n';
+    const all = ['a', 'b', 'c', 'd'];
+    expect(frame(text).events).toEqual(all);
+    for (let cut = 1; cut < text.length; cut++) expect(frame(text, [cut]).events).toEqual(all);
+  });
+
+  test('data lines join with LF; comments, other fields and a leading BOM are skipped', () => {
+    const text = '\uFEFF: hello\nevent: message\nid: 7\ndata: {"a":\ndata:1}\ndatax: no\nretry: 5\n\n';
+    expect(frame(text).events).toEqual(['{"a":\n1}']);
+    expect(frame('data\n\ndata:\n\n').events).toEqual(['', '']);
+    expect(frame('data: unfinished').events).toEqual([]);
+  });
+
+  test('multi-byte characters survive any split', () => {
+    const text = 'data: {"t":"é漢🙂"}\n\n';
+    for (let cut = 1; cut < Buffer.byteLength(text); cut++)
+      expect(frame(text, [cut]).events).toEqual(['{"t":"é漢🙂"}']);
+  });
+
+  test('an event past its bound overflows: a long line, or many data lines', () => {
+    expect(frame(`data: ${'x'.repeat(100)}`, [10, 50], 64).overflowed).toBe(true);
+    expect(frame(`: ${'x'.repeat(100)}\n`, [], 64).overflowed).toBe(true);
+    expect(frame('data: 1234567890\n'.repeat(10), [], 64).overflowed).toBe(true);
+    expect(frame('data: 1234567890\n\n'.repeat(10), [], 64)).toEqual({
+      events: Array.from({ length: 10 }, () => '1234567890'),
+      overflowed: false,
+    });
   });
 });
