@@ -25,9 +25,11 @@ import { testStoreConfig } from '../helpers/store';
 const MiB = 1024 * 1024;
 const ADMIN_TOKEN = 'admin-token-for-answer-bounds';
 /** The instance's deadline, short so the drip feed ends soon; progress must outlive it. */
-const DEADLINE_MS = 3000;
+const DEADLINE_MS = 4000;
 /** What the gateway process may grow by while a 300 MB answer is thrown at it (it grew 0.8–1.6 GB). */
 const RSS_GROWTH_BOUND = 256 * MiB;
+/** Progress notifications of the tool that outlives the deadline. */
+const PROGRESS_STEPS = 30;
 
 let dir: string;
 let port: number;
@@ -42,6 +44,7 @@ const written: Record<string, number> = {};
 /** Released by the test while the 300 MB answer is half way. */
 let resumeFlood: () => void = () => {};
 let floodPaused: Promise<void> = Promise.resolve();
+let hugeFirstCalls = 0;
 let markFloodPaused: () => void = () => {};
 
 const resultFrame = (id: HostileRequest['id']) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
@@ -124,13 +127,13 @@ function onAttack(res: ServerResponse, m: HostileRequest): void {
       return;
     }
     case 'progress': {
-      // Longer than the deadline, reporting progress all along: a working tool.
+      // Longer than the deadline, reporting progress all along (every 200 ms for 6 s): a working tool.
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const token = (m.params._meta as Record<string, unknown> | undefined)?.['progressToken'];
       let step = 0;
       const timer = setInterval(() => {
         step++;
-        if (step <= 10) {
+        if (step <= PROGRESS_STEPS) {
           writeSse(res, {
             jsonrpc: '2.0',
             method: 'notifications/progress',
@@ -145,7 +148,7 @@ function onAttack(res: ServerResponse, m: HostileRequest): void {
           result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }] },
         });
         res.end();
-      }, 500);
+      }, 200);
       res.on('close', () => clearInterval(timer));
       return;
     }
@@ -177,6 +180,13 @@ beforeAll(async () => {
       const now = new Date().toISOString();
       const task = { taskId: 'up-1', createdAt: now, lastUpdatedAt: now, ttlMs: 600_000, pollIntervalMs: 50 };
       res.writeHead(200, { 'content-type': 'application/json' });
+      if (m.method === 'tools/call' && m.params.name === 'huge-first') {
+        hugeFirstCalls++;
+        // A synchronous answer to the task's first call, far over the project's bound.
+        const result = { resultType: 'complete', content: [{ type: 'text', text: 'F'.repeat(2 * MiB) }] };
+        res.end(`${resultFrame(m.id)}${JSON.stringify(result)}}`);
+        return;
+      }
       if (m.method === 'tools/call') {
         res.end(`${resultFrame(m.id)}${JSON.stringify({ resultType: 'task', status: 'working', ...task })}}`);
         return;
@@ -300,8 +310,8 @@ test('an upstream dripping a byte at a time is cut at the deadline; one reportin
   });
   // The upstream's side of the dripping call was closed, not left open.
   await waitUntil(() => written['drip'] !== undefined);
-  // Ten progress notifications over five seconds, then the result: longer than the deadline, not cut.
-  expect(progress.filter((e) => e.method === 'notifications/progress')).toHaveLength(10);
+  // Progress over six seconds, then the result: longer than the deadline, and not cut.
+  expect(progress.filter((e) => e.method === 'notifications/progress')).toHaveLength(PROGRESS_STEPS);
   expect(progress.at(-1)).toMatchObject({ result: { content: [{ type: 'text', text: 'done' }] } });
 }, 30_000);
 
@@ -423,3 +433,13 @@ async function waitUntil(done: () => boolean): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+test("a task's first answer that is too large is the client's error, not a retried call", async () => {
+  const reply = await client('tasks').callTool('huge-first', {});
+  expect(reply.body.error).toEqual({
+    code: -31014,
+    message: `Upstream "slow" sent an answer larger than ${MiB} bytes (limits.maxUpstreamResponseBytes)`,
+    data: { upstream: 'slow', limit: 'limits.maxUpstreamResponseBytes', limitBytes: MiB },
+  });
+  expect(hugeFirstCalls).toBe(1);
+}, 60_000);
