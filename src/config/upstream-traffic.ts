@@ -18,7 +18,7 @@ export const UpstreamAnswerLimitsShape = {
    * event may carry the response). Reading stops the moment it is passed and the call fails with -31014.
    * It is both the default and the ceiling of a project's `limits.maxUpstreamResponseBytes`. 16 MiB: 16
    * times the default result a client receives (`limits.maxResultBytes`), so results a project truncates
-   * or compacts still arrive whole, while one answer in flight costs the process about 100 MB at most.
+   * or compacts still arrive whole, while one such answer in flight grew the process by 30–90 MiB.
    */
   maxResponseBytes: z
     .int()
