@@ -18,7 +18,12 @@ import { AnswerParser } from './answers';
 import { CallDeadline } from './deadline';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 import { EraSwitch } from './eras';
-import { UpstreamAnswerTooLarge, UpstreamDeadlineExceeded, UpstreamTransportError } from './errors';
+import {
+  AnswerPreparationRefused,
+  UpstreamAnswerTooLarge,
+  UpstreamDeadlineExceeded,
+  UpstreamTransportError,
+} from './errors';
 import { LegacyUpstream } from './legacy';
 import type { LegacySessionStore } from './legacy/sessions';
 import { MemorySessionStore } from './legacy/memory-store';
@@ -62,6 +67,8 @@ const METRIC_METHODS: ReadonlySet<string> = new Set([
 /** A closed set: whether the request may have reached the upstream is what an operator acts on. */
 function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
   if (err instanceof UpstreamAnswerTooLarge) return 'too_large';
+  // The upstream answered; the gateway's own processing refused the result (e.g. ResultTooLarge).
+  if (err instanceof AnswerPreparationRefused) return 'ok';
   if (err instanceof UpstreamDeadlineExceeded) return 'deadline';
   if (signal?.aborted) return 'cancelled';
   if (err instanceof UpstreamTransportError && !err.mayHaveReached) return 'unreachable';
