@@ -106,11 +106,25 @@ function parseContainer(text: string): unknown {
  * recognised without sorting keys, and values of different sizes without comparing them.
  */
 export function duplicatesStructured(text: string, structured: unknown): boolean {
+  const b = serialized(structured);
+  // The usual copy is exactly JSON.stringify's text: no parsing needed.
+  if (text === b) return true;
   const parsed = parseContainer(text);
   if (parsed === NOT_JSON) return false;
   // Canonical JSON only reorders keys: its length is JSON.stringify's.
   const a = JSON.stringify(parsed);
-  const b = JSON.stringify(structured);
   if (a.length !== b.length) return false;
   return a === b || canonicalJson(parsed) === canonicalJson(structured);
+}
+
+/** JSON.stringify of a structured value, once per value: the steps of one limit ask for it repeatedly. */
+const serializedValues = new WeakMap<object, string>();
+function serialized(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  let text = serializedValues.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    serializedValues.set(value, text);
+  }
+  return text;
 }
