@@ -166,7 +166,8 @@ export class UpstreamClient {
           // Progress says the tool is working: its answer gets the whole deadline again.
           onNotification: (message) => {
             if (message.method === 'notifications/progress') deadline.restart();
-            relay?.(message);
+            // Whatever the relay answers is handed back to the reader (back-pressure may wait on it).
+            return relay?.(message);
           },
         }),
       );
