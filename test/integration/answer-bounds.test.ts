@@ -211,6 +211,13 @@ beforeAll(async () => {
         upstreams: [{ alias: 'example', url: example.url }],
       },
       {
+        slug: 'strict',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url: hostile.url }],
+        limits: { maxResultBytes: 10_000, overflow: 'error' },
+      },
+      {
         slug: 'tasks',
         authMode: 'anonymous',
         namespacing: false,
@@ -322,6 +329,17 @@ test("a large result is cut to the project's response limit where it is parsed",
   expect(result._meta['com.taskrouter/responseLimit']).toMatchObject({ policy: 'truncate', limitBytes: MiB });
   expect(result._meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'taskrouter' });
 }, 30_000);
+
+test("a large result the project's policy refuses is refused where it is parsed, as -31005", async () => {
+  const reply = await client('strict').callTool('large', { bytes: 64 * 1024 }, ordinary);
+  expect(reply.body.error).toMatchObject({
+    code: -31005,
+    message: expect.stringMatching(
+      /^Result of \d+ bytes exceeds the project's response limit of 10000 bytes$/,
+    ),
+    data: { limitBytes: 10_000, resultBytes: expect.any(Number) },
+  });
+});
 
 test("a project's own bound, set through the admin API, lowers the instance's and may not raise it", async () => {
   expect((await admin('POST', '/teams', { slug: 'bounded', name: 'Bounded' })).status).toBe(201);
