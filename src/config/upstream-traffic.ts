@@ -27,7 +27,7 @@ export const UpstreamAnswerLimitsShape = {
     .default(16 * MiB),
   /**
    * Largest SSE event on a stream that carries notifications only (`subscriptions/listen`, a 2025-era
-   * upstream's GET stream), in characters of its decoded text. 1 MiB: notifications are small (the
+   * upstream's GET stream), in bytes (its data, or any one line). 1 MiB: notifications are small (the
    * largest the gateway relays are resource and list updates), and a line that never ends stops here.
    */
   maxSseEventBytes: z.int().positive().default(MiB),

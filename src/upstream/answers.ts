@@ -53,7 +53,7 @@ export class UnreadableAnswer extends Error {
 export class AnswerParser {
   constructor(
     private readonly opts: {
-      /** Answers larger than this (bytes, or characters of an SSE event) go to `threads`. */
+      /** Answers larger than this (bytes of a body or of an SSE event's data) go to `threads`. */
       offThreadBytes: number;
       threads?: AnswerThreads;
     },
