@@ -111,6 +111,8 @@ function runUpstream(): void {
   server.listen(0, '127.0.0.1', () => {
     process.send?.({ port: (server.address() as AddressInfo).port });
   });
+  // The bench process went away (however it ended): so does its upstream.
+  process.once('disconnect', () => process.exit(0));
 }
 
 async function main(): Promise<void> {
