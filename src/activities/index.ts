@@ -17,7 +17,12 @@ import type {
   UpstreamReply,
   UpstreamRequestOptions,
 } from '../upstream/client';
-import { UpstreamTransportError } from '../upstream/errors';
+import {
+  boundError,
+  UpstreamAnswerTooLarge,
+  UpstreamDeadlineExceeded,
+  UpstreamTransportError,
+} from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
 import { claimFirstCall, FAILURE, recordUpstreamTask } from './first-call';
@@ -189,6 +194,13 @@ export function createActivities(deps: ActivityDeps) {
             ...(request.headers && { headers: request.headers }),
           });
         } catch (err) {
+          // Past a bound or the deadline: the upstream's answer (or what it did) is no better a second
+          // time; the client hears which bound, as an error or as the task's failure.
+          if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
+            const { kind: _kind, ...error } = boundError(err);
+            reply = { kind: 'error', error, httpStatus: 200 };
+            break;
+          }
           if (!(err instanceof UpstreamTransportError)) throw err;
           const retryable = !err.mayHaveReached || call.idempotent;
           const delay = CONNECT_RETRY_DELAYS_MS[attempt];
@@ -251,6 +263,11 @@ export function createActivities(deps: ActivityDeps) {
           // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
           if (err instanceof ApplicationFailure && err.nonRetryable)
             return { kind: 'unreachable', message: err.message };
+          // Its answer is too large to read: the next poll's would be as well (a deadline is retried).
+          if (err instanceof UpstreamAnswerTooLarge) {
+            const { kind: _kind, ...error } = boundError(err);
+            return { kind: 'failed', error };
+          }
           lastError = err instanceof Error ? err.message : String(err);
         }
         if (reply?.kind === 'error' && reply.error.code === -32602)

@@ -52,6 +52,8 @@ export type WatchUpstreamTaskResult =
   | { kind: 'lost'; error: JsonRpcErrorObject }
   /** Polls failed more often in a row than the configured budget. */
   | { kind: 'unreachable'; message: string }
+  /** The task cannot be followed: its answer passes a bound (-31014) that a next poll would pass too. */
+  | { kind: 'failed'; error: JsonRpcErrorObject }
   /** The upstream's `createdAt + ttlMs` passed while the task was still not terminal. */
   | { kind: 'expired' };
 

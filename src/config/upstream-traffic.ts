@@ -6,8 +6,65 @@
  */
 import { z } from 'zod';
 
-/** Reading answers: size and time bounds (docs/gateway.md). */
-export const UpstreamAnswerLimitsShape = {};
+const MiB = 1024 * 1024;
+
+/**
+ * Reading answers: size and time bounds (docs/gateway.md, "Upstream answers"). The figures behind each
+ * default are in docs/performance.md ("Large upstream answers").
+ */
+export const UpstreamAnswerLimitsShape = {
+  /**
+   * Largest upstream answer read, in bytes: a JSON body, or one SSE event of a request's answer (any
+   * event may carry the response). Reading stops the moment it is passed and the call fails with -31014.
+   * It is both the default and the ceiling of a project's `limits.maxUpstreamResponseBytes`. 16 MiB: 16
+   * times the default result a client receives (`limits.maxResultBytes`), so results a project truncates
+   * or compacts still arrive whole, while one such answer in flight grew the process by 30–90 MiB.
+   */
+  maxResponseBytes: z
+    .int()
+    .positive()
+    .max(1024 * MiB)
+    .default(16 * MiB),
+  /**
+   * Largest SSE event on a stream that carries notifications only (`subscriptions/listen`, a 2025-era
+   * upstream's GET stream), in bytes (its data, or any one line). 1 MiB: notifications are small (the
+   * largest the gateway relays are resource and list updates), and a line that never ends stops here.
+   */
+  maxSseEventBytes: z.int().positive().default(MiB),
+  /**
+   * Most distinct key names one answer may use (at any depth, `_meta` included); more fails the call with
+   * -31014. What a parsed answer costs the event loop grows with them, not with its bytes alone: a
+   * 50,000-key `_meta` took 1.7 s of CPU. Checked where large answers are parsed (off the event loop);
+   * an answer under `offThreadBytes` cannot hold that many. 5,000: a tool list of hundreds of tools uses
+   * a few hundred, while the worst shape of that many names costs the event loop about 14 ms to take in.
+   */
+  maxAnswerKeys: z.int().positive().default(5_000),
+  /**
+   * Longest an ordinary call's answer may take from the request to its last byte; past it the call is
+   * cut and fails with -31015. Not for `subscriptions/listen` streams or task watches (they have their
+   * own lifetimes). On an SSE answer each relayed `notifications/progress` starts the time again: a long
+   * tool that keeps reporting progress is working. The idle bound (no byte for `timeoutMs`) still holds.
+   * Two minutes: the time the first call of a task gets too (work that takes longer belongs on the task
+   * path), and the ceiling of a project's `limits.upstreamCallDeadlineMs`.
+   */
+  callDeadlineMs: z.int().positive().default(120_000),
+  /**
+   * Answers larger than this (bytes) are parsed, checked and, for `tools/call` results, cut to the
+   * project's response limit on a worker thread, so the event loop never parses a large answer. 16 KiB:
+   * parsing that much costs the event loop under 3 ms even in the worst shape measured.
+   */
+  offThreadBytes: z
+    .int()
+    .min(0)
+    .default(16 * 1024),
+  /** Worker threads that parse large answers (0: parse on the event loop, for debugging only). */
+  answerThreads: z.int().min(0).max(16).default(2),
+};
+
+const UpstreamAnswerLimitsSchema = z.strictObject(UpstreamAnswerLimitsShape);
+/** The answer limits with their defaults (for an upstream client built without a configuration). */
+export type UpstreamAnswerLimits = z.infer<typeof UpstreamAnswerLimitsSchema>;
+export const DEFAULT_ANSWER_LIMITS: UpstreamAnswerLimits = UpstreamAnswerLimitsSchema.parse({});
 
 /** Connection pools toward upstreams. */
 export const UpstreamPoolShape = {};

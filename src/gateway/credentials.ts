@@ -30,6 +30,11 @@ export async function resolveEndpoint(
     // Which protocol era it speaks, as last probed: the upstream client picks its translation by it.
     upstreamId: upstream.id,
     ...(upstream.probe && { probe: upstream.probe }),
+    // The project's own (lower) answer bounds: every call to it, the task's too, is read under them.
+    answerLimits: {
+      maxResponseBytes: project.limits.maxUpstreamResponseBytes,
+      callDeadlineMs: project.limits.upstreamCallDeadlineMs,
+    },
     resolved: true,
     authorizationId: credential.authorizationId,
   };

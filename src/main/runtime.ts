@@ -63,6 +63,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // A change that turns namespacing off over colliding upstreams is refused when it is made.
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
     ...(opts.changeCheckEveryMs !== undefined && { changeCheckEveryMs: opts.changeCheckEveryMs }),
+    answerLimitCeilings: config.upstreams,
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
     // Users connect upstreams with OAuth under the public origin (the redirect URI's); the upstreams that
@@ -80,6 +81,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     legacySessions: new UpstreamSessionStore(db, cipher),
     recordProbe: (upstreamId, probe) => controlPlane.recordUpstreamProbe(upstreamId, probe),
     onWarning: (message, detail) => logger.warn(detail, message),
+    answerLimits: config.upstreams,
+    // Large answers are parsed (and tools/call results cut) on worker threads running this script.
+    answerThreadScript: require.resolve('../gateway/answer-thread'),
   });
   const catalog = new UpstreamCatalog(upstream, serverInfo);
   const shared: Shared = {

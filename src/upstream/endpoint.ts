@@ -1,5 +1,6 @@
 /** What the gateway hands the upstream client: where an upstream is, with which credential, and the reply. */
 import type { InputRequests, JsonRpcErrorObject, UpstreamProbe } from '../protocol';
+import type { AnswerPreparation } from './answer-parse';
 
 export interface UpstreamEndpoint {
   alias: string;
@@ -16,10 +17,16 @@ export interface UpstreamEndpoint {
   upstreamId?: string;
   /** What the last recorded probe found out; absent when it was never probed (then probed on first use). */
   probe?: UpstreamProbe;
+  /**
+   * The project's own answer bounds (`limits.maxUpstreamResponseBytes`, `limits.upstreamCallDeadlineMs`):
+   * they only lower the instance's, which the client applies when they are absent or higher.
+   */
+  answerLimits?: { maxResponseBytes?: number | undefined; callDeadlineMs?: number | undefined };
 }
 
 export type UpstreamReply =
-  | { kind: 'result'; result: Record<string, unknown> }
+  /** `prepared`: the request's `prepare` was applied to the result where it was parsed (a worker thread). */
+  | { kind: 'result'; result: Record<string, unknown>; prepared?: boolean }
   | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number };
 
 export interface UpstreamRequestOptions {
@@ -37,4 +44,10 @@ export interface UpstreamRequestOptions {
    * request only once, so the gateway keeps it (src/upstream/legacy/tasks.ts); 2026 upstreams ignore it.
    */
   taskInput?: { open: InputRequests; answered: string[] };
+  /**
+   * What to do to the result where a large answer is parsed (a worker thread), so it never reaches the
+   * event loop whole: the gateway's response processing of a `tools/call` result. Small answers are
+   * returned as they are (`prepared` absent) and processed by the caller.
+   */
+  prepare?: AnswerPreparation;
 }

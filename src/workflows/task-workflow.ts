@@ -251,6 +251,8 @@ async function apply(
           'The task reached the end of its time to live before it finished; the upstream task was cancelled',
       }),
     );
+  } else if (watched.kind === 'failed') {
+    state.observe(failedObservation(state.s.observed, watched.error));
   } else {
     state.observe(
       failedObservation(state.s.observed, {

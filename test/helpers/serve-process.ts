@@ -14,7 +14,8 @@ export const REPO_ROOT = path.join(__dirname, '../..');
 
 /**
  * Writes `dir/config.json`: HTTP on `port`, a fresh task queue, the given store, a fresh key, and project
- * `demo` (anonymous, namespacing off) on `upstreamUrl`; `http`, `projects` and `sections` add to those.
+ * `demo` (anonymous, namespacing off) on `upstreamUrl`; `http` and `projects` add to those, `sections`
+ * adds top-level sections (e.g. `upstreams`, `admin`).
  */
 export function writeServeConfig(
   dir: string,

@@ -9,6 +9,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { META, PROTOCOL_VERSION } from '../../src/protocol';
+import type { AnswerContexts } from '../../src/upstream/answers';
+import { AnswerParser } from '../../src/upstream/answers';
 import { LegacyWire } from '../../src/upstream/legacy/wire';
 import { sendModern } from '../../src/upstream/modern';
 
@@ -93,6 +95,18 @@ function gatedRelay() {
   return { onNotification, release, seen };
 }
 
+/** Answers read under generous bounds on the event loop: what is under test here is the pausing. */
+const answers: AnswerContexts = (endpoint) => ({
+  parser: new AnswerParser({ offThreadBytes: 1 << 30 }),
+  bounds: {
+    maxBytes: 1 << 30,
+    bytesLimit: 'upstreams.maxResponseBytes',
+    maxEventBytes: 1 << 30,
+    maxAnswerKeys: 1_000_000,
+  },
+  alias: endpoint.alias,
+});
+
 const params = {
   name: 'flood',
   _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} },
@@ -102,6 +116,7 @@ test('2026-07-28: the reader waits for the relay, and the upstream is held back 
   const relay = gatedRelay();
   const call = sendModern(agent, { alias: 'flood', url }, 'tools/call', params, {
     onNotification: relay.onNotification,
+    answers,
   });
   const stalledAt = await upstreamStalled();
   expect(stalledAt).toBeLessThan(EVENTS);
@@ -114,7 +129,7 @@ test('2026-07-28: the reader waits for the relay, and the upstream is held back 
 
 test('2025 era: the same for a session exchange', async () => {
   const relay = gatedRelay();
-  const wire = new LegacyWire(agent);
+  const wire = new LegacyWire(agent, answers);
   const call = wire.request({ endpoint: { alias: 'flood', url } }, 'tools/call', params, {
     onNotification: relay.onNotification,
   });

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { AnswerLimitCeilings } from '../../config/config';
 import type { Cipher } from '../cipher';
 import type { Database } from '../schema';
 import { ControlPlaneError } from './errors';
@@ -54,6 +55,11 @@ export interface ControlPlaneStoreOptions {
    * turning namespacing off while upstreams share names). Rejects with the reason.
    */
   validateProject?: (project: ProjectRecord) => Promise<void>;
+  /**
+   * The instance's answer bounds (`upstreams.maxResponseBytes`, `upstreams.callDeadlineMs`): a project's
+   * `limits` may only lower them, and a value above is refused naming the field. Absent: not checked.
+   */
+  answerLimitCeilings?: AnswerLimitCeilings;
   /** How often the serving cache checks for changes made elsewhere (serving-cache.ts; default 250 ms). */
   changeCheckEveryMs?: number;
   /**

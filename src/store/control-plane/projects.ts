@@ -6,7 +6,7 @@
  * unservable (`validateProject`). Deleting a project is deletion.ts.
  */
 import type { CacheConfig, LimitsConfig } from '../../config/config';
-import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
+import { CacheConfigSchema, LimitsConfigSchema, projectAnswerLimitProblems } from '../../config/config';
 import type { ProjectsTable } from '../schema';
 import type { ListKind } from '../upstream-events';
 import { requireManagedProject, requireTeam, requireTeamRights, requireUser } from './access';
@@ -27,6 +27,7 @@ export async function createProject(
   input: NewProject,
 ): Promise<ProjectView> {
   const p = parse(NewProjectSchema, input);
+  checkAnswerLimits(ctx, p.limits);
   const team = await requireTeam(ctx.db, p.team);
   await requireTeamRights(ctx, actor, team.id);
   const now = ctx.nowIso();
@@ -86,6 +87,7 @@ export async function updateProject(
   }
   const cache = parse(CacheConfigSchema, { ...current.cache, ...patch.cache }, 'cache');
   const limits = parse(LimitsConfigSchema, { ...current.limits, ...patch.limits }, 'limits');
+  checkAnswerLimits(ctx, limits);
   const next: ProjectsTable = {
     ...row,
     team_id: teamId,
@@ -140,6 +142,17 @@ function exposedListsChanged(columns: readonly string[]): ListKind[] {
     kinds.add('prompts');
   }
   return [...kinds];
+}
+
+/**
+ * A project may only lower the instance's answer bounds: a higher value is refused, naming the field and
+ * the instance setting, rather than silently clamped (the manager would believe in a bound that is not).
+ */
+function checkAnswerLimits(ctx: StoreContext, limits: LimitsConfig): void {
+  const ceilings = ctx.options.answerLimitCeilings;
+  if (!ceilings) return;
+  const problems = projectAnswerLimitProblems(limits, ceilings);
+  if (problems.length > 0) throw new ControlPlaneError('invalid', problems.map((p) => p.message).join('; '));
 }
 
 /** The gateway's veto (`validateProject`), reported as `invalid` with its reason. */

@@ -38,8 +38,7 @@ export async function requestJson(url: string | URL, init: RequestInit = {}): Pr
   } catch (err) {
     throw new OAuthHttpError(`${new URL(url).origin} could not be reached: ${(err as Error).name}`);
   }
-  const text = await res.text();
-  if (text.length > MAX_BYTES) throw new OAuthHttpError(`${new URL(url).origin} sent too large a reply`);
+  const text = await boundedText(res, new URL(url).origin);
   let body: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = text === '' ? undefined : JSON.parse(text);
@@ -49,6 +48,39 @@ export async function requestJson(url: string | URL, init: RequestInit = {}): Pr
     body = undefined;
   }
   return { status: res.status, headers: res.headers, body };
+}
+
+/**
+ * The reply's text, read only up to MAX_BYTES: refused by its `content-length` before reading, else
+ * counted while reading and cancelled the moment it passes (an OAuth document is a few KiB).
+ */
+async function boundedText(res: Response, origin: string): Promise<string> {
+  const tooLarge = () => new OAuthHttpError(`${origin} sent a reply larger than ${MAX_BYTES} bytes`);
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > MAX_BYTES) {
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (bytes > MAX_BYTES) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof OAuthHttpError) throw err;
+    throw new OAuthHttpError(`${origin} broke off its reply: ${(err as Error).name}`);
+  }
+  return Buffer.concat(chunks, bytes).toString('utf8');
 }
 
 /** GET of a JSON document that must answer 200 with an object; undefined on 404 (try the next URL). */
