@@ -17,7 +17,7 @@ import type {
   UpstreamReply,
   UpstreamRequestOptions,
 } from '../upstream/client';
-import { UpstreamTransportError } from '../upstream/errors';
+import { UpstreamAddressRefusedError, UpstreamTransportError } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
 import { claimFirstCall, FAILURE, recordUpstreamTask } from './first-call';
@@ -188,7 +188,9 @@ export function createActivities(deps: ActivityDeps) {
           });
         } catch (err) {
           if (!(err instanceof UpstreamTransportError)) throw err;
-          const retryable = !err.mayHaveReached || call.idempotent;
+          // A refused address is refused again: no retry.
+          const retryable =
+            !(err instanceof UpstreamAddressRefusedError) && (!err.mayHaveReached || call.idempotent);
           const delay = CONNECT_RETRY_DELAYS_MS[attempt];
           if (!retryable || delay === undefined) {
             throw ApplicationFailure.create({

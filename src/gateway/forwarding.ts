@@ -8,7 +8,7 @@ import { META, ProtocolError, TASKS_EXTENSION } from '../protocol';
 import type { ControlPlane, UpstreamRecord } from '../store/control-plane/types';
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
-import { UpstreamTransportError } from '../upstream/errors';
+import { UpstreamAddressRefusedError, UpstreamTransportError } from '../upstream/errors';
 import { relayableMeta, upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
 import { resolveEndpoint } from './credentials';
@@ -97,6 +97,9 @@ export async function forward(
 }
 
 function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): ProtocolError {
+  if (err instanceof UpstreamAddressRefusedError) {
+    return new ProtocolError('UpstreamAddressRefused', err.message, { upstream: endpoint.alias });
+  }
   const detail = err instanceof UpstreamTransportError ? err.message : `Upstream "${endpoint.alias}" failed`;
   return new ProtocolError('UpstreamUnavailable', detail, { upstream: endpoint.alias });
 }

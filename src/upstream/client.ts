@@ -7,6 +7,7 @@
 import type { Dispatcher } from 'undici';
 import { Agent } from 'undici';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
+import type { AddressPolicy } from './address-policy';
 import { METHOD } from '../protocol';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
@@ -30,6 +31,11 @@ export interface UpstreamClientOptions {
   recordProbe?: (upstreamId: string, probe: UpstreamProbe) => Promise<void>;
   /** Problems nobody is waiting for (a session that could not be ended, a probe not recorded). */
   onWarning?: (message: string, detail: Record<string, unknown>) => void;
+  /**
+   * Where upstreams whose address no operator set may connect (address-policy.ts); checked on every
+   * connection to them. Absent: no check (unit tests of the client).
+   */
+  addressPolicy?: AddressPolicy;
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'taskrouter', version: '0' };
@@ -52,43 +58,66 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
   return 'failed';
 }
 
+/** The dispatchers of one kind of address: requests, and listen streams (no body timeout). */
+interface Dispatchers {
+  call: Dispatcher;
+  listen: Dispatcher;
+}
+
 export class UpstreamClient {
-  private readonly dispatcher: Dispatcher;
-  /** For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout. */
-  private readonly listenDispatcher: Dispatcher;
+  /** For addresses an operator set. */
+  private readonly trusted: Dispatchers;
+  /** For the others: every connection obeys the address policy (the same as `trusted` without one). */
+  private readonly checked: Dispatchers;
   private readonly legacy: LegacyUpstream;
   private readonly eras: EraSwitch;
 
   constructor(opts: UpstreamClientOptions = {}) {
     const timeout = opts.timeoutMs ?? 60_000;
-    this.dispatcher = new Agent({
-      connections: opts.connections ?? 128,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-      keepAliveTimeout: 10_000,
-    });
-    this.listenDispatcher = new Agent({ headersTimeout: timeout, bodyTimeout: 0 });
+    const dispatchers = (policy?: AddressPolicy): Dispatchers => {
+      // The address policy is one option of the connection: its lookup refuses before the socket opens.
+      const connect = policy && { connect: policy.connector() };
+      return {
+        call: new Agent({
+          connections: opts.connections ?? 128,
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+          keepAliveTimeout: 10_000,
+          ...connect,
+        }),
+        listen: new Agent({ headersTimeout: timeout, bodyTimeout: 0, ...connect }),
+      };
+    };
+    this.trusted = dispatchers();
+    this.checked = opts.addressPolicy ? dispatchers(opts.addressPolicy) : this.trusted;
     const warn = opts.onWarning ?? (() => {});
     this.legacy = new LegacyUpstream({
-      dispatcher: this.dispatcher,
-      watchDispatcher: this.listenDispatcher,
+      dispatcher: (endpoint) => this.dispatchersOf(endpoint).call,
+      watchDispatcher: (endpoint) => this.dispatchersOf(endpoint).listen,
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
     });
     this.eras = new EraSwitch({
-      modern: (endpoint, method, params, o) => sendModern(this.dispatcher, endpoint, method, params, o),
+      modern: (endpoint, method, params, o) =>
+        sendModern(this.dispatchersOf(endpoint).call, endpoint, method, params, o),
       legacy: this.legacy,
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
     });
   }
 
+  private dispatchersOf(endpoint: UpstreamEndpoint): Dispatchers {
+    return endpoint.addressApproved === true ? this.trusted : this.checked;
+  }
+
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
     await this.legacy.close();
-    await this.listenDispatcher.destroy();
-    await this.dispatcher.close();
+    for (const d of new Set([this.trusted, this.checked])) {
+      await d.listen.destroy();
+      await d.call.close();
+    }
   }
 
   /**
@@ -136,7 +165,7 @@ export class UpstreamClient {
       await this.legacy.watchLists(endpoint, onNotification, signal);
       return { kind: 'result', result: { resultType: 'complete' } };
     }
-    return sendModern(this.listenDispatcher, endpoint, 'subscriptions/listen', params, {
+    return sendModern(this.dispatchersOf(endpoint).listen, endpoint, 'subscriptions/listen', params, {
       signal,
       onNotification,
     });

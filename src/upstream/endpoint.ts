@@ -16,6 +16,11 @@ export interface UpstreamEndpoint {
   upstreamId?: string;
   /** What the last recorded probe found out; absent when it was never probed (then probed on first use). */
   probe?: UpstreamProbe;
+  /**
+   * An operator set this address (configuration, bootstrap file, instance admin): its connections are
+   * not held to the address policy. Absent or false: every connection is (address-policy.ts).
+   */
+  addressApproved?: boolean;
 }
 
 export type UpstreamReply =

@@ -15,3 +15,16 @@ export class UpstreamTransportError extends Error {
     super(message);
   }
 }
+
+/**
+ * The address policy refused the upstream's address (address-policy.ts): no connection was opened and
+ * nothing was sent. Not worth retrying: the same address is refused again.
+ */
+export class UpstreamAddressRefusedError extends UpstreamTransportError {
+  constructor(alias: string) {
+    super(
+      `Upstream "${alias}" is in a network the gateway may not call for it (upstreams.networks.allow)`,
+      false,
+    );
+  }
+}

@@ -4,7 +4,8 @@
  * comments are skipped, as clients must).
  */
 import { createParser } from 'eventsource-parser';
-import { UpstreamTransportError } from './errors';
+import { ADDRESS_REFUSED } from './address-policy';
+import { UpstreamAddressRefusedError, UpstreamTransportError } from './errors';
 
 /** Connection errors raised before any byte of the request could have been sent. */
 const NOT_SENT_CODES = new Set([
@@ -19,6 +20,7 @@ const NOT_SENT_CODES = new Set([
 export function transportError(alias: string, err: unknown): UpstreamTransportError {
   if (err instanceof UpstreamTransportError) return err;
   const code = (err as { code?: string }).code ?? '';
+  if (code === ADDRESS_REFUSED) return new UpstreamAddressRefusedError(alias);
   const reason = err instanceof Error ? err.message : String(err);
   return new UpstreamTransportError(
     `Upstream "${alias}" is unreachable: ${reason}`,
