@@ -24,6 +24,8 @@ export function writeServeConfig(
     store: Record<string, unknown>;
     http?: Record<string, unknown>;
     projects?: Array<Record<string, unknown>>;
+    /** More top-level sections (`health`, `upstreams`, `admin`…), set as given. */
+    sections?: Record<string, unknown>;
   },
 ): string {
   const temporal = testTemporal();
@@ -49,6 +51,7 @@ export function writeServeConfig(
         },
         ...(opts.projects ?? []),
       ],
+      ...opts.sections,
     }),
   );
   return file;

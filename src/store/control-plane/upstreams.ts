@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import type { UpstreamProbe } from '../../protocol';
+import { PROBE_FAILED } from '../../protocol';
 import type { UpstreamsTable } from '../schema';
 import { secretsEqual } from '../tokens';
 import { LIST_KINDS } from '../upstream-events';
@@ -17,6 +18,16 @@ import { insertUnique, newId } from './context';
 import { ControlPlaneError } from './errors';
 import { announceListChanges } from './list-changes';
 import type { NewUpstream, UpstreamPatch } from './schemas';
+import type { Dropped } from './upstream-addresses';
+import {
+  addressOf,
+  approvedBy,
+  auditDropped,
+  checkManagedAddress,
+  dropBoundGrants,
+  moveOf,
+  revokeDroppedAtServers,
+} from './upstream-addresses';
 import { NewUpstreamSchema, parse, UpstreamPatchSchema } from './schemas';
 import type { Principal, UpstreamAuth, UpstreamRecord } from './types';
 import type { Updated, UpstreamView } from './views';
@@ -29,6 +40,7 @@ export async function addUpstream(
 ): Promise<UpstreamView> {
   const u = parse(NewUpstreamSchema, input);
   const project = await requireManagedProject(ctx, actor, projectRef);
+  await checkManagedAddress(ctx, actor, project.id, u.url);
   const now = ctx.nowIso();
   const id = newId('ups');
   const row: UpstreamsTable = {
@@ -44,6 +56,7 @@ export async function addUpstream(
         ? sealUpstreamCredential(ctx, id, u.auth.credential)
         : null,
     ...oauthColumns(ctx, id, u.auth),
+    address_approved: approvedBy(actor),
     created_at: now,
     updated_at: now,
   };
@@ -62,7 +75,7 @@ export async function addUpstream(
     if (Number(row.enabled) !== 0)
       await announceListChanges(trx, { projectId: project.id, upstreamId: id, kinds: LIST_KINDS });
   });
-  return toUpstreamView(row);
+  return toUpstreamView(row, actor);
 }
 
 export async function listUpstreams(
@@ -71,7 +84,7 @@ export async function listUpstreams(
   projectRef: string,
 ): Promise<UpstreamView[]> {
   const project = await requireManagedProject(ctx, actor, projectRef);
-  return (await upstreamRows(ctx.db, project.id)).map(toUpstreamView);
+  return (await upstreamRows(ctx.db, project.id)).map((r) => toUpstreamView(r, actor));
 }
 
 export async function updateUpstream(
@@ -85,8 +98,18 @@ export async function updateUpstream(
   const project = await requireManagedProject(ctx, actor, projectRef);
   const row = await requireUpstreamRow(ctx, project, alias);
   const { next, fields } = patchedUpstream(ctx, row, patch);
-  if (fields.length === 0) return { record: toUpstreamView(row), changed: false };
+  const move = moveOf(row, next);
+  // An operator restating the URL approves the address; a manager moving it withdraws the approval.
+  const approved =
+    actor.kind === 'admin' && patch.url !== undefined ? 1 : move.address ? 0 : row.address_approved;
+  if (Number(approved ?? 0) !== Number(row.address_approved ?? 0)) {
+    next.address_approved = approved;
+    fields.push('addressApproved');
+  }
+  if (fields.length === 0) return { record: toUpstreamView(row, actor), changed: false };
+  if (move.address) await checkManagedAddress(ctx, actor, project.id, next.url);
   next.updated_at = ctx.nowIso();
+  let dropped: Dropped | undefined;
   await ctx.transaction(async (trx) => {
     await trx
       .updateTable('upstreams')
@@ -100,6 +123,7 @@ export async function updateUpstream(
         oauth: next.oauth ?? 0,
         oauth_client_id: next.oauth_client_id ?? null,
         oauth_client_secret: next.oauth_client_secret ?? null,
+        address_approved: next.address_approved ?? 0,
         updated_at: next.updated_at,
       })
       .where('id', '=', row.id)
@@ -109,11 +133,22 @@ export async function updateUpstream(
       alias: row.alias,
       fields,
     });
+    // Credentials stay where they were given (upstream-addresses.ts): all in this same transaction.
+    if (move.address || move.oauthClient) {
+      dropped = await dropBoundGrants(ctx, trx, row, move);
+      await auditDropped(ctx, trx, actor, project.id, row, {
+        move,
+        projectCredential: row.credential !== null && next.credential === null,
+        oauthClientSecret: row.oauth_client_secret != null && next.oauth_client_secret == null,
+        dropped,
+      });
+    }
     // Turned on or off, re-pointed, another credential: what the project's clients see may differ.
     if (Number(row.enabled) !== 0 || Number(next.enabled) !== 0)
       await announceListChanges(trx, { projectId: project.id, upstreamId: row.id, kinds: LIST_KINDS });
   });
-  return { record: toUpstreamView(next), changed: true };
+  if (dropped) await revokeDroppedAtServers(ctx, dropped);
+  return { record: toUpstreamView(next, actor), changed: true };
 }
 
 /** The row after a patch, and the fields that really change (resending the stored credential is none). */
@@ -124,6 +159,7 @@ function patchedUpstream(
 ): { next: UpstreamsTable; fields: string[] } {
   const next: UpstreamsTable = { ...row };
   const fields: string[] = [];
+  const moved = patch.url !== undefined && addressOf(patch.url) !== addressOf(row.url);
   if (patch.url !== undefined && patch.url !== row.url) {
     next.url = patch.url;
     // What was probed at the old address says nothing about the new one.
@@ -158,7 +194,30 @@ function patchedUpstream(
       }
     }
   }
+  if (moved) dropSecretsNotGivenAgain(next, patch, fields);
   return { next, fields };
+}
+
+/**
+ * A re-pointed upstream keeps no secret given for its old address: the project credential and the OAuth
+ * client secret go unless this same patch gives them (again), and are then bound to the new address.
+ */
+function dropSecretsNotGivenAgain(
+  next: UpstreamsTable,
+  patch: z.output<typeof UpstreamPatchSchema>,
+  fields: string[],
+): void {
+  const a = patch.auth;
+  const credentialGiven = a?.mode === 'project' && a.credential !== undefined;
+  if (!credentialGiven && next.credential !== null) {
+    next.credential = null;
+    if (!fields.includes('credential')) fields.push('credential');
+  }
+  const secretGiven = a?.mode === 'per_user' && a.oauth?.clientSecret !== undefined;
+  if (!secretGiven && next.oauth_client_secret != null) {
+    next.oauth_client_secret = null;
+    if (!fields.includes('oauthClientSecret')) fields.push('oauthClientSecret');
+  }
 }
 
 /** The OAuth columns of a new upstream (all empty unless it is `per_user` with `oauth`). */
@@ -357,17 +416,24 @@ export function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
     url: row.url,
     enabled: Number(row.enabled) !== 0,
     auth: toAuth(row),
+    addressApproved: Number(row.address_approved ?? 0) === 1,
     ...(probe && { probe }),
   };
 }
 
-export function toUpstreamView(row: UpstreamsTable): UpstreamView {
+/**
+ * An upstream as `viewer` sees it. A failed probe's detail is the instance administrator's: anyone else
+ * reads one message for every failure, so a probe cannot tell an open port from a closed one.
+ */
+export function toUpstreamView(row: UpstreamsTable, viewer: Principal): UpstreamView {
   const { probe, ...record } = toUpstreamRecord(row);
+  const shown =
+    probe && viewer.kind !== 'admin' && probe.error !== null ? { ...probe, error: PROBE_FAILED } : probe;
   return {
     ...record,
     credentialSet: row.credential !== null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    probe: probe ?? { era: null, protocolVersion: null, probedAt: null, error: null },
+    probe: shown ?? { era: null, protocolVersion: null, probedAt: null, error: null },
   };
 }
