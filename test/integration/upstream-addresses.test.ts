@@ -24,6 +24,7 @@ import { startTestGateway } from '../helpers/gateway';
 import type { HostileUpstream } from '../helpers/hostile-upstream';
 import { startHostileUpstream } from '../helpers/hostile-upstream';
 import { McpTestClient, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { dashboardSession, freePort } from '../helpers/oidc';
 
 const ADMIN = 'admin-token-upstream-addresses-0000000';
 const TOKENS = {
@@ -67,8 +68,11 @@ let base: string;
 
 beforeAll(async () => {
   [old, fresh] = await Promise.all([recorder('old'), recorder('fresh')]);
+  const port = await freePort();
   gw = await startTestGateway({
     config: {
+      // A public origin: users connect upstreams with OAuth under it.
+      http: { host: '127.0.0.1', port, publicBaseUrl: `http://127.0.0.1:${port}` },
       admin: { token: ADMIN },
       // Managers may use this one loopback address (where the test's servers are), nothing else private.
       upstreams: { networks: { allow: ['127.0.0.1'] } },
@@ -303,6 +307,43 @@ describe('where managers may point upstreams (finding 7)', () => {
       ).toBeUndefined();
     } finally {
       await strict?.close();
+    }
+  });
+
+  test('connecting a manager’s upstream with OAuth calls only allowed addresses: an authorization server it names elsewhere is refused', async () => {
+    // The upstream (allowed) names its authorization server at 127.0.0.2, which managers may not use.
+    const resource = createServer((req, res) => {
+      const origin = `http://127.0.0.1:${(resource.address() as AddressInfo).port}`;
+      req.resume();
+      if (req.method === 'POST') {
+        res.writeHead(401, {
+          'www-authenticate': `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`,
+        });
+        res.end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: ['http://127.0.0.2:8443/'] }));
+    });
+    await new Promise<void>((r) => resource.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(resource.address() as AddressInfo).port}/mcp`;
+      const added = await alice('POST', '/projects/shop/upstreams', {
+        alias: 'sso',
+        url,
+        auth: { mode: 'per_user', oauth: {} },
+      });
+      expect(added.status).toBe(201);
+      const session = await dashboardSession(base, TOKENS.bob);
+      const res = await fetch(`${base}/v1/connect/shop/sso`, {
+        headers: { cookie: session },
+        redirect: 'manual',
+      });
+      expect(res.status).toBe(502);
+      // Refused before connecting (a connection to 127.0.0.2:8443 would have said "could not be reached").
+      expect(await res.text()).toContain('127.0.0.2:8443 is in a network the gateway may not call');
+    } finally {
+      await new Promise<void>((r) => resource.close(() => r()));
     }
   });
 });
