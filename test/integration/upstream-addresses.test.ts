@@ -95,12 +95,14 @@ afterAll(async () => {
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, inspected field by field
+type Json = any;
+
 async function adminApi(
   token: string,
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: Json }> {
   const res = await fetch(`${base}/v1/admin${path}`, {
     method,
     headers: {
@@ -323,7 +325,9 @@ describe('where managers may point upstreams (finding 7)', () => {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: ['http://127.0.0.2:8443/'] }));
+      res.end(
+        JSON.stringify({ resource: `${origin}/mcp`, authorization_servers: ['http://127.0.0.2:8443/'] }),
+      );
     });
     await new Promise<void>((r) => resource.listen(0, '127.0.0.1', r));
     try {
