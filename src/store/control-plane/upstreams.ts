@@ -3,7 +3,9 @@
  * an on/off switch and how calls to it are authorised (none, one project credential, or each user's
  * own authorization: authorizations.ts). The project credential is sealed with the store cipher, bound
  * to the upstream's id, and never returned: views say only whether one is set. Removing an upstream
- * removes its credential and every user authorization granted for it. Project managers only.
+ * removes its credential and every user authorization granted for it; re-pointing it drops what was
+ * given for the old address, and a manager's address must pass the address policy (upstream-addresses.ts).
+ * The OAuth client settings are upstream-oauth.ts's. Project managers only.
  */
 import type { z } from 'zod';
 import type { UpstreamProbe } from '../../protocol';
@@ -19,6 +21,7 @@ import { ControlPlaneError } from './errors';
 import { announceListChanges } from './list-changes';
 import type { NewUpstream, UpstreamPatch } from './schemas';
 import type { Dropped } from './upstream-addresses';
+import { oauthColumns, patchOAuth } from './upstream-oauth';
 import {
   addressOf,
   approvedBy,
@@ -31,6 +34,8 @@ import {
 import { NewUpstreamSchema, parse, UpstreamPatchSchema } from './schemas';
 import type { Principal, UpstreamAuth, UpstreamRecord } from './types';
 import type { Updated, UpstreamView } from './views';
+
+export { upstreamOAuthClient } from './upstream-oauth';
 
 export async function addUpstream(
   ctx: StoreContext,
@@ -220,77 +225,9 @@ function dropSecretsNotGivenAgain(
   }
 }
 
-/** The OAuth columns of a new upstream (all empty unless it is `per_user` with `oauth`). */
-function oauthColumns(ctx: StoreContext, id: string, auth: z.output<typeof NewUpstreamSchema>['auth']) {
-  const o = auth.mode === 'per_user' ? auth.oauth : undefined;
-  return {
-    oauth: o ? 1 : 0,
-    oauth_client_id: o?.clientId ?? null,
-    oauth_client_secret:
-      o?.clientSecret === undefined ? null : sealOAuthClientSecret(ctx, id, o.clientSecret),
-  };
-}
-
-/**
- * A patch's `auth` replaces the OAuth settings too; an omitted `clientSecret` keeps the stored one while
- * the client id stays the same (like a project credential), and resending the stored one changes nothing.
- */
-function patchOAuth(
-  ctx: StoreContext,
-  row: UpstreamsTable,
-  next: UpstreamsTable,
-  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
-  fields: string[],
-): void {
-  const o = a.mode === 'per_user' ? a.oauth : undefined;
-  const clientId = o?.clientId ?? null;
-  const was = { oauth: Number(row.oauth ?? 0), clientId: row.oauth_client_id ?? null };
-  if ((o ? 1 : 0) !== was.oauth || clientId !== was.clientId) {
-    next.oauth = o ? 1 : 0;
-    next.oauth_client_id = clientId;
-    fields.push('oauth');
-  }
-  const stored = row.oauth_client_secret ?? null;
-  let secret: Buffer | null = clientId !== null && clientId === was.clientId ? stored : null;
-  if (o?.clientSecret !== undefined) {
-    const same = stored !== null && secretsEqual(openOAuthClientSecret(ctx, row.id, stored), o.clientSecret);
-    secret = same ? stored : sealOAuthClientSecret(ctx, row.id, o.clientSecret);
-  }
-  if (secret !== stored) {
-    next.oauth_client_secret = secret;
-    fields.push('oauthClientSecret');
-  }
-}
-
 /** Whether users connect `upstream` with OAuth: it says so, or (legacy `connectUpstreams`) every `per_user` one. */
 export function connectsWithOAuth(upstream: { auth: UpstreamAuth }, legacyAll = false): boolean {
   return upstream.auth.mode === 'per_user' && (upstream.auth.oauth !== undefined || legacyAll);
-}
-
-/** The client an upstream's configuration names for its authorization server, secret opened; else undefined. */
-export async function upstreamOAuthClient(
-  ctx: StoreContext,
-  upstreamId: string,
-): Promise<{ clientId: string; clientSecret?: string } | undefined> {
-  const row = await ctx.db
-    .selectFrom('upstreams')
-    .select(['id', 'oauth_client_id', 'oauth_client_secret'])
-    .where('id', '=', upstreamId)
-    .executeTakeFirst();
-  if (!row?.oauth_client_id) return undefined;
-  const sealed = row.oauth_client_secret ?? null;
-  return {
-    clientId: row.oauth_client_id,
-    ...(sealed !== null && { clientSecret: openOAuthClientSecret(ctx, row.id, sealed) }),
-  };
-}
-
-function openOAuthClientSecret(ctx: StoreContext, upstreamId: string, sealed: Uint8Array): string {
-  return ctx.cipher.open(sealed, `upstream-oauth-client-secret:${upstreamId}`).toString('utf8');
-}
-
-function sealOAuthClientSecret(ctx: StoreContext, upstreamId: string, secret: string): Buffer {
-  return ctx.cipher.seal(Buffer.from(secret, 'utf8'), `upstream-oauth-client-secret:${upstreamId}`);
 }
 
 /** Removes an upstream with its credentials and every user authorization granted for it. */
