@@ -175,11 +175,11 @@ export class AddressPolicy {
     const bare = address.replace(/^\[|\]$/g, '');
     const v4 = isIP(bare) === 6 ? embeddedIpv4(bare) : undefined;
     const ip = v4 ?? bare;
-    const cls = classifyAddress(ip);
-    const listed = this.cidrs.check(ip, isIP(ip) === 4 ? 'ipv4' : 'ipv6');
-    if (!listed && !(cls !== 'reserved' && this.named.has(cls))) return false;
+    // The gateway calling itself: only `self` allows it, whatever else the list opens.
     if (port !== undefined && this.ownPorts.has(port) && isOwnAddress(ip)) return this.named.has('self');
-    return true;
+    const cls = classifyAddress(ip);
+    if (cls !== 'reserved' && this.named.has(cls)) return true;
+    return this.cidrs.check(ip, isIP(ip) === 4 ? 'ipv4' : 'ipv6');
   }
 
   /** Configuration time: resolves the URL's host and refuses it when any address it has is refused. */

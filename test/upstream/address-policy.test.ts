@@ -127,9 +127,15 @@ describe('the configuration-time check', () => {
       AddressRefusedError,
     );
     await expect(p.checkUrl('http://127.0.0.1:8081/mcp')).resolves.toBeUndefined();
-    const self = policy(['public', 'loopback', 'self']);
+    // A CIDR naming the address does not open the gateway's own port either.
+    const cidr = policy(['127.0.0.1']);
+    cidr.addOwnPort(8080);
+    await expect(cidr.checkUrl('http://127.0.0.1:8080/')).rejects.toBeInstanceOf(AddressRefusedError);
+    await expect(cidr.checkUrl('http://127.0.0.1:8081/')).resolves.toBeUndefined();
+    const self = policy(['public', 'self']);
     self.addOwnPort(8080);
     await expect(self.checkUrl('http://127.0.0.1:8080/v1/mcp/other')).resolves.toBeUndefined();
+    await expect(self.checkUrl('http://127.0.0.1:8081/')).rejects.toBeInstanceOf(AddressRefusedError);
   });
 
   it('is what the configuration accepts, with ["public"] as the default', () => {
