@@ -19,6 +19,7 @@ import type {
 } from '../upstream/client';
 import {
   boundError,
+  UpstreamAddressRefusedError,
   UpstreamAnswerTooLarge,
   UpstreamDeadlineExceeded,
   UpstreamTransportError,
@@ -202,7 +203,9 @@ export function createActivities(deps: ActivityDeps) {
             break;
           }
           if (!(err instanceof UpstreamTransportError)) throw err;
-          const retryable = !err.mayHaveReached || call.idempotent;
+          // A refused address is refused again: no retry.
+          const retryable =
+            !(err instanceof UpstreamAddressRefusedError) && (!err.mayHaveReached || call.idempotent);
           const delay = CONNECT_RETRY_DELAYS_MS[attempt];
           if (!retryable || delay === undefined) {
             throw ApplicationFailure.create({

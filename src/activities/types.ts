@@ -12,6 +12,8 @@ export interface UpstreamAccess {
   principal: Principal;
   /** The authorization the task is bound to; a different (or no longer valid) one is never used. */
   authorizationId: string | null;
+  /** The address the task was created against; the upstream re-pointed elsewhere is not asked (absent: old tasks). */
+  upstreamAddress?: string;
 }
 
 export interface UpstreamTaskRef extends UpstreamAccess {

@@ -268,15 +268,21 @@ const ConfigObject = z.strictObject({
    */
   shutdownGraceMs: z.int().min(0).default(10_000),
   /**
-   * Health and metrics (docs/operators.md). The API serves `/healthz`, `/readyz` and `/metrics` on its own
-   * port; a process running only the worker serves them on `port` (none when unset). `metricsToken`, when
-   * set, is required as a bearer token on `/metrics` (it names projects and upstreams).
+   * Health and metrics (docs/operators.md). `port`: the process's internal health port (none when unset),
+   * serving `/healthz`, `/readyz` and `/metrics` whatever roles it runs, on `host` (loopback by default).
+   * The API port serves `/healthz` and `/readyz` too, but `/metrics` (it names every project and upstream)
+   * only with `metricsToken` (then required as a bearer token, on both ports) or with `publicMetrics`.
    */
   health: z
     .strictObject({
       port: z.int().min(0).max(65535).optional(),
       host: z.string().default('127.0.0.1'),
       metricsToken: z.string().min(16).optional(),
+      /**
+       * Serve `/metrics` on the API port without a token. Default false: the API port is the public
+       * surface, and the metrics would tell anyone which projects and upstreams exist.
+       */
+      publicMetrics: z.boolean().default(false),
     })
     .prefault({}),
 });

@@ -13,6 +13,7 @@ import type { DiscoveryCache } from '../upstream/discovery';
 import {
   AnswerPreparationRefused,
   boundError,
+  UpstreamAddressRefusedError,
   UpstreamAnswerTooLarge,
   UpstreamDeadlineExceeded,
   UpstreamTransportError,
@@ -145,6 +146,9 @@ export function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): P
   }
   if (err instanceof AnswerPreparationRefused && isErrorKind(err.refusal.kind))
     return new ProtocolError(err.refusal.kind, err.refusal.message, err.refusal.data);
+  if (err instanceof UpstreamAddressRefusedError) {
+    return new ProtocolError('UpstreamAddressRefused', err.message, { upstream: endpoint.alias });
+  }
   const detail = err instanceof UpstreamTransportError ? err.message : `Upstream "${endpoint.alias}" failed`;
   return new ProtocolError('UpstreamUnavailable', detail, { upstream: endpoint.alias });
 }

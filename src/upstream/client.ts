@@ -9,6 +9,7 @@ import { Agent } from 'undici';
 import type { UpstreamAnswerLimits } from '../config/upstream-traffic';
 import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
+import type { AddressPolicy } from './address-policy';
 import { METHOD } from '../protocol';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
 import type { AnswerPreparation } from './answer-parse';
@@ -49,6 +50,11 @@ export interface UpstreamClientOptions {
    * `tools/call` result to the project's limit there). Absent: every answer is parsed on the event loop.
    */
   answerThreadScript?: string;
+  /**
+   * Where upstreams whose address no operator set may connect (address-policy.ts); checked on every
+   * connection to them. Absent: no check (unit tests of the client).
+   */
+  addressPolicy?: AddressPolicy;
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'taskrouter', version: '0' };
@@ -75,10 +81,17 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
   return 'failed';
 }
 
+/** The dispatchers of one kind of address: requests, and listen streams (no body timeout). */
+interface Dispatchers {
+  call: Dispatcher;
+  listen: Dispatcher;
+}
+
 export class UpstreamClient {
-  private readonly dispatcher: Dispatcher;
-  /** For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout. */
-  private readonly listenDispatcher: Dispatcher;
+  /** For addresses an operator set. */
+  private readonly trusted: Dispatchers;
+  /** For the others: every connection obeys the address policy (the same as `trusted` without one). */
+  private readonly checked: Dispatchers;
   private readonly legacy: LegacyUpstream;
   private readonly eras: EraSwitch;
   private readonly limits: UpstreamAnswerLimits;
@@ -98,17 +111,26 @@ export class UpstreamClient {
     const answers = (endpoint: UpstreamEndpoint, prepare?: AnswerPreparation) =>
       this.answerContext(endpoint, prepare);
     const timeout = opts.timeoutMs ?? 60_000;
-    this.dispatcher = new Agent({
-      connections: opts.connections ?? 128,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-      keepAliveTimeout: 10_000,
-    });
-    this.listenDispatcher = new Agent({ headersTimeout: timeout, bodyTimeout: 0 });
+    const dispatchers = (policy?: AddressPolicy): Dispatchers => {
+      // The address policy is one option of the connection: its lookup refuses before the socket opens.
+      const connect = policy && { connect: policy.connector() };
+      return {
+        call: new Agent({
+          connections: opts.connections ?? 128,
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+          keepAliveTimeout: 10_000,
+          ...connect,
+        }),
+        listen: new Agent({ headersTimeout: timeout, bodyTimeout: 0, ...connect }),
+      };
+    };
+    this.trusted = dispatchers();
+    this.checked = opts.addressPolicy ? dispatchers(opts.addressPolicy) : this.trusted;
     const warn = opts.onWarning ?? (() => {});
     this.legacy = new LegacyUpstream({
-      dispatcher: this.dispatcher,
-      watchDispatcher: this.listenDispatcher,
+      dispatcher: (endpoint) => this.dispatchersOf(endpoint).call,
+      watchDispatcher: (endpoint) => this.dispatchersOf(endpoint).listen,
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
@@ -116,18 +138,24 @@ export class UpstreamClient {
     });
     this.eras = new EraSwitch({
       modern: (endpoint, method, params, o) =>
-        sendModern(this.dispatcher, endpoint, method, params, { ...o, answers }),
+        sendModern(this.dispatchersOf(endpoint).call, endpoint, method, params, { ...o, answers }),
       legacy: this.legacy,
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
     });
   }
 
+  private dispatchersOf(endpoint: UpstreamEndpoint): Dispatchers {
+    return endpoint.addressApproved === true ? this.trusted : this.checked;
+  }
+
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
     await this.legacy.close();
-    await this.listenDispatcher.destroy();
-    await this.dispatcher.close();
+    for (const d of new Set([this.trusted, this.checked])) {
+      await d.listen.destroy();
+      await d.call.close();
+    }
     await this.threads?.close();
   }
 
@@ -199,7 +227,7 @@ export class UpstreamClient {
       await this.legacy.watchLists(endpoint, onNotification, signal);
       return { kind: 'result', result: { resultType: 'complete' } };
     }
-    return sendModern(this.listenDispatcher, endpoint, 'subscriptions/listen', params, {
+    return sendModern(this.dispatchersOf(endpoint).listen, endpoint, 'subscriptions/listen', params, {
       signal,
       onNotification,
       answers: (e) => this.answerContext(e),

@@ -22,6 +22,11 @@ export interface UpstreamEndpoint {
    * they only lower the instance's, which the client applies when they are absent or higher.
    */
   answerLimits?: { maxResponseBytes?: number | undefined; callDeadlineMs?: number | undefined };
+  /**
+   * An operator set this address (configuration, bootstrap file, instance admin): its connections are
+   * not held to the address policy. Absent or false: every connection is (address-policy.ts).
+   */
+  addressApproved?: boolean;
 }
 
 export type UpstreamReply =

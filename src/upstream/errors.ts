@@ -98,3 +98,16 @@ export function boundError(err: UpstreamAnswerTooLarge | UpstreamDeadlineExceede
     data: { upstream: err.alias, limit: err.limit, ...bound },
   };
 }
+
+/**
+ * The address policy refused the upstream's address (address-policy.ts): no connection was opened and
+ * nothing was sent. Not worth retrying: the same address is refused again.
+ */
+export class UpstreamAddressRefusedError extends UpstreamTransportError {
+  constructor(alias: string) {
+    super(
+      `Upstream "${alias}" is in a network the gateway may not call for it (upstreams.networks.allow)`,
+      false,
+    );
+  }
+}

@@ -3,9 +3,10 @@
  * upstream, and reading the JSON-RPC messages of an SSE answer (priming events with empty data and
  * comments are skipped, as clients must), each event within a bound.
  */
+import { ADDRESS_REFUSED } from './address-policy';
 import type { AnswerContext } from './answers';
 import { UnreadableAnswer } from './answers';
-import { UpstreamAnswerTooLarge, UpstreamTransportError } from './errors';
+import { UpstreamAddressRefusedError, UpstreamAnswerTooLarge, UpstreamTransportError } from './errors';
 import { SseFramer } from './sse-framer';
 
 /** Connection errors raised before any byte of the request could have been sent. */
@@ -21,6 +22,7 @@ const NOT_SENT_CODES = new Set([
 export function transportError(alias: string, err: unknown): UpstreamTransportError {
   if (err instanceof UpstreamTransportError) return err;
   const code = (err as { code?: string }).code ?? '';
+  if (code === ADDRESS_REFUSED) return new UpstreamAddressRefusedError(alias);
   const reason = err instanceof Error ? err.message : String(err);
   return new UpstreamTransportError(
     `Upstream "${alias}" is unreachable: ${reason}`,

@@ -288,6 +288,7 @@ function accessOf(input: TaskWorkflowInput) {
     upstream: input.upstream,
     principal: input.principal,
     authorizationId: input.authorizationId,
+    ...(input.upstreamAddress !== undefined && { upstreamAddress: input.upstreamAddress }),
   };
 }
 

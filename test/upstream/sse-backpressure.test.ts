@@ -129,7 +129,7 @@ test('2026-07-28: the reader waits for the relay, and the upstream is held back 
 
 test('2025 era: the same for a session exchange', async () => {
   const relay = gatedRelay();
-  const wire = new LegacyWire(agent, answers);
+  const wire = new LegacyWire(() => agent, answers);
   const call = wire.request({ endpoint: { alias: 'flood', url } }, 'tools/call', params, {
     onNotification: relay.onNotification,
   });

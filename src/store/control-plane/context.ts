@@ -33,9 +33,17 @@ export interface RenewedTokens {
  * tokens).
  */
 export type RevokeAtServer = (r: {
+  /** The `upstream_oauth_clients` row the tokens were issued to. */
   clientId: string;
+  /**
+   * That client as it was when the connection ended, when the row may be gone or rewritten by then (an
+   * upstream re-pointed: its configured client's copy goes with its old address).
+   */
+  client?: { issuer: string; clientId: string; clientSecret?: string };
   accessToken: string;
   refreshToken: string | null;
+  /** An operator approved the upstream's address: its authorization server is called without the address policy. */
+  addressApproved: boolean;
 }) => Promise<void>;
 
 /** `rejected`: the server refused the refresh token; undefined: it could not be asked. */
@@ -43,6 +51,8 @@ export type RenewAuthorization = (r: {
   clientId: string;
   resource: string | null;
   refreshToken: string;
+  /** An operator approved the upstream's address: its authorization server is called without the address policy. */
+  addressApproved: boolean;
 }) => Promise<RenewedTokens | 'rejected' | undefined>;
 
 export interface ControlPlaneStoreOptions {
@@ -73,6 +83,11 @@ export interface ControlPlaneStoreOptions {
   revokeAtServer?: RevokeAtServer;
   /** Renews an authorization made by connecting with OAuth (renewal.ts); absent, none renews. */
   renewAuthorization?: RenewAuthorization;
+  /**
+   * Refuses (rejects with the reason) an upstream URL a project manager may not use: the address policy
+   * (src/upstream/address-policy.ts), which resolves the name. Absent, every address is accepted.
+   */
+  checkUpstreamAddress?: (url: string) => Promise<void>;
 }
 
 export class StoreContext {

@@ -56,10 +56,13 @@ export type Exchange =
   /** The upstream does not speak the version it was called with. */
   | { kind: 'version-refused'; message: string };
 
+/** The dispatcher an endpoint's requests go through (its address may be held to the address policy). */
+export type DispatcherFor = (endpoint: UpstreamEndpoint) => Dispatcher;
+
 export class LegacyWire {
   /** `answers`: the bounds and parser each endpoint's answers are read with (answers.ts). */
   constructor(
-    private readonly dispatcher: Dispatcher,
+    private readonly dispatcherFor: DispatcherFor,
     readonly answers: AnswerContexts,
   ) {}
 
@@ -94,7 +97,7 @@ export class LegacyWire {
     const res = await request(target.endpoint.url, {
       method: 'DELETE',
       headers: this.headers(target, '*/*'),
-      dispatcher: this.dispatcher,
+      dispatcher: this.dispatcherFor(target.endpoint),
       signal: AbortSignal.timeout(5_000),
     });
     await res.body.dump();
@@ -105,7 +108,7 @@ export class LegacyWire {
     const res = await request(target.endpoint.url, {
       method: 'GET',
       headers: this.headers(target, 'text/event-stream'),
-      dispatcher: this.dispatcher,
+      dispatcher: this.dispatcherFor(target.endpoint),
       signal,
     });
     const type = String(res.headers['content-type'] ?? '');
@@ -129,7 +132,7 @@ export class LegacyWire {
         method: 'POST',
         headers: { ...this.headers(target), 'content-type': 'application/json' },
         body: JSON.stringify(message),
-        dispatcher: this.dispatcher,
+        dispatcher: this.dispatcherFor(target.endpoint),
         ...(opts.signal && { signal: opts.signal }),
       });
     } catch (err) {
