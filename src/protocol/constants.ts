@@ -6,6 +6,11 @@ export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [PROTOCOL_VERSION]
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
+/** MCP Apps (SEP-1865): tools that point at an HTML view served as a `ui://` resource. */
+export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+/** The one content type of MCP Apps views so far. */
+export const UI_MIME_TYPE = 'text/html;profile=mcp-app';
+
 export const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
