@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import { Agent } from 'undici';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
 import { METHOD } from '../protocol';
+import { inMcpClientSpan } from '../telemetry/mcp-spans';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 import { EraSwitch } from './eras';
@@ -109,7 +110,10 @@ export class UpstreamClient {
     };
     const stopTimer = upstreamCallSeconds.startTimer(labels);
     try {
-      const reply = await this.eras.send(endpoint, method, params, opts);
+      // One MCP client span per request; its trace context goes upstream in `_meta` and in the headers.
+      const reply = await inMcpClientSpan({ method, params }, (_meta, traceHeaders) =>
+        this.eras.send(endpoint, method, { ...params, _meta }, { ...opts, traceHeaders }),
+      );
       upstreamCalls.inc({ ...labels, outcome: reply.kind === 'result' ? 'ok' : 'error' });
       return reply;
     } catch (err) {

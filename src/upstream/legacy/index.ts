@@ -165,6 +165,7 @@ export class LegacyUpstream {
       const exchange = await this.wire.request(targetOf(current), method, params, {
         ...(opts.signal && { signal: opts.signal }),
         ...(opts.onNotification && { onNotification: opts.onNotification }),
+        ...(opts.traceHeaders && { headers: opts.traceHeaders }),
         onRequest: (request) => this.streams.refuse(current, request),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);

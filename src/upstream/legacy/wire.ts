@@ -35,6 +35,8 @@ export interface ExchangeOptions {
   onNotification?: (message: JsonObject) => void | Promise<void>;
   /** A request the upstream sent on the answer's stream; answering true stops reading (`interrupted`). */
   onRequest?: (request: ServerRequest) => boolean | void;
+  /** Headers of this one message besides the session's (W3C trace context). */
+  headers?: Record<string, string>;
 }
 
 export type Exchange =
@@ -118,7 +120,7 @@ export class LegacyWire {
     try {
       res = await request(target.endpoint.url, {
         method: 'POST',
-        headers: { ...this.headers(target), 'content-type': 'application/json' },
+        headers: { ...opts.headers, ...this.headers(target), 'content-type': 'application/json' },
         body: JSON.stringify(message),
         dispatcher: this.dispatcher,
         ...(opts.signal && { signal: opts.signal }),
