@@ -20,6 +20,8 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
   /** 2025-11-25 key that must not appear under 2026-07-28 Tasks. */
   legacyRelatedTask: 'io.modelcontextprotocol/related-task',
+  /** Draft "Related Task IDs" (after 2026-07-28): task ids a `tools/call` relates to. */
+  relatedTaskIds: 'io.modelcontextprotocol/relatedTaskIds',
 } as const;
 
 /** HTTP header names, lower-cased as Node exposes them. */

@@ -119,12 +119,14 @@ test('views are read anew for every request and marked private; unknown and bare
   }
 });
 
-test('server/discover advertises the extension that its upstreams advertise', async () => {
+test('server/discover advertises the extension that its upstreams advertise, not their instructions', async () => {
   const reply = await gw.clientFor('apps').request('server/discover', {}, { capabilities: HOST_CAPS });
   expect(reply.body.result?.capabilities).toMatchObject({
     resources: {},
     extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } },
   });
+  // Each upstream has `instructions` for the model; none speaks for the project (protocol-decisions.md).
+  expect(reply.body.result).not.toHaveProperty('instructions');
   // The example upstream of the demo project advertises no views: nothing is claimed for it.
   const demo = await gw.client.request('server/discover', {}, { capabilities: HOST_CAPS });
   expect(JSON.stringify(demo.body.result?.capabilities)).not.toContain(UI_EXTENSION);
