@@ -36,10 +36,7 @@ export function traceCarrierOf(meta: Record<string, unknown> | undefined): Parti
     if (typeof value === 'string' && value.length <= MAX_LENGTH[key] && HEADER_SAFE.test(value))
       out[key] = value.trim();
   }
-  if (out.traceparent !== undefined && !TRACEPARENT.test(out.traceparent)) {
-    delete out.traceparent;
-    delete out.tracestate;
-  }
+  if (out.traceparent !== undefined && !TRACEPARENT.test(out.traceparent)) delete out.traceparent;
   if (out.traceparent === undefined) delete out.tracestate;
   return out;
 }
@@ -103,9 +100,14 @@ function spanName(op: McpOperation): string {
   return target === undefined ? op.method : `${op.method} ${target}`;
 }
 
+/** Tool and prompt names SHOULD be at most 128 characters; a longer one (a client's guess) names no span. */
+const MAX_TARGET_LENGTH = 128;
+
 function targetOf(op: McpOperation): string | undefined {
   const name = op.params.name;
-  return (op.method === 'tools/call' || op.method === 'prompts/get') && typeof name === 'string'
+  return (op.method === 'tools/call' || op.method === 'prompts/get') &&
+    typeof name === 'string' &&
+    name.length <= MAX_TARGET_LENGTH
     ? name
     : undefined;
 }
