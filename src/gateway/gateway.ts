@@ -4,7 +4,8 @@
  * Transport-free: the API hands it a validated request and writes what it returns or throws.
  */
 import type { InputResponses, TaskSnapshot } from '../protocol';
-import { CallToolParamsSchema, METHOD, ProtocolError } from '../protocol';
+import { CallToolParamsSchema, META, METHOD, ProtocolError } from '../protocol';
+import { inMcpServerSpan } from '../telemetry/mcp-spans';
 import type { TaskRecord } from '../store/task-store';
 import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
 import { parseParams } from './context';
@@ -56,7 +57,18 @@ export class McpGateway {
     this.resolvers = new CallResolvers(deps.controlPlane);
   }
 
+  /**
+   * Answers one request, in the MCP server span whose parent is the trace context the client put in
+   * `_meta` (telemetry/mcp-spans.ts): the upstream calls and the task workflow it starts continue it.
+   */
   async handle(call: McpCall): Promise<Result> {
+    const protocolVersion = call.params._meta[META.protocolVersion];
+    return inMcpServerSpan({ method: call.method, params: call.params, protocolVersion }, () =>
+      this.route(call),
+    );
+  }
+
+  private async route(call: McpCall): Promise<Result> {
     const ctx = this.context(call);
     switch (call.method) {
       case METHOD.discover:

@@ -11,6 +11,7 @@ import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
 import type { AddressPolicy } from './address-policy';
 import { METHOD } from '../protocol';
+import { inMcpClientSpan } from '../telemetry/mcp-spans';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
 import type { AnswerPreparation } from './answer-parse';
 import { AnswerThreads } from './answer-threads';
@@ -187,17 +188,26 @@ export class UpstreamClient {
     );
     const relay = opts.onNotification;
     try {
-      const reply = await deadline.race(
-        this.eras.send(endpoint, method, params, {
-          ...opts,
-          signal: deadline.signal,
-          // Progress says the tool is working: its answer gets the whole deadline again.
-          onNotification: (message) => {
-            if (message.method === 'notifications/progress') deadline.restart();
-            // Whatever the relay answers is handed back to the reader (back-pressure may wait on it).
-            return relay?.(message);
-          },
-        }),
+      // One MCP client span per request; its trace context goes upstream in `_meta` and in the headers.
+      const reply = await inMcpClientSpan({ method, params }, (_meta, traceHeaders) =>
+        deadline.race(
+          this.eras.send(
+            endpoint,
+            method,
+            { ...params, _meta },
+            {
+              ...opts,
+              traceHeaders,
+              signal: deadline.signal,
+              // Progress says the tool is working: its answer gets the whole deadline again.
+              onNotification: (message) => {
+                if (message.method === 'notifications/progress') deadline.restart();
+                // Whatever the relay answers is handed back to the reader (back-pressure may wait on it).
+                return relay?.(message);
+              },
+            },
+          ),
+        ),
       );
       upstreamCalls.inc({ ...labels, outcome: reply.kind === 'result' ? 'ok' : 'error' });
       return reply;

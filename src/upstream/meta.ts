@@ -5,13 +5,19 @@
 import type { ClientCapabilities, Implementation, Meta } from '../protocol';
 import { META, TASKS_EXTENSION } from '../protocol';
 
-/** Reserved envelope keys the gateway owns on each hop; everything else in `_meta` is relayed. */
+/**
+ * Keys never relayed; everything else in `_meta` is. The reserved envelope keys the gateway owns on each
+ * hop, and the keys that name tasks by id: a client names *gateway* task ids there, which are its own
+ * bearer secrets and mean nothing to an upstream (docs/protocol-decisions.md, "Open edges").
+ */
 const HOP_KEYS: ReadonlySet<string> = new Set([
   META.protocolVersion,
   META.clientCapabilities,
   META.clientInfo,
   META.serverInfo,
   META.subscriptionId,
+  META.relatedTaskIds,
+  META.legacyRelatedTask,
 ]);
 
 export function relayableMeta(meta: Meta | undefined): Meta {

@@ -5,6 +5,11 @@
  *
  *   POST:        jsonRpcReplies → refuseForeignOrigin → authenticate → readFrame → dispatch | legacy
  *   GET, DELETE: jsonRpcReplies → refuseForeignOrigin → authenticate → sessionRequest (2025 sessions)
+ *   otherwise:   jsonRpcReplies → refuseForeignOrigin → authenticate → 405
+ *
+ * Every method authenticates before its method is judged: a caller without valid credentials hears the
+ * 401 challenge whatever it sent (a sign-in bridge probes with a bare GET and starts listening for the
+ * OAuth callback only on a 401), and only an authenticated one learns that the method is not served.
  *
  * `jsonRpcReplies` is the one place a reply is written: a result from `dispatch`, or whatever a later step
  * threw, mapped by `toJsonRpcError`. Replies are JSON unless an upstream notification has to be relayed
@@ -90,6 +95,7 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
     dispatch(deps),
   ]);
   const sessionOnly = compose<McpContext>([...common, sessionRequest(deps.legacy)]);
+  const notServed = compose<McpContext>([...common, methodNotAllowed]);
   return async (ctx, next) => {
     const match = MCP_PATH.exec(ctx.path);
     if (!match) {
@@ -144,10 +150,16 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
     ) {
       return sessionOnly(ctx);
     }
-    emptyReply(ctx, 405);
-    ctx.set('Allow', 'POST');
+    return notServed(ctx);
   }
 }
+
+/** A method the endpoint does not serve, told only to an authenticated caller (the chain's last step). */
+const methodNotAllowed: Step = async (ctx) => {
+  ctx.state.mcp.status = 405;
+  emptyReply(ctx, 405);
+  ctx.set('Allow', 'POST');
+};
 
 /** Writes the reply: the result `dispatch` left, or the JSON-RPC error for whatever was thrown. */
 function jsonRpcReplies(logger: Logger, oauth: OAuthResourceServer | undefined): Step {

@@ -168,6 +168,7 @@ export class LegacyUpstream {
         ...(opts.signal && { signal: opts.signal }),
         ...(opts.onNotification && { onNotification: opts.onNotification }),
         ...(opts.prepare && { prepare: { ...opts.prepare, legacy: true } }),
+        ...(opts.traceHeaders && { headers: opts.traceHeaders }),
         onRequest: (request) => this.streams.refuse(current, request),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);
