@@ -75,6 +75,17 @@ export const LimitsConfigSchema = z.strictObject({
   inlineTaskWaitMs: z.int().positive().optional(),
 });
 
+/**
+ * What an MCP request body may hold (docs/gateway.md, "Request limits", has the reasons): generous for
+ * real traffic, including large tool arguments, far below what blocks the event loop for long.
+ */
+export const DEFAULT_JSON_SHAPE = {
+  maxDepth: 128,
+  maxMembers: 10_000,
+  maxKeys: 100_000,
+  maxContainers: 100_000,
+} as const;
+
 /** Ten minutes: long enough for most tool-sized tasks, short of the proxies that cut idle streams. */
 export const DEFAULT_INLINE_TASK_WAIT_MS = 10 * 60_000;
 
@@ -114,7 +125,16 @@ const ConfigObject = z.strictObject({
       /** Largest accepted request body. */
       maxBodyBytes: z.int().positive().default(4_194_304),
       /** Deepest nesting of arrays and objects accepted in an MCP request body (docs/gateway.md). */
-      maxJsonDepth: z.int().positive().max(1000).default(128),
+      maxJsonDepth: z.int().positive().max(1000).default(DEFAULT_JSON_SHAPE.maxDepth),
+      /**
+       * Most members in one object of an MCP request body. A huge object costs its parse, its schema
+       * check and its copies far more than its bytes (docs/gateway.md, "Request limits").
+       */
+      maxJsonMembers: z.int().positive().default(DEFAULT_JSON_SHAPE.maxMembers),
+      /** Most object members in one MCP request body, all objects together (docs/gateway.md). */
+      maxJsonKeys: z.int().positive().default(DEFAULT_JSON_SHAPE.maxKeys),
+      /** Most objects and arrays in one MCP request body (docs/gateway.md). */
+      maxJsonContainers: z.int().positive().default(DEFAULT_JSON_SHAPE.maxContainers),
       /**
        * Browser origins allowed to call the endpoint. Loopback origins are always allowed while the
        * gateway listens on loopback; requests without an Origin header (non-browser clients) are allowed.

@@ -9,7 +9,7 @@ import type { ControlPlane, UpstreamRecord } from '../store/control-plane/types'
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
 import { UpstreamTransportError } from '../upstream/errors';
-import { relayableMeta, upstreamMeta } from '../upstream/meta';
+import { upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
 import { resolveEndpoint } from './credentials';
 import type { Resolve, ResolvedEndpoint } from './routing';
@@ -77,7 +77,7 @@ export async function forward(
       {
         ...params,
         _meta: upstreamMeta({
-          relayedMeta: relayableMeta(meta),
+          relayedMeta: meta,
           protocolVersion: meta[META.protocolVersion],
           capabilities,
           gatewayInfo: deps.serverInfo,

@@ -140,7 +140,12 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
     logger,
     maxBodyBytes: config.http.maxBodyBytes,
-    maxJsonDepth: config.http.maxJsonDepth,
+    jsonShape: {
+      maxDepth: config.http.maxJsonDepth,
+      maxMembers: config.http.maxJsonMembers,
+      maxKeys: config.http.maxJsonKeys,
+      maxContainers: config.http.maxJsonContainers,
+    },
     origin: {
       listenHost: config.http.host,
       allowedOrigins: config.http.allowedOrigins,
