@@ -1,9 +1,71 @@
 /**
  * Fair shares between tenants (the `fairShare` section): per-project and per-caller bounds on what one
  * tenant may hold of the shared process at once, so a noisy neighbour is refused early and clearly
- * (a retryable `-31013` with a retry delay) instead of starving everyone else.
+ * (a retryable `-31013` with a retry delay) instead of starving everyone else. Each bound counts on one
+ * API replica (docs/operators.md, "Sizing fair shares"); docs/gateway.md, "Fair shares", gives the
+ * reason for every default.
  */
 import { z } from 'zod';
 
-export const FairShareConfigSchema = z.strictObject({});
+/** Requests in flight that the gateway answers for a client (every MCP method but `subscriptions/listen`). */
+const CallsSchema = z.strictObject({
+  /**
+   * One caller's requests in flight in one project. 16: an agent rarely runs more than a handful of tool
+   * calls at once, and 16 is what a caller may hold of listen streams too.
+   */
+  perCaller: z.int().positive().default(16),
+  /**
+   * One project's requests in flight, all its callers together. 128: eight callers at their full share;
+   * the number of connections every project on an upstream address used to share.
+   */
+  perProject: z.int().positive().default(128),
+});
+
+/** Task creations: `tools/call`s on the durable task path, from the request until the first outcome. */
+const CreationsSchema = z.strictObject({
+  /**
+   * Creations of one caller in flight. 16, as for calls: a creation is in flight only until the
+   * upstream answers its first call, usually well under a second.
+   */
+  inFlightPerCaller: z.int().positive().default(16),
+  /**
+   * Creations of one project in flight. 32: two callers at their full share. Creations queue in Temporal
+   * in order of arrival, so a project at this bound delays another project's creation by the time its 32
+   * take to start (2–5 s at the 7–17 creations/s one worker manages on two cores, docs/performance.md),
+   * and leaves most of `inFlightTotal` to the others.
+   */
+  inFlightPerProject: z.int().positive().default(32),
+  /**
+   * Creations in flight on this API replica, all projects together. 150: three quarters of a worker's
+   * local-activity slots (`temporal.maxConcurrentLocalActivities`, 200), where every creation's first
+   * upstream call runs; the rest stays for the short store writes of running tasks. Past it a creation
+   * is refused at once (retryable) instead of waiting for a slot until the start deadline (`-31002`).
+   */
+  inFlightTotal: z.int().positive().default(150),
+  /**
+   * One caller's creations per second (a token bucket refilled at this rate). 5: an agent that starts
+   * more than five tasks a second, for longer than its burst, is a loop, not a user.
+   */
+  perSecondPerCaller: z.number().positive().default(5),
+  /** How many creations a caller may make at once after a quiet spell (the bucket's size). 10: a fan-out. */
+  burstPerCaller: z.int().positive().default(10),
+  /**
+   * One project's creations per second, all its callers together. 10: below what one worker creates per
+   * second on two cores at best (17/s), so one project alone cannot take all of it.
+   */
+  perSecondPerProject: z.number().positive().default(10),
+  /** The project's bucket size: two callers' bursts. */
+  burstPerProject: z.int().positive().default(20),
+});
+
+export const FairShareConfigSchema = z
+  .strictObject({
+    calls: CallsSchema.prefault({}),
+    creations: CreationsSchema.prefault({}),
+  })
+  .refine((f) => f.creations.inFlightPerProject < f.creations.inFlightTotal, {
+    message:
+      'creations.inFlightPerProject must be below creations.inFlightTotal, or one project could take every creation',
+    path: ['creations', 'inFlightPerProject'],
+  });
 export type FairShareConfig = z.infer<typeof FairShareConfigSchema>;

@@ -7,7 +7,7 @@ import type { InputResponses, TaskSnapshot } from '../protocol';
 import { CallToolParamsSchema, METHOD, ProtocolError } from '../protocol';
 import type { TaskRecord } from '../store/task-store';
 import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
-import { parseParams } from './context';
+import { parseParams, shareOwner } from './context';
 import { CallResolvers } from './forwarding';
 import { discover, listPrompts, listResources, listTools, requireCapability } from './listing';
 import { complete, getPrompt, readResource } from './prompts-resources';
@@ -56,7 +56,20 @@ export class McpGateway {
     this.resolvers = new CallResolvers(deps.controlPlane);
   }
 
+  /**
+   * Answers one request, counted in its caller's and project's share of requests in flight (refused
+   * with -31013 before anything is done when either is full).
+   */
   async handle(call: McpCall): Promise<Result> {
+    const lease = this.deps.shares.admitCall(shareOwner(call));
+    try {
+      return await this.dispatch(call);
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async dispatch(call: McpCall): Promise<Result> {
     const ctx = this.context(call);
     switch (call.method) {
       case METHOD.discover:
