@@ -5,7 +5,6 @@
  * answers as a 2026-07-28 upstream with the Tasks extension would.
  */
 import type { Dispatcher } from 'undici';
-import { Agent } from 'undici';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
 import { METHOD } from '../protocol';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
@@ -16,12 +15,14 @@ import { LegacyUpstream } from './legacy';
 import type { LegacySessionStore } from './legacy/sessions';
 import { MemorySessionStore } from './legacy/memory-store';
 import { sendModern } from './modern';
+import { upstreamDispatcher, UpstreamPools } from './pools';
 
 export type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 
 export interface UpstreamClientOptions {
   timeoutMs?: number;
-  connections?: number;
+  /** One connection pool per project upstream (`upstreams.pool*`, src/upstream/pools.ts). */
+  pools?: { connections: number; idleMs: number; maxPools: number };
   /** The gateway's identity in a 2025-era `initialize` (`clientInfo`). */
   clientInfo?: Implementation;
   /** Where sessions with 2025-era upstreams are shared between processes; in memory when absent. */
@@ -53,7 +54,7 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
 }
 
 export class UpstreamClient {
-  private readonly dispatcher: Dispatcher;
+  private readonly pools: UpstreamPools;
   /** For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout. */
   private readonly listenDispatcher: Dispatcher;
   private readonly legacy: LegacyUpstream;
@@ -61,23 +62,27 @@ export class UpstreamClient {
 
   constructor(opts: UpstreamClientOptions = {}) {
     const timeout = opts.timeoutMs ?? 60_000;
-    this.dispatcher = new Agent({
-      connections: opts.connections ?? 128,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-      keepAliveTimeout: 10_000,
+    this.pools = new UpstreamPools({
+      connections: opts.pools?.connections ?? 128,
+      idleMs: opts.pools?.idleMs ?? 60_000,
+      maxPools: opts.pools?.maxPools ?? 1_000,
+      headersTimeoutMs: timeout,
+      bodyTimeoutMs: timeout,
     });
-    this.listenDispatcher = new Agent({ headersTimeout: timeout, bodyTimeout: 0 });
+    // Shared: a listen stream holds its connection for as long as it is open, so this agent has no
+    // connection cap to wait behind (the streams are bounded per caller where they are opened).
+    this.listenDispatcher = upstreamDispatcher({ headersTimeoutMs: timeout, bodyTimeoutMs: 0 });
     const warn = opts.onWarning ?? (() => {});
+    const pooled = (endpoint: UpstreamEndpoint) => this.pools.for(endpoint);
     this.legacy = new LegacyUpstream({
-      dispatcher: this.dispatcher,
-      watchDispatcher: this.listenDispatcher,
+      dispatcher: pooled,
+      watchDispatcher: () => this.listenDispatcher,
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
     });
     this.eras = new EraSwitch({
-      modern: (endpoint, method, params, o) => sendModern(this.dispatcher, endpoint, method, params, o),
+      modern: (endpoint, method, params, o) => sendModern(pooled(endpoint), endpoint, method, params, o),
       legacy: this.legacy,
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
@@ -88,7 +93,7 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await this.legacy.close();
     await this.listenDispatcher.destroy();
-    await this.dispatcher.close();
+    await this.pools.close();
   }
 
   /**

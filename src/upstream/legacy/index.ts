@@ -5,7 +5,6 @@
  * requests.ts; tasks: tasks.ts; everything else: translate.ts. docs/interop.md has the whole picture.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Dispatcher } from 'undici';
 import type { Implementation, TaskSupport } from '../../protocol';
 import { METHOD, taskSupportOf } from '../../protocol';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
@@ -26,16 +25,17 @@ import {
   tasksRequired,
   variantOf,
 } from './translate';
-import type { Exchange } from './wire';
+import type { DispatcherFor, Exchange } from './wire';
 import { LegacyWire } from './wire';
 import { watchLegacyLists } from './list-watch';
 
 export { EraRefusedError } from './sessions';
 
 export interface LegacyUpstreamDeps {
-  dispatcher: Dispatcher;
+  /** The dispatcher toward an endpoint's upstream (its own pool, src/upstream/pools.ts). */
+  dispatcher: DispatcherFor;
   /** For list watches' GET streams: no body timeout (list-watch.ts). Default: `dispatcher`. */
-  watchDispatcher?: Dispatcher;
+  watchDispatcher?: DispatcherFor;
   store: LegacySessionStore;
   clientInfo: Implementation;
   warn: (message: string, detail: Record<string, unknown>) => void;

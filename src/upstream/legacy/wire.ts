@@ -50,8 +50,11 @@ export type Exchange =
   /** The upstream does not speak the version it was called with. */
   | { kind: 'version-refused'; message: string };
 
+/** Which dispatcher carries requests to an endpoint's upstream (one pool per upstream). */
+export type DispatcherFor = (endpoint: UpstreamEndpoint) => Dispatcher;
+
 export class LegacyWire {
-  constructor(private readonly dispatcher: Dispatcher) {}
+  constructor(private readonly dispatcherFor: DispatcherFor) {}
 
   headers(target: WireTarget, accept = 'application/json, text/event-stream'): Record<string, string> {
     return {
@@ -84,7 +87,7 @@ export class LegacyWire {
     const res = await request(target.endpoint.url, {
       method: 'DELETE',
       headers: this.headers(target, '*/*'),
-      dispatcher: this.dispatcher,
+      dispatcher: this.dispatcherFor(target.endpoint),
       signal: AbortSignal.timeout(5_000),
     });
     await res.body.dump();
@@ -95,7 +98,7 @@ export class LegacyWire {
     const res = await request(target.endpoint.url, {
       method: 'GET',
       headers: this.headers(target, 'text/event-stream'),
-      dispatcher: this.dispatcher,
+      dispatcher: this.dispatcherFor(target.endpoint),
       signal,
     });
     const type = String(res.headers['content-type'] ?? '');
@@ -119,7 +122,7 @@ export class LegacyWire {
         method: 'POST',
         headers: { ...this.headers(target), 'content-type': 'application/json' },
         body: JSON.stringify(message),
-        dispatcher: this.dispatcher,
+        dispatcher: this.dispatcherFor(target.endpoint),
         ...(opts.signal && { signal: opts.signal }),
       });
     } catch (err) {
