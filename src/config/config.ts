@@ -193,6 +193,13 @@ const ConfigObject = z.strictObject({
        * a third of the worker's CPU per task (docs/performance.md).
        */
       workflowActivationLimitMs: z.int().positive().max(4_294_967_294).optional(),
+      /**
+       * Local activities a worker runs at once: every task creation's first upstream call, and the short
+       * store writes of running tasks. 200: what the worker always ran (the SDK's own default is 100).
+       * The API keeps each replica's creations in flight (`fairShare.creations.inFlightTotal`) below
+       * what the workers offer (docs/operators.md, "Sizing fair shares").
+       */
+      maxConcurrentLocalActivities: z.int().positive().default(200),
     })
     .prefault({}),
   /**

@@ -78,6 +78,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         cipher,
         activities,
         shutdownGraceMs: config.shutdownGraceMs,
+        maxConcurrentLocalActivities: config.temporal.maxConcurrentLocalActivities,
         ...(config.temporal.workflowActivationLimitMs !== undefined && {
           activationLimitMs: config.temporal.workflowActivationLimitMs,
         }),
