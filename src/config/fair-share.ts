@@ -43,19 +43,18 @@ const CreationsSchema = z.strictObject({
    */
   inFlightTotal: z.int().positive().default(150),
   /**
-   * One caller's creations per second (a token bucket refilled at this rate). 5: an agent that starts
-   * more than five tasks a second, for longer than its burst, is a loop, not a user.
+   * One caller's creations per second (a token bucket refilled at this rate). 10: far above an agent's
+   * pace (a model call or more per tool call) and a batch client's steady loop on one worker (7–17/s on
+   * two cores); what it stops is a client that retries or loops without pause. The in-flight shares,
+   * not this rate, are what keeps one tenant's burst from delaying another's creations.
    */
-  perSecondPerCaller: z.number().positive().default(5),
-  /** How many creations a caller may make at once after a quiet spell (the bucket's size). 10: a fan-out. */
-  burstPerCaller: z.int().positive().default(10),
-  /**
-   * One project's creations per second, all its callers together. 10: below what one worker creates per
-   * second on two cores at best (17/s), so one project alone cannot take all of it.
-   */
-  perSecondPerProject: z.number().positive().default(10),
+  perSecondPerCaller: z.number().positive().default(10),
+  /** How many creations a caller may make at once after a quiet spell (the bucket's size). 20: a fan-out. */
+  burstPerCaller: z.int().positive().default(20),
+  /** One project's creations per second, all its callers together. 20: two callers at their full rate. */
+  perSecondPerProject: z.number().positive().default(20),
   /** The project's bucket size: two callers' bursts. */
-  burstPerProject: z.int().positive().default(20),
+  burstPerProject: z.int().positive().default(40),
 });
 
 export const FairShareConfigSchema = z

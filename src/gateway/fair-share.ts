@@ -218,8 +218,13 @@ function callerKey(owner: ShareOwner): string {
 }
 
 function refusal(what: string, setting: string, retryAfterMs: number): ProtocolError {
-  return new ProtocolError('RateLimited', `Too many requests: ${what}; try again later`, {
-    retryAfterMs,
-    limit: `fairShare.${setting}`,
-  });
+  const wait = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ProtocolError(
+    'RateLimited',
+    `Too many requests: ${what}. Nothing was sent to the upstream; try again in ${wait} s`,
+    {
+      retryAfterMs,
+      limit: `fairShare.${setting}`,
+    },
+  );
 }

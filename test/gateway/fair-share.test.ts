@@ -34,10 +34,10 @@ test('defaults: each stated, and a project can never take every creation of a re
       inFlightPerCaller: 16,
       inFlightPerProject: 32,
       inFlightTotal: 150,
-      perSecondPerCaller: 5,
-      burstPerCaller: 10,
-      perSecondPerProject: 10,
-      burstPerProject: 20,
+      perSecondPerCaller: 10,
+      burstPerCaller: 20,
+      perSecondPerProject: 20,
+      burstPerProject: 40,
     },
   });
   expect(() => FairShareConfigSchema.parse({ creations: { inFlightPerProject: 150 } })).toThrow(
