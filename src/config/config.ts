@@ -82,7 +82,7 @@ export const LimitsConfigSchema = z.strictObject({
 export const DEFAULT_JSON_SHAPE = {
   maxDepth: 128,
   maxMembers: 10_000,
-  maxKeys: 100_000,
+  maxKeys: 20_000,
   maxContainers: 100_000,
 } as const;
 
@@ -200,6 +200,13 @@ const ConfigObject = z.strictObject({
        * what the workers offer (docs/operators.md, "Sizing fair shares").
        */
       maxConcurrentLocalActivities: z.int().positive().default(200),
+      /**
+       * Workflow tasks a worker runs at once. A creation's first workflow task stays open (holding its
+       * slot) while the first call runs as its local activity, and pollers reserve up to 10 slots more,
+       * so with the SDK's default of 40 about 30 slow first calls stopped every other creation. 250:
+       * local-activity slots plus pollers plus room for the tasks that only record a change.
+       */
+      maxConcurrentWorkflowTasks: z.int().positive().default(250),
     })
     .prefault({}),
   /**

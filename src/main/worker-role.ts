@@ -79,6 +79,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         activities,
         shutdownGraceMs: config.shutdownGraceMs,
         maxConcurrentLocalActivities: config.temporal.maxConcurrentLocalActivities,
+        maxConcurrentWorkflowTasks: config.temporal.maxConcurrentWorkflowTasks,
         ...(config.temporal.workflowActivationLimitMs !== undefined && {
           activationLimitMs: config.temporal.workflowActivationLimitMs,
         }),

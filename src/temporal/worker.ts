@@ -51,6 +51,8 @@ export interface TaskWorkerOptions {
   maxConcurrentActivities?: number;
   /** First upstream calls of task creations and short store writes (`temporal.maxConcurrentLocalActivities`). */
   maxConcurrentLocalActivities?: number;
+  /** Workflow tasks at once; a first call's task holds its slot while the call runs (`temporal.maxConcurrentWorkflowTasks`). */
+  maxConcurrentWorkflowTasks?: number;
   /** How long running activities may go on after `shutdown()` before they are cancelled. */
   shutdownGraceMs?: number;
   /** Longest a workflow activation may run before it fails (`temporal.workflowActivationLimitMs`); none when unset. */
@@ -75,6 +77,7 @@ export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker>
       dataConverter: createDataConverter(opts.cipher),
       maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 2000,
       maxConcurrentLocalActivityExecutions: opts.maxConcurrentLocalActivities ?? 200,
+      maxConcurrentWorkflowTaskExecutions: opts.maxConcurrentWorkflowTasks ?? 250,
       shutdownGraceTime: opts.shutdownGraceMs ?? 5000,
       interceptors: { activity: await activityTracing() },
       sinks: workflowSpanSinks(),
