@@ -38,7 +38,8 @@ const CreationsSchema = z.strictObject({
   /**
    * Creations in flight on this API replica, all projects together. 150: three quarters of a worker's
    * local-activity slots (`temporal.maxConcurrentLocalActivities`, 200), where every creation's first
-   * upstream call runs; the rest stays for the short store writes of running tasks. Past it a creation
+   * upstream call runs (its workflow task holding one of `temporal.maxConcurrentWorkflowTasks` the
+   * while); the rest stays for the short store writes of running tasks. Past it a creation
    * is refused at once (retryable) instead of waiting for a slot until the start deadline (`-31002`).
    */
   inFlightTotal: z.int().positive().default(150),
@@ -51,10 +52,15 @@ const CreationsSchema = z.strictObject({
   perSecondPerCaller: z.number().positive().default(10),
   /** How many creations a caller may make at once after a quiet spell (the bucket's size). 20: a fan-out. */
   burstPerCaller: z.int().positive().default(20),
-  /** One project's creations per second, all its callers together. 20: two callers at their full rate. */
-  perSecondPerProject: z.number().positive().default(20),
-  /** The project's bucket size: two callers' bursts. */
-  burstPerProject: z.int().positive().default(40),
+  /**
+   * One project's creations per second, all its callers together. 50: above what a worker creates per
+   * second (7–17 on two cores; Temporal's own floor there is ~27 with 32 clients), so on one machine it
+   * never stands in the way of throughput benchmarks; on a cluster it bounds a project of many callers
+   * that all loop.
+   */
+  perSecondPerProject: z.number().positive().default(50),
+  /** The project's bucket size: five callers' bursts. */
+  burstPerProject: z.int().positive().default(100),
 });
 
 export const FairShareConfigSchema = z

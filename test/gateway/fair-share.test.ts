@@ -36,8 +36,8 @@ test('defaults: each stated, and a project can never take every creation of a re
       inFlightTotal: 150,
       perSecondPerCaller: 10,
       burstPerCaller: 20,
-      perSecondPerProject: 20,
-      burstPerProject: 40,
+      perSecondPerProject: 50,
+      burstPerProject: 100,
     },
   });
   expect(() => FairShareConfigSchema.parse({ creations: { inFlightPerProject: 150 } })).toThrow(
