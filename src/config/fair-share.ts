@@ -10,12 +10,13 @@ import { z } from 'zod';
 /** Requests in flight that the gateway answers for a client (every MCP method but `subscriptions/listen`). */
 const CallsSchema = z.strictObject({
   /**
-   * One caller's requests in flight in one project. 16: an agent rarely runs more than a handful of tool
-   * calls at once, and 16 is what a caller may hold of listen streams too.
+   * One caller's requests in flight in one project. 64: far more than an agent runs at once (a handful
+   * of tool calls), enough for a backend service calling with one API key, and half of the project's
+   * share, so one caller cannot take all of it.
    */
-  perCaller: z.int().positive().default(16),
+  perCaller: z.int().positive().default(64),
   /**
-   * One project's requests in flight, all its callers together. 128: eight callers at their full share;
+   * One project's requests in flight, all its callers together. 128: two callers at their full share;
    * the number of connections every project on an upstream address used to share.
    */
   perProject: z.int().positive().default(128),
@@ -24,8 +25,8 @@ const CallsSchema = z.strictObject({
 /** Task creations: `tools/call`s on the durable task path, from the request until the first outcome. */
 const CreationsSchema = z.strictObject({
   /**
-   * Creations of one caller in flight. 16, as for calls: a creation is in flight only until the
-   * upstream answers its first call, usually well under a second.
+   * Creations of one caller in flight. 16: half the project's, and plenty, since a creation is in flight
+   * only until the upstream answers its first call, usually well under a second.
    */
   inFlightPerCaller: z.int().positive().default(16),
   /**
@@ -44,14 +45,14 @@ const CreationsSchema = z.strictObject({
    */
   inFlightTotal: z.int().positive().default(150),
   /**
-   * One caller's creations per second (a token bucket refilled at this rate). 10: far above an agent's
-   * pace (a model call or more per tool call) and a batch client's steady loop on one worker (7–17/s on
-   * two cores); what it stops is a client that retries or loops without pause. The in-flight shares,
+   * One caller's creations per second (a token bucket refilled at this rate). 20: far above an agent's
+   * pace (a model call or more per tool call) and above what one worker creates (7–17/s on two cores);
+   * what it stops is a client that retries or loops without pause. The in-flight shares,
    * not this rate, are what keeps one tenant's burst from delaying another's creations.
    */
-  perSecondPerCaller: z.number().positive().default(10),
-  /** How many creations a caller may make at once after a quiet spell (the bucket's size). 20: a fan-out. */
-  burstPerCaller: z.int().positive().default(20),
+  perSecondPerCaller: z.number().positive().default(20),
+  /** How many creations a caller may make at once after a quiet spell (the bucket's size). 40: a fan-out. */
+  burstPerCaller: z.int().positive().default(40),
   /**
    * One project's creations per second, all its callers together. 50: above what a worker creates per
    * second (7–17 on two cores; Temporal's own floor there is ~27 with 32 clients), so on one machine it

@@ -29,13 +29,13 @@ function refusal(f: () => unknown): ProtocolError {
 test('defaults: each stated, and a project can never take every creation of a replica', () => {
   const c = FairShareConfigSchema.parse({});
   expect(c).toEqual({
-    calls: { perCaller: 16, perProject: 128 },
+    calls: { perCaller: 64, perProject: 128 },
     creations: {
       inFlightPerCaller: 16,
       inFlightPerProject: 32,
       inFlightTotal: 150,
-      perSecondPerCaller: 10,
-      burstPerCaller: 20,
+      perSecondPerCaller: 20,
+      burstPerCaller: 40,
       perSecondPerProject: 50,
       burstPerProject: 100,
     },

@@ -193,18 +193,18 @@ describe('ordinary calls, default shares', () => {
 
   test("one member's 200 concurrent calls to a slow upstream: the excess refused with -31013 and Retry-After, another project's call on the same address served at once", async () => {
     const flood = burst(200, () => s.noisy.callTool('attack', { hold: true }, { tasks: false }));
-    // Alice's share of requests in flight is 16: those reach the upstream and are held there; the other
-    // 184 are answered at once.
-    await until(() => s.holding() === 16 && flood.answered() === 184, '16 held calls, 184 answered');
+    // Alice's share of requests in flight is 64: those reach the upstream and are held there; the other
+    // 136 are answered at once.
+    await until(() => s.holding() === 64 && flood.answered() === 136, '64 held calls, 136 answered');
     const victim = await s.victim.callTool('attack', { who: 'victim' }, { tasks: false });
-    expectServedBesideHeld(s, victim, 16);
+    expectServedBesideHeld(s, victim, 64);
     s.release();
     const replies = await flood.replies;
-    expect(outcomes(replies)).toEqual({ '200 ok': 16, '429 -31013': 184 });
+    expect(outcomes(replies)).toEqual({ '200 ok': 64, '429 -31013': 136 });
     for (const r of replies.filter((r) => r.status === 429)) expectRateLimited(r, 'calls.perCaller');
-    // Refused calls never reached the upstream: it saw the 16 and the victim's, nothing else.
-    expect(s.seen.filter((e) => e.who === '')).toHaveLength(16);
-    expect(s.upstream.seen['tools/call']).toBe(17);
+    // Refused calls never reached the upstream: it saw the 64 and the victim's, nothing else.
+    expect(s.seen.filter((e) => e.who === '')).toHaveLength(64);
+    expect(s.upstream.seen['tools/call']).toBe(65);
     // Once released, the share is free again.
     const after = await s.noisy.callTool('attack', { who: 'alice' }, { tasks: false });
     expect(after.status).toBe(200);
