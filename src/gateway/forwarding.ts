@@ -18,7 +18,7 @@ import {
   UpstreamDeadlineExceeded,
   UpstreamTransportError,
 } from '../upstream/errors';
-import { relayableMeta, upstreamMeta } from '../upstream/meta';
+import { upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
 import { resolveEndpoint } from './credentials';
 import type { Resolve, ResolvedEndpoint } from './routing';
@@ -101,7 +101,7 @@ export async function forwardReply(
       {
         ...params,
         _meta: upstreamMeta({
-          relayedMeta: relayableMeta(meta),
+          relayedMeta: meta,
           protocolVersion: meta[META.protocolVersion],
           capabilities,
           gatewayInfo: deps.serverInfo,

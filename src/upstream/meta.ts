@@ -26,18 +26,21 @@ export function relayableMeta(meta: Meta | undefined): Meta {
   return out;
 }
 
+/**
+ * The envelope for one hop: the relayed keys of `relayedMeta` (its hop keys, if any, are left out, so a
+ * client's whole `_meta` may be passed) and the hop keys this gateway sets. One copy, whatever its size.
+ */
 export function upstreamMeta(opts: {
   relayedMeta: Meta;
   protocolVersion: string;
   capabilities: ClientCapabilities;
   gatewayInfo: Implementation;
 }): Meta {
-  return {
-    ...opts.relayedMeta,
-    [META.protocolVersion]: opts.protocolVersion,
-    [META.clientCapabilities]: opts.capabilities,
-    [META.clientInfo]: opts.gatewayInfo,
-  };
+  const out = relayableMeta(opts.relayedMeta);
+  out[META.protocolVersion] = opts.protocolVersion;
+  out[META.clientCapabilities] = opts.capabilities;
+  out[META.clientInfo] = opts.gatewayInfo;
+  return out;
 }
 
 /** The capabilities the gateway declares for a task-path call: Tasks, plus form elicitation if relayable. */

@@ -19,6 +19,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { randomBytes } from 'node:crypto';
 import compose from 'koa-compose';
 import type { Logger } from 'pino';
+import { DEFAULT_JSON_SHAPE } from '../../config/config';
 import type { StreamsConfig } from '../../config/streams';
 import { DEFAULT_STREAMS } from '../../config/streams';
 import type { McpGateway } from '../../gateway/gateway';
@@ -37,7 +38,7 @@ import type { OAuthResourceServer } from '../oauth/resource-server';
 import type { OriginPolicy } from '../origin';
 import { refuseOrigin } from '../origin';
 import { checkedEnvelope } from './envelope';
-import type { FrameLimits } from './frame';
+import type { FrameLimits, JsonShapeLimits } from './frame';
 import { readMessage } from './frame';
 import type { LegacyClients, LegacyExchange } from './legacy/adapter';
 import { LegacyClients as Legacy } from './legacy/adapter';
@@ -49,8 +50,8 @@ export interface McpEndpointDeps {
   controlPlane: ControlPlane;
   logger: Logger;
   maxBodyBytes: number;
-  /** Deepest JSON nesting read (default 128). */
-  maxJsonDepth?: number;
+  /** Bounds on a request body's JSON shape (`http.maxJson*`; default `DEFAULT_JSON_SHAPE`). */
+  jsonShape?: JsonShapeLimits;
   origin: OriginPolicy;
   subscriptions: Subscriptions;
   /** The 2025-era client adapter; without it 2025 requests are answered as 2026 ones (refused). */
@@ -91,7 +92,7 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
   ];
   const post = compose<McpContext>([
     ...common,
-    readFrame({ maxBytes: deps.maxBodyBytes, maxDepth: deps.maxJsonDepth ?? 128 }),
+    readFrame({ maxBytes: deps.maxBodyBytes, ...(deps.jsonShape ?? DEFAULT_JSON_SHAPE) }),
     dispatch(deps),
   ]);
   const sessionOnly = compose<McpContext>([...common, sessionRequest(deps.legacy)]);

@@ -33,6 +33,7 @@ import { watchLegacyLists } from './list-watch';
 export { EraRefusedError } from './sessions';
 
 export interface LegacyUpstreamDeps {
+  /** The dispatcher toward an endpoint's upstream (its own pool, src/upstream/pools.ts). */
   dispatcher: DispatcherFor;
   /** For list watches' GET streams: no body timeout (list-watch.ts). Default: `dispatcher`. */
   watchDispatcher?: DispatcherFor;
