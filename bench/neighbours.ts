@@ -8,8 +8,8 @@
  * (bench/hostile-process.ts, once plain and once advertising Tasks) and on the victim's own upstream
  * address (`shared`). The attacks are in bench/neighbour-attacks.ts.
  *
- * The victim makes ordinary calls (`example.work {ms: 2}`, unique arguments so the result cache stays out
- * of it) from `--lanes` clients; during the attacks on the task path it also creates tasks. Target: the
+ * The victim makes ordinary calls (`example.work {ms: 2}` from a client without Tasks, unique arguments so
+ * the result cache stays out of it) from `--lanes` clients; during the attacks on the task path it also creates tasks. Target: the
  * victim's p99 during an attack within 2x of its unloaded p99, no victim call failing, the gateway alive.
  * The gateway's RSS is sampled every 200 ms. Prints a table and one JSON line; the exit code is 0
  * whatever the verdicts (a dead gateway ends the run with 1).
@@ -125,7 +125,13 @@ async function main(): Promise<void> {
   });
   const victimDispatcher = new Agent({ connections: 64 });
   const attackDispatcher = new Agent({ connections: 2000, bodyTimeout: 0, headersTimeout: 0 });
+  // Ordinary calls come from a client without Tasks (one that declares it takes the task path for a
+  // task-capable upstream, issue 23); creations from one that declares it.
   const victim = new McpHttpClient(`${gateway.url}/v1/mcp/victim`, victimDispatcher, {
+    token: victimUser.token,
+    tasks: false,
+  });
+  const victimTasks = new McpHttpClient(`${gateway.url}/v1/mcp/victim`, victimDispatcher, {
     token: victimUser.token,
   });
   const attackUrl = `${gateway.url}/v1/mcp/attacker`;
@@ -143,7 +149,7 @@ async function main(): Promise<void> {
     return reply.result?.resultType === 'complete' ? undefined : describe(reply);
   };
   const create = async (i: number) => {
-    const reply = await victim.callTool('example.slow_compute', {
+    const reply = await victimTasks.callTool('example.slow_compute', {
       seconds: 1,
       label: `v-${Date.now()}-${i}`,
     });
