@@ -30,15 +30,20 @@ export interface Attack {
   start(ctx: AttackContext): Promise<() => Promise<void>>;
 }
 
-/** `lanes` loops of `op` until stopped; failures are the attack's business (most are refusals). */
+/**
+ * `lanes` loops of `op` until stopped. A lane told to retry later (`-31013` with `retryAfterMs`, or a
+ * refused listen) waits as told, as clients do: an attacker that ignores it is a request flood, which a
+ * gateway answers cheaply one by one but which belongs to the reverse proxy's rate limits (docs/gateway.md).
+ */
 function lanes(count: number, op: (lane: number, i: number) => Promise<unknown>): () => Promise<void> {
   let stopped = false;
   const running = Array.from({ length: count }, async (_, lane) => {
     for (let i = 0; !stopped; i++) {
       try {
-        await op(lane, i);
+        const wait = retryAfterMs(await op(lane, i));
+        if (wait !== undefined) await sleep(wait);
       } catch {
-        await sleep(50); // refused or cut: try again, as a hostile client would
+        await sleep(1000); // refused or cut: try again a little later
       }
     }
   });
@@ -46,6 +51,15 @@ function lanes(count: number, op: (lane: number, i: number) => Promise<unknown>)
     stopped = true;
     await Promise.race([Promise.all(running), sleep(15_000)]);
   };
+}
+
+/** The delay a `-31013` refusal asks for; undefined for anything else. */
+function retryAfterMs(reply: unknown): number | undefined {
+  const error = (reply as { error?: { code?: number; data?: { retryAfterMs?: unknown } } } | undefined)
+    ?.error;
+  if (error?.code !== -31013) return undefined;
+  const ms = error.data?.retryAfterMs;
+  return typeof ms === 'number' ? ms : 1000;
 }
 
 /** A loop attack of `count` lanes calling `tool` with `args(lane, i)`, held until stopped. */

@@ -6,7 +6,9 @@
  * gateway runs as users run it (`node dist/src/main/serve.js all`, default settings, a bootstrap file)
  * with two projects: `victim` on the example upstream, and `attacker` on a hostile upstream
  * (bench/hostile-process.ts, once plain and once advertising Tasks) and on the victim's own upstream
- * address (`shared`). The attacks are in bench/neighbour-attacks.ts.
+ * address (`shared`). The attacks are in bench/neighbour-attacks.ts, run by an attacker process of their
+ * own (bench/neighbour-attacker.ts); it and the hostile upstreams run at `nice 19`, standing for machines
+ * of their own: on this 2-core machine their CPU would otherwise be taken from the gateway under test.
  *
  * The victim makes ordinary calls (`example.work {ms: 2}` from a client without Tasks, unique arguments so
  * the result cache stays out of it) from `--lanes` clients; during the attacks on the task path it also creates tasks. Target: the
@@ -25,6 +27,8 @@ import { benchUsers, buildIfNeeded, forkReady, startGatewayProcess, startUpstrea
 import { McpHttpClient, percentile, ratio, round, sleep, table } from './support';
 
 const TARGET_RATIO = 2;
+/** `nice -n` of the processes that stand for other machines. */
+const NICE = 19;
 
 interface Sample {
   p50: number;
@@ -101,8 +105,16 @@ async function main(): Promise<void> {
   const dir = tempDir();
   const temporal = await startTemporal();
   const example = await startUpstreamProcess('example');
-  const hostile = await forkReady('hostile-process.ts', 'hostile', {});
-  const hostileTasks = await forkReady('hostile-process.ts', 'hostile-tasks', { tasks: true });
+  // What stands for other machines (the hostile upstreams, the attacking clients) runs at a low CPU
+  // priority, so the CPU it spends on this 2-core machine is not taken from the gateway under test.
+  const hostile = await forkReady('hostile-process.ts', 'hostile', {}, { nice: NICE });
+  const hostileTasks = await forkReady(
+    'hostile-process.ts',
+    'hostile-tasks',
+    { tasks: true },
+    { nice: NICE },
+  );
+  const attacker = await forkReady('neighbour-attacker.ts', 'attacker', {}, { nice: NICE });
   const [victimUser, attackerUser] = benchUsers(2, 'neighbour') as [
     ReturnType<typeof benchUsers>[0],
     ReturnType<typeof benchUsers>[0],
@@ -124,7 +136,6 @@ async function main(): Promise<void> {
     ],
   });
   const victimDispatcher = new Agent({ connections: 64 });
-  const attackDispatcher = new Agent({ connections: 2000, bodyTimeout: 0, headersTimeout: 0 });
   // Ordinary calls come from a client without Tasks (one that declares it takes the task path for a
   // task-capable upstream, issue 23); creations from one that declares it.
   const victim = new McpHttpClient(`${gateway.url}/v1/mcp/victim`, victimDispatcher, {
@@ -135,7 +146,16 @@ async function main(): Promise<void> {
     token: victimUser.token,
   });
   const attackUrl = `${gateway.url}/v1/mcp/attacker`;
-  const attacker = new McpHttpClient(attackUrl, attackDispatcher, { token: attackerUser.token });
+  const tell = (message: Record<string, unknown>, answer: string) =>
+    new Promise<void>((resolve) => {
+      const onMessage = (m: { type?: string }) => {
+        if (m.type !== answer) return;
+        attacker.child.off('message', onMessage);
+        resolve();
+      };
+      attacker.child.on('message', onMessage);
+      attacker.child.send(message);
+    });
 
   let rssPeak = 0;
   let alive = true;
@@ -170,14 +190,9 @@ async function main(): Promise<void> {
     if (!alive) break;
     note(`attack ${attack.name}: ${attack.what}`);
     rssPeak = 0;
-    const stop = await attack.start({
-      url: attackUrl,
-      token: attackerUser.token,
-      client: attacker,
-      dispatcher: attackDispatcher,
-    });
+    await tell({ type: 'start', name: attack.name, url: attackUrl, token: attackerUser.token }, 'started');
     const during = await measure(attack, opts, call, create);
-    await stop();
+    await tell({ type: 'stop' }, 'stopped');
     await sleep(2000);
     const after = await measure(attack, { ...opts, seconds: Math.max(2, opts.seconds / 2) }, call, create);
     for (const op of ['call', 'creation'] as const) {
@@ -235,7 +250,6 @@ async function main(): Promise<void> {
   for (const s of log.samples) process.stdout.write(`  ${s}\n`);
   process.stdout.write(`${JSON.stringify({ bench: 'neighbours', alive, idleRssMb, rows })}\n`);
   await victimDispatcher.close();
-  await attackDispatcher.destroy();
   if (!alive) throw new Error('the gateway died during the attacks');
 }
 

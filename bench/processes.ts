@@ -5,7 +5,7 @@
  * `cleanup()` (env.ts). The gateway's log (info level, as in production) goes to a file in the bench's
  * temp directory, read at the end for its warnings and errors.
  */
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -63,17 +63,27 @@ export interface UpstreamProcess {
   stats(): Promise<UpstreamStatsMessage['stats']>;
 }
 
-/** Forks a bench process script through tsx and waits for its `{ type: 'ready', url, pid }`. */
+/**
+ * Forks a bench process script through tsx and waits for its `{ type: 'ready', url, pid }`. `nice` runs it
+ * at that lower CPU priority (`nice -n`): a process that stands for another machine (an attacking client,
+ * a hostile upstream) then does not take the CPU of the process under test on this one.
+ */
 export async function forkReady(
   script: string,
   name: string,
   arg: unknown,
+  opts: { nice?: number } = {},
 ): Promise<{ child: ChildProcess; url: string; pid: number }> {
-  const child = fork(path.join(__dirname, script), [JSON.stringify(arg)], {
-    cwd: ROOT,
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const args = ['--import', 'tsx', path.join(__dirname, script), JSON.stringify(arg)];
+  const stdio: StdioOptions = ['ignore', 'inherit', 'inherit', 'ipc'];
+  const child =
+    opts.nice === undefined
+      ? fork(path.join(__dirname, script), [JSON.stringify(arg)], {
+          cwd: ROOT,
+          execArgv: ['--import', 'tsx'],
+          stdio,
+        })
+      : spawn('nice', ['-n', String(opts.nice), process.execPath, ...args], { cwd: ROOT, stdio });
   onCleanup(`upstream ${name}`, () => stopChild(child, 5000));
   const ready = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`upstream ${name} exited (${code}) before it was ready`)));
