@@ -8,7 +8,10 @@ import type { UpstreamReply } from '../upstream/client';
 import type { ControlResult } from './types';
 
 /** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
-export function finishedSnapshot(reply: UpstreamReply, ttlMs: number | undefined): TaskSnapshot {
+export function finishedSnapshot(
+  reply: { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: JsonRpcErrorObject },
+  ttlMs: number | undefined,
+): TaskSnapshot {
   const now = new Date().toISOString();
   const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
   return reply.kind === 'error'

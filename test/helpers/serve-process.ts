@@ -23,6 +23,10 @@ export function writeServeConfig(
     upstreamUrl: string;
     store: Record<string, unknown>;
     http?: Record<string, unknown>;
+    /** `health` (a process running only the worker serves `/readyz` on `health.port`). */
+    health?: Record<string, unknown>;
+    /** Added to `tasks`. */
+    tasks?: Record<string, unknown>;
     projects?: Array<Record<string, unknown>>;
   },
 ): string {
@@ -39,7 +43,8 @@ export function writeServeConfig(
       },
       store: opts.store,
       encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
-      tasks: { minPollIntervalMs: 50 },
+      tasks: { minPollIntervalMs: 50, ...opts.tasks },
+      ...(opts.health && { health: opts.health }),
       projects: [
         {
           slug: 'demo',
@@ -54,17 +59,27 @@ export function writeServeConfig(
   return file;
 }
 
+/** Which roles a gateway process runs, and modules Node loads before it (test-only preloads). */
+export interface ServeProcessOptions {
+  role?: 'api' | 'worker' | 'all';
+  /** Paths (from the repository root) given to Node with `--import`, after tsx. */
+  imports?: string[];
+}
+
 /**
- * Starts `serve.ts all`. Node itself runs the gateway (tsx as a loader, not as a wrapper process), so
- * signals reach the gateway.
+ * Starts `serve.ts all` (or the role `opts` names). Node itself runs the gateway (tsx as a loader, not
+ * as a wrapper process), so signals reach the gateway.
  */
 export function spawnServe(
   configFile: string,
   logLevel: string,
   stdio: StdioOptions,
   env: Record<string, string> = {},
+  opts: ServeProcessOptions = {},
 ): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
+  const imports = (opts.imports ?? []).flatMap((m) => ['--import', `./${m}`]);
+  const args = ['--import', 'tsx', ...imports, 'src/main/serve.ts', opts.role ?? 'all'];
+  return spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: logLevel, ...env },
     stdio,
@@ -94,7 +109,8 @@ export async function waitFor(done: () => boolean, failure: () => string, timeou
  * Starts `serve.ts all` (logging at `logLevel` to a captured stderr) and resolves once it answers
  * `/readyz` on `port` — its worker is polling, not only its HTTP server listening (a task created
  * before that waits for the worker, up to the start deadline, on a loaded machine); `children` gets the
- * process, for killChildren. `env` adds to the environment.
+ * process, for killChildren. `env` adds to the environment. With `opts.role` 'worker', `port` is the
+ * worker's `health.port`.
  */
 export async function startServeProcess(
   configFile: string,
@@ -102,8 +118,9 @@ export async function startServeProcess(
   children: ChildProcess[],
   logLevel = 'warn',
   env: Record<string, string> = {},
+  opts: ServeProcessOptions = {},
 ): Promise<ChildProcess> {
-  const child = spawnServe(configFile, logLevel, ['ignore', 'ignore', 'pipe'], env);
+  const child = spawnServe(configFile, logLevel, ['ignore', 'ignore', 'pipe'], env, opts);
   children.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -65,7 +65,7 @@ describe('with no worker polling', () => {
 });
 
 describe('the first call is claimed before it is sent', () => {
-  test('a second run of the activity for the same task does not send again', async () => {
+  test('a second run of the activity for the same task does not send again: it answers as the first', async () => {
     let sent = 0;
     const upstream = {
       send: async () => {
@@ -89,12 +89,24 @@ describe('the first call is claimed before it is sent', () => {
         idempotent: false,
       },
     };
-    await new MockActivityEnvironment().run(activities.callUpstreamTool, input);
-    await expect(new MockActivityEnvironment().run(activities.callUpstreamTool, input)).rejects.toMatchObject(
-      {
-        type: 'UpstreamCallOutcomeUnknown',
-      },
-    );
+    const first = await new MockActivityEnvironment().run(activities.callUpstreamTool, input);
+    expect(first).toMatchObject({ kind: 'result' });
+    // A run after a crash answers with what the upstream answered the first run (recorded at once).
+    expect(await new MockActivityEnvironment().run(activities.callUpstreamTool, input)).toEqual(first);
+    expect(sent).toBe(1);
+    // A claimed call whose answer was never recorded (lost with its worker) is not sent again.
+    const lostKey = 'e'.repeat(64);
+    expect(await new FirstCalls(db).claim(lostKey, 'sending')).toEqual({ won: true, state: 'sending' });
+    await expect(
+      new MockActivityEnvironment().run(activities.callUpstreamTool, {
+        ...input,
+        taskKey: lostKey,
+        call: { ...input.call, requestRef: await payloads.put(lostKey, 'request', { relayedMeta: {} }) },
+      }),
+    ).rejects.toMatchObject({
+      type: 'UpstreamCallOutcomeUnknown',
+      message: expect.stringMatching(/interrupted after it was sent and its answer was lost/),
+    });
     expect(sent).toBe(1);
     // An abandoned creation is never sent, and a claim the API lost tells it the call is on its way.
     const abandonedKey = 'b'.repeat(64);
