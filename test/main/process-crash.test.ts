@@ -237,6 +237,34 @@ describe("a worker killed inside a task's first workflow task", () => {
     expect(calls('greet') - before).toBe(1);
   }, 180_000);
 
+  test('a task recorded by the dead attempt whose answer cannot be found: failed in the store too', async () => {
+    const before = calls('slow_compute');
+    const { answer } = await crashWhile('task-recorded', () =>
+      client.callTool('slow_compute', { seconds: 0, label: 'orphan' }),
+    );
+    // What the next attempt would find after the payload retention, or from a worker before the answers
+    // were recorded: the task row, and no record of the upstream's answer.
+    const [row] = await db.selectFrom('tasks').select('task_key').where('status', '=', 'working').execute();
+    const taskKey = String(row?.task_key);
+    await db
+      .deleteFrom('payloads')
+      .where('task_key', '=', taskKey)
+      .where('kind', '=', 'upstream_task_id')
+      .execute();
+    await freshWorker();
+    const reply = await answer;
+    expect(reply.body.error?.message).toMatch(/interrupted after it was sent/);
+    const events = await db
+      .selectFrom('task_events')
+      .select('status')
+      .where('task_key', '=', taskKey)
+      .where('kind', '=', 'status')
+      .orderBy('id')
+      .execute();
+    expect(events.map((e) => e.status)).toEqual(['working', 'failed']);
+    expect(calls('slow_compute') - before).toBe(1);
+  }, 180_000);
+
   test('an answer lost with the worker: a clear error, never a second call', async () => {
     const before = calls('greet');
     const { answer } = await crashWhile('answer-received', () =>
