@@ -5,9 +5,14 @@
 import { Context } from '@temporalio/activity';
 import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import type { UpstreamReply } from '../upstream/client';
+import { withoutHopMeta } from './task-metadata';
 import type { ControlResult } from './types';
 
-/** A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. */
+/**
+ * A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. The
+ * result's `_meta` loses what described the upstream hop (its serverInfo): whoever relays the result
+ * later stamps the gateway's own.
+ */
 export function finishedSnapshot(
   reply: { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: JsonRpcErrorObject },
   ttlMs: number | undefined,
@@ -16,7 +21,7 @@ export function finishedSnapshot(
   const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
   return reply.kind === 'error'
     ? { ...fields, status: 'failed', statusMessage: reply.error.message, error: reply.error }
-    : { ...fields, status: 'completed', result: reply.result };
+    : { ...fields, status: 'completed', result: withoutHopMeta(reply.result) };
 }
 
 /** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */
