@@ -29,7 +29,14 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-crash-'));
   upstream = await startExampleUpstream({ pollIntervalMs: 100 });
   port = await getFreePort();
-  configFile = writeServeConfig(dir, { port, upstreamUrl: upstream.url, store: await testStoreConfig(dir) });
+  configFile = writeServeConfig(dir, {
+    port,
+    upstreamUrl: upstream.url,
+    store: await testStoreConfig(dir),
+    // A loaded machine (2 shared cores) can take the fresh worker past the 10 s default to its first
+    // workflow task; the start deadline is not what this test is about.
+    tasks: { startTimeoutMs: 60_000 },
+  });
 });
 
 afterAll(async () => {
