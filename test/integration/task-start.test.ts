@@ -16,6 +16,7 @@ import { FirstCalls } from '../../src/store/first-calls';
 import { PayloadStore } from '../../src/store/payload-store';
 import { TaskStore } from '../../src/store/task-store';
 import type { UpstreamClient } from '../../src/upstream/client';
+import { UpstreamTransportError } from '../../src/upstream/errors';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { TASKS_CAPS } from '../helpers/mcp-client';
@@ -140,9 +141,14 @@ describe('a first call run again after its worker died', () => {
 
   async function setUp() {
     const sent: string[] = [];
+    /** While set, the upstream is unreachable for reads (tasks/get). */
+    const reads = { down: false };
     const upstream = {
       send: async (_endpoint: unknown, method: string) => {
         sent.push(method);
+        if (reads.down && method === 'tasks/get') {
+          throw new UpstreamTransportError('connect ECONNREFUSED', false);
+        }
         return {
           kind: 'result',
           result: method === 'tools/call' ? upstreamTask : { ...upstreamTask, resultType: 'complete' },
@@ -165,7 +171,7 @@ describe('a first call run again after its worker died', () => {
         idempotent: false,
       },
     });
-    return { db, activities, sent, input };
+    return { db, activities, sent, input, reads };
   }
 
   test('past the start deadline it takes up the task the crashed run created instead of saying nothing was sent', async () => {
@@ -197,6 +203,23 @@ describe('a first call run again after its worker died', () => {
     });
     expect(sent).toEqual([]);
     expect(await new FirstCalls(db).claim(taskKey, 'sending')).toEqual({ won: false, state: 'abandoned' });
+    await db.destroy();
+  });
+
+  test('a task it cannot read at once is still taken up, as working: the watch reads it again', async () => {
+    const { db, activities, sent, input, reads } = await setUp();
+    const taskKey = 'f'.repeat(64);
+    const call = await input(taskKey, new Date(Date.now() + 60_000).toISOString());
+    await new MockActivityEnvironment().run(activities.callUpstreamTool, call);
+    reads.down = true;
+    const again = await new MockActivityEnvironment().run(activities.callUpstreamTool, call);
+    expect(again).toMatchObject({
+      kind: 'task',
+      upstreamTaskId: 'upstream-task-1',
+      observation: { status: 'working', detailRef: expect.any(String) },
+    });
+    expect(sent.filter((m) => m === 'tools/call')).toHaveLength(1);
+    expect(sent).toContain('tasks/get');
     await db.destroy();
   });
 });
