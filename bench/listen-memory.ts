@@ -105,7 +105,13 @@ async function main(): Promise<void> {
   const configFile = path.join(dir, 'config.json');
   writeFileSync(
     configFile,
-    JSON.stringify({ ...basics, http: { ...basics.http, port }, bootstrapFile: bootstrap }),
+    JSON.stringify({
+      ...basics,
+      http: { ...basics.http, port },
+      bootstrapFile: bootstrap,
+      // Thousands of streams on one project are the point here: above the per-project default (256).
+      streams: { maxPerProject: streams },
+    }),
   );
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'api'], {
     cwd: ROOT,

@@ -165,6 +165,8 @@ export async function startGatewayProcess(opts: {
   users: readonly BenchUser[];
   projects: readonly GatewayProject[];
   role?: 'all' | 'api' | 'worker';
+  /** Further configuration sections (e.g. `streams` for a benchmark that holds thousands of streams). */
+  sections?: Record<string, unknown>;
 }): Promise<GatewayProcess> {
   const role = opts.role ?? 'all';
   const port = await getFreePort();
@@ -181,7 +183,7 @@ export async function startGatewayProcess(opts: {
   const configFile = path.join(opts.dir, 'taskrouter.json');
   writeFileSync(
     configFile,
-    JSON.stringify({ ...basics, http: { ...basics.http, port }, bootstrapFile }, null, 2),
+    JSON.stringify({ ...basics, http: { ...basics.http, port }, bootstrapFile, ...opts.sections }, null, 2),
   );
 
   const logFile = path.join(opts.dir, `gateway-${randomUUID().slice(0, 8)}.log`);

@@ -768,6 +768,8 @@ async function main(): Promise<void> {
         ],
       },
     ],
+    // Thousands of idle streams on one project are the point here: above the per-project default (256).
+    sections: { streams: { maxPerProject: opts.streams + opts.push } },
   });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 

@@ -14,7 +14,13 @@ import { METHOD } from '../protocol';
 import type { FirstCalls } from '../store/first-calls';
 import type { PayloadStore } from '../store/payload-store';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
-import { UpstreamTransportError } from '../upstream/errors';
+import {
+  boundError,
+  UpstreamAddressRefusedError,
+  UpstreamAnswerTooLarge,
+  UpstreamDeadlineExceeded,
+  UpstreamTransportError,
+} from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { UpstreamCallPayload } from '../workflows/messages';
 import type { CallUpstreamToolInput, UpstreamAccess } from './types';
@@ -160,8 +166,16 @@ export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput
         ...(request.headers && { headers: request.headers }),
       });
     } catch (err) {
+      // Past a bound or the deadline: the upstream's answer (or what it did) is no better a second
+      // time; the client hears which bound, as an error or as the task's failure.
+      if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
+        const { kind: _kind, ...error } = boundError(err);
+        return { kind: 'error', error, httpStatus: 200 };
+      }
       if (!(err instanceof UpstreamTransportError)) throw err;
-      const retryable = !err.mayHaveReached || call.idempotent;
+      // A refused address is refused again: no retry.
+      const retryable =
+        !(err instanceof UpstreamAddressRefusedError) && (!err.mayHaveReached || call.idempotent);
       const delay = CONNECT_RETRY_DELAYS_MS[attempt];
       if (!retryable || delay === undefined) {
         throw ApplicationFailure.create({

@@ -17,6 +17,7 @@ import type {
   UpstreamReply,
   UpstreamRequestOptions,
 } from '../upstream/client';
+import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
 import type { RecordedAnswer } from './first-call';
@@ -48,6 +49,8 @@ export interface TaskActivitySettings {
    * copy outlives the payload retention while the task runs (docs/retention.md).
    */
   detailRefreshMs?: number;
+  /** Longest upstream `statusMessage` kept (`streams.maxStatusMessageChars`); longer ones are cut. */
+  maxStatusMessageChars?: number;
 }
 
 export interface ActivityDeps {
@@ -121,6 +124,8 @@ export function createActivities(deps: ActivityDeps) {
       upstream: input.upstream,
       principal: input.principal,
       authorizationId: input.authorizationId,
+      // Bound to the address the task was created against, like every later request of the task.
+      ...(input.upstreamAddress !== undefined && { upstreamAddress: input.upstreamAddress }),
       upstreamTaskId,
       protocolVersion: input.call.protocolVersion,
     };
@@ -142,7 +147,7 @@ export function createActivities(deps: ActivityDeps) {
     answer: RecordedAnswer,
   ): Promise<CallUpstreamToolResult> {
     if (input.call.forceTask) {
-      const observation = await observe(input.taskKey, finishedSnapshot(answer, settings.finishedTaskTtlMs));
+      const observation = await observe(input.taskKey, finishedSnapshot(answer, settings));
       return { kind: 'task', upstreamTaskId: '', observation };
     }
     return answer.kind === 'error'
@@ -240,6 +245,11 @@ export function createActivities(deps: ActivityDeps) {
           // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
           if (err instanceof ApplicationFailure && err.nonRetryable)
             return { kind: 'unreachable', message: err.message };
+          // Its answer is too large to read: the next poll's would be as well (a deadline is retried).
+          if (err instanceof UpstreamAnswerTooLarge) {
+            const { kind: _kind, ...error } = boundError(err);
+            return { kind: 'failed', error };
+          }
           lastError = err instanceof Error ? err.message : String(err);
         }
         if (reply?.kind === 'error' && reply.error.code === -32602)

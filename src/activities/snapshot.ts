@@ -1,11 +1,22 @@
 /** Turns an upstream task (CreateTaskResult or tasks/get result) into the gateway's snapshot. Pure. */
+import { DEFAULT_STREAMS } from '../config/streams';
 import type { TaskSnapshot } from '../protocol';
-import { DetailedTaskSchema, TaskFieldsSchema } from '../protocol';
+import { DetailedTaskSchema, TaskFieldsSchema, truncateText } from '../protocol';
 import { scrubId, taskMetadata } from './task-metadata';
 
 export interface PollBounds {
   minPollIntervalMs: number;
   maxPollIntervalMs: number;
+  /** Longest `statusMessage` kept (UTF-16 code units); default `streams.maxStatusMessageChars`'s. */
+  maxStatusMessageChars?: number;
+}
+
+/**
+ * An upstream's status message as the gateway keeps it: cut to the bound (ending in `…`) here, where
+ * the observation is made, so no longer copy is ever stored, pushed or returned.
+ */
+export function boundedStatusMessage(message: string, maxChars?: number): string {
+  return truncateText(message, maxChars ?? DEFAULT_STREAMS.maxStatusMessageChars);
 }
 
 /** Poll interval when the upstream suggests none. */
@@ -42,7 +53,9 @@ function parseSnapshot(upstreamTask: unknown, bounds: PollBounds): TaskSnapshot 
     lastUpdatedAt: t.lastUpdatedAt,
     ttlMs: t.ttlMs,
     pollIntervalMs: clampPollInterval(t.pollIntervalMs, bounds),
-    ...(t.statusMessage !== undefined && { statusMessage: t.statusMessage }),
+    ...(t.statusMessage !== undefined && {
+      statusMessage: boundedStatusMessage(t.statusMessage, bounds.maxStatusMessageChars),
+    }),
   };
   if (t.status === 'working' || t.status === 'cancelled') return snapshot;
   const detailed = DetailedTaskSchema.safeParse(upstreamTask);

@@ -5,22 +5,30 @@
 import { Context } from '@temporalio/activity';
 import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import type { UpstreamReply } from '../upstream/client';
+import type { RecordedAnswer } from './first-call';
+import { boundedStatusMessage } from './snapshot';
 import { withoutHopMeta } from './task-metadata';
 import type { ControlResult } from './types';
 
 /**
- * A synchronous answer as a finished task: `completed` with the result, or `failed` with the error. The
- * result's `_meta` loses what described the upstream hop (its serverInfo): whoever relays the result
- * later stamps the gateway's own.
+ * A synchronous answer as a finished task: `completed` with the result, or `failed` with the error, whose
+ * message (the upstream's) becomes the status message within `maxStatusMessageChars`. The result's
+ * `_meta` loses what described the upstream hop (its serverInfo): whoever relays the result later
+ * stamps the gateway's own.
  */
 export function finishedSnapshot(
-  reply: { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: JsonRpcErrorObject },
-  ttlMs: number | undefined,
+  reply: UpstreamReply | RecordedAnswer,
+  bounds: { finishedTaskTtlMs?: number; maxStatusMessageChars?: number },
 ): TaskSnapshot {
   const now = new Date().toISOString();
-  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: ttlMs ?? null };
+  const fields = { createdAt: now, lastUpdatedAt: now, ttlMs: bounds.finishedTaskTtlMs ?? null };
   return reply.kind === 'error'
-    ? { ...fields, status: 'failed', statusMessage: reply.error.message, error: reply.error }
+    ? {
+        ...fields,
+        status: 'failed',
+        statusMessage: boundedStatusMessage(reply.error.message, bounds.maxStatusMessageChars),
+        error: reply.error,
+      }
     : { ...fields, status: 'completed', result: withoutHopMeta(reply.result) };
 }
 

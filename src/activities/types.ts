@@ -12,6 +12,8 @@ export interface UpstreamAccess {
   principal: Principal;
   /** The authorization the task is bound to; a different (or no longer valid) one is never used. */
   authorizationId: string | null;
+  /** The address the task was created against; the upstream re-pointed elsewhere is not asked (absent: old tasks). */
+  upstreamAddress?: string;
 }
 
 export interface UpstreamTaskRef extends UpstreamAccess {
@@ -52,6 +54,8 @@ export type WatchUpstreamTaskResult =
   | { kind: 'lost'; error: JsonRpcErrorObject }
   /** Polls failed more often in a row than the configured budget. */
   | { kind: 'unreachable'; message: string }
+  /** The task cannot be followed: its answer passes a bound (-31014) that a next poll would pass too. */
+  | { kind: 'failed'; error: JsonRpcErrorObject }
   /** The upstream's `createdAt + ttlMs` passed while the task was still not terminal. */
   | { kind: 'expired' };
 

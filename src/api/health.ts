@@ -1,7 +1,9 @@
 /**
  * `/healthz` (liveness), `/readyz` (readiness: the role's checks, src/telemetry/health.ts) and `/metrics`
- * (Prometheus text) for a role's HTTP app: the API's, or the worker's own small one. `/metrics` carries
- * project slugs and upstream aliases: with `metricsToken` set it needs `Authorization: Bearer <token>`.
+ * (Prometheus text) for an HTTP app: the API's, or the internal health port's (main/health-port.ts).
+ * `/metrics` names every project and upstream, so it is served only where `metrics` says: on the health
+ * port always, on the API port only with a token or when configured public; with `token` it needs
+ * `Authorization: Bearer <token>`. Elsewhere it is not there at all (404 like any unknown path).
  */
 import type { Middleware } from 'koa';
 import type { ReadinessCheck } from '../telemetry/health';
@@ -14,7 +16,8 @@ export interface HealthDeps {
   checks?: Record<string, ReadinessCheck>;
   /** More exposition text appended to /metrics (the Temporal SDK's worker metrics). */
   extraMetrics?: () => Promise<string>;
-  metricsToken?: string;
+  /** Serve `/metrics` here (with `token`: only to its bearer); absent, it is not served. */
+  metrics?: { token?: string };
 }
 
 export function healthRoutes(deps: HealthDeps = {}): Middleware {
@@ -30,9 +33,10 @@ export function healthRoutes(deps: HealthDeps = {}): Middleware {
       ctx.body = r;
       return;
     }
-    if (ctx.path === '/metrics') {
+    if (ctx.path === '/metrics' && deps.metrics) {
       const token = bearerToken(ctx.get('authorization')) ?? '';
-      if (deps.metricsToken !== undefined && !secretsEqual(token, deps.metricsToken)) {
+      const wanted = deps.metrics.token;
+      if (wanted !== undefined && !secretsEqual(token, wanted)) {
         ctx.status = 401;
         ctx.set('WWW-Authenticate', 'Bearer realm="metrics"');
         ctx.body = { error: { code: 'unauthorized', message: 'Send the metrics token as a bearer token' } };

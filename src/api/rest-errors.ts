@@ -46,6 +46,7 @@ const FROM_PROTOCOL: Partial<Record<ErrorKind, RestErrorCode>> = {
   UpstreamRefused: 'upstream_refused',
   TaskEngineUnavailable: 'unavailable',
   UpstreamUnavailable: 'upstream_unavailable',
+  UpstreamAddressRefused: 'upstream_unavailable',
   UpstreamRejected: 'upstream_error',
 };
 

@@ -73,6 +73,14 @@ export const LimitsConfigSchema = z.strictObject({
    * past it the answer names the task, which keeps running. Default `DEFAULT_INLINE_TASK_WAIT_MS`.
    */
   inlineTaskWaitMs: z.int().positive().optional(),
+  /**
+   * This project's bound on an upstream answer (bytes), below the instance's `upstreams.maxResponseBytes`
+   * (the default): it may only lower it. A value above is refused when it is written; one stored before
+   * the instance maximum was lowered counts as the maximum (docs/admin.md).
+   */
+  maxUpstreamResponseBytes: z.int().positive().optional(),
+  /** This project's total deadline for an ordinary call's answer (ms), below `upstreams.callDeadlineMs`. */
+  upstreamCallDeadlineMs: z.int().positive().optional(),
 });
 
 /** Ten minutes: long enough for most tool-sized tasks, short of the proxies that cut idle streams. */
@@ -260,20 +268,36 @@ const ConfigObject = z.strictObject({
    */
   shutdownGraceMs: z.int().min(0).default(10_000),
   /**
-   * Health and metrics (docs/operators.md). The API serves `/healthz`, `/readyz` and `/metrics` on its own
-   * port; a process running only the worker serves them on `port` (none when unset). `metricsToken`, when
-   * set, is required as a bearer token on `/metrics` (it names projects and upstreams).
+   * Health and metrics (docs/operators.md). `port`: the process's internal health port (none when unset),
+   * serving `/healthz`, `/readyz` and `/metrics` whatever roles it runs, on `host` (loopback by default).
+   * The API port serves `/healthz` and `/readyz` too, but `/metrics` (it names every project and upstream)
+   * only with `metricsToken` (then required as a bearer token, on both ports) or with `publicMetrics`.
    */
   health: z
     .strictObject({
       port: z.int().min(0).max(65535).optional(),
       host: z.string().default('127.0.0.1'),
       metricsToken: z.string().min(16).optional(),
+      /**
+       * Serve `/metrics` on the API port without a token. Default false: the API port is the public
+       * surface, and the metrics would tell anyone which projects and upstreams exist.
+       */
+      publicMetrics: z.boolean().default(false),
     })
     .prefault({}),
 });
 
-export const ConfigSchema = ConfigObject
+export const ConfigSchema = ConfigObject.superRefine((c, ctx) => {
+  // A project may only lower the instance's answer bounds (the same rule the admin API applies).
+  c.projects.forEach((p, i) => {
+    for (const problem of projectAnswerLimitProblems(p.limits, c.upstreams))
+      ctx.addIssue({
+        code: 'custom',
+        message: problem.message,
+        path: ['projects', i, 'limits', problem.field],
+      });
+  });
+})
   // Each project's OAuth resource (the audience its tokens must carry) is named after the public origin.
   // Taken from the request's Host header instead, a token issued for another server's resource with the
   // same path could be replayed here by sending that server's name as Host.
@@ -287,6 +311,37 @@ export const ConfigSchema = ConfigObject
     path: ['http', 'publicBaseUrl'],
   });
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** The instance bounds a project's answer limits must stay within. */
+export interface AnswerLimitCeilings {
+  maxResponseBytes: number;
+  callDeadlineMs: number;
+}
+
+/**
+ * What is wrong with a project's answer limits under the instance's bounds: each value above its
+ * ceiling, with the field and the setting that caps it. Empty when they are fine.
+ */
+export function projectAnswerLimitProblems(
+  limits: Pick<LimitsConfig, 'maxUpstreamResponseBytes' | 'upstreamCallDeadlineMs'>,
+  ceilings: AnswerLimitCeilings,
+): Array<{ field: 'maxUpstreamResponseBytes' | 'upstreamCallDeadlineMs'; message: string }> {
+  const problems: Array<{ field: 'maxUpstreamResponseBytes' | 'upstreamCallDeadlineMs'; message: string }> =
+    [];
+  const bytes = limits.maxUpstreamResponseBytes;
+  if (bytes !== undefined && bytes > ceilings.maxResponseBytes)
+    problems.push({
+      field: 'maxUpstreamResponseBytes',
+      message: `limits.maxUpstreamResponseBytes (${bytes}) is above this instance's maximum of ${ceilings.maxResponseBytes} bytes (upstreams.maxResponseBytes); a project may only lower it`,
+    });
+  const ms = limits.upstreamCallDeadlineMs;
+  if (ms !== undefined && ms > ceilings.callDeadlineMs)
+    problems.push({
+      field: 'upstreamCallDeadlineMs',
+      message: `limits.upstreamCallDeadlineMs (${ms}) is above this instance's maximum of ${ceilings.callDeadlineMs} ms (upstreams.callDeadlineMs); a project may only lower it`,
+    });
+  return problems;
+}
 
 function usesUpstreamOAuth(c: z.infer<typeof ConfigObject>): boolean {
   return c.projects.some((p) => p.upstreams.some((u) => u.auth?.mode === 'per_user' && u.auth.oauth));

@@ -43,6 +43,12 @@ export interface McpCall {
   signal?: AbortSignal;
   /** Relays an upstream notification (progress, log message) on this request's response stream. */
   notify?: (message: Record<string, unknown>) => void;
+  /**
+   * Resolves when the response stream has room again (the client's socket took what was queued): the
+   * upstream read that relays notifications waits for it, so a client that does not read stops the
+   * upstream instead of filling the gateway's memory.
+   */
+  whenWritable?: () => Promise<void>;
   /** A request header by lower-case name. */
   header?: (name: string) => string | undefined;
   /** Keeps the response stream open while the gateway waits on a task for the client (SSE comment). */

@@ -4,6 +4,7 @@
  * started with, so a task never silently switches to another credential).
  */
 import { ProtocolError } from '../protocol';
+import { addressOf } from '../store/control-plane/upstream-addresses';
 import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
 import type { ResolvedEndpoint } from './routing';
 
@@ -20,6 +21,15 @@ export async function resolveEndpoint(
       ...(credential.connectUrl !== undefined && { connectUrl: credential.connectUrl }),
     });
   }
+  // The record (cached) and the credential (read now, or cached apart) may straddle a re-pointing: a
+  // credential is never sent anywhere but where it was given, in either direction.
+  if (credential.boundTo !== undefined && addressOf(credential.boundTo) !== addressOf(upstream.url)) {
+    throw new ProtocolError(
+      'UpstreamUnavailable',
+      `Upstream "${upstream.alias}" was re-pointed while this request was served; try again`,
+      { upstream: upstream.alias },
+    );
+  }
   return {
     alias: upstream.alias,
     project: project.slug,
@@ -30,20 +40,43 @@ export async function resolveEndpoint(
     // Which protocol era it speaks, as last probed: the upstream client picks its translation by it.
     upstreamId: upstream.id,
     ...(upstream.probe && { probe: upstream.probe }),
+    // The project's own (lower) answer bounds: every call to it, the task's too, is read under them.
+    answerLimits: {
+      maxResponseBytes: project.limits.maxUpstreamResponseBytes,
+      callDeadlineMs: project.limits.upstreamCallDeadlineMs,
+    },
     resolved: true,
     authorizationId: credential.authorizationId,
+    addressApproved: upstream.addressApproved,
   };
 }
 
-/** For a running task: the same resolution, refused when the credential is not the task's own. */
+/**
+ * For a running task: the same resolution, refused when the credential is not the task's own or the
+ * upstream now points elsewhere than where the task was created (its task id means nothing there, and
+ * no credential of the task's may go there): the task then fails with that reason (docs/admin.md).
+ */
 export async function resolveTaskEndpoint(
   controlPlane: ControlPlane,
-  access: { project: string; upstream: string; principal: Principal; authorizationId: string | null },
+  access: {
+    project: string;
+    upstream: string;
+    principal: Principal;
+    authorizationId: string | null;
+    upstreamAddress?: string;
+  },
 ): Promise<ResolvedEndpoint> {
   const project = await controlPlane.projectById(access.project);
   const upstream = project?.upstreams.find((u) => u.alias === access.upstream && u.enabled);
   if (!project || !upstream) {
     throw new ProtocolError('UpstreamRefused', `Upstream "${access.upstream}" is no longer configured`);
+  }
+  if (access.upstreamAddress !== undefined && addressOf(upstream.url) !== access.upstreamAddress) {
+    throw new ProtocolError(
+      'UpstreamRefused',
+      `Upstream "${access.upstream}" was re-pointed to another address after this task started; the task cannot continue there`,
+      { upstream: access.upstream },
+    );
   }
   const endpoint = await resolveEndpoint(controlPlane, access.principal, project, upstream);
   if (endpoint.authorizationId !== access.authorizationId) {

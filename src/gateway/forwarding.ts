@@ -4,11 +4,20 @@
  * upstream cannot be reached.
  */
 import type { ClientCapabilities, DiscoverResult } from '../protocol';
-import { META, ProtocolError, TASKS_EXTENSION } from '../protocol';
+import type { ErrorKind } from '../protocol';
+import { ERROR, META, ProtocolError, TASKS_EXTENSION } from '../protocol';
 import type { ControlPlane, UpstreamRecord } from '../store/control-plane/types';
+import type { AnswerPreparation } from '../upstream/answer-parse';
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
-import { UpstreamTransportError } from '../upstream/errors';
+import {
+  AnswerPreparationRefused,
+  boundError,
+  UpstreamAddressRefusedError,
+  UpstreamAnswerTooLarge,
+  UpstreamDeadlineExceeded,
+  UpstreamTransportError,
+} from '../upstream/errors';
 import { relayableMeta, upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
 import { resolveEndpoint } from './credentials';
@@ -63,6 +72,21 @@ export async function forward(
   params: Result,
   headers?: Record<string, string>,
 ): Promise<Result> {
+  return (await forwardReply(ctx, endpoint, method, params, { ...(headers && { headers }) })).result;
+}
+
+/**
+ * `forward`, saying whether `prepare` was applied to the result where it was parsed (a large answer, on
+ * a worker thread): the caller then has nothing left to do to it.
+ */
+export async function forwardReply(
+  ctx: RequestContext,
+  endpoint: ResolvedEndpoint,
+  method: string,
+  params: Result,
+  opts: { headers?: Record<string, string>; prepare?: AnswerPreparation },
+): Promise<{ result: Result; prepared: boolean }> {
+  const { headers, prepare } = opts;
   const { call, deps } = ctx;
   const meta = call.params._meta;
   const { extensions, ...rest }: ClientCapabilities = meta[META.clientCapabilities];
@@ -85,18 +109,50 @@ export async function forward(
       },
       {
         ...(call.signal && { signal: call.signal }),
-        ...(call.notify && { onNotification: call.notify }),
+        ...(call.notify && { onNotification: relayTo(call, call.notify) }),
         ...(headers && { headers }),
+        ...(prepare && { prepare }),
       },
     );
   } catch (err) {
     throw upstreamUnavailable(endpoint, err);
   }
   if (reply.kind === 'error') throw fromUpstream(endpoint.alias, reply.error, meta[META.clientCapabilities]);
-  return reply.result;
+  return { result: reply.result, prepared: reply.prepared === true };
 }
 
-function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): ProtocolError {
+/**
+ * Hands an upstream notification to the client's stream and answers the stream's room: the upstream
+ * reader waits for it before reading on (back-pressure reaches the upstream).
+ */
+function relayTo(
+  call: McpCall,
+  notify: NonNullable<McpCall['notify']>,
+): (message: Record<string, unknown>) => Promise<void> | void {
+  return (message) => {
+    notify(message);
+    return call.whenWritable?.();
+  };
+}
+/**
+ * The client's error for an upstream that failed: its answer passed a bound (-31014, naming the bound),
+ * did not complete in time (-31015, naming the deadline), was refused by the gateway's own processing
+ * (e.g. -31005), or the upstream could not be reached or read (-31001). Never its URL or credential.
+ */
+export function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): ProtocolError {
+  if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
+    const { kind, message, data } = boundError(err);
+    return new ProtocolError(kind, message, data);
+  }
+  if (err instanceof AnswerPreparationRefused && isErrorKind(err.refusal.kind))
+    return new ProtocolError(err.refusal.kind, err.refusal.message, err.refusal.data);
+  if (err instanceof UpstreamAddressRefusedError) {
+    return new ProtocolError('UpstreamAddressRefused', err.message, { upstream: endpoint.alias });
+  }
   const detail = err instanceof UpstreamTransportError ? err.message : `Upstream "${endpoint.alias}" failed`;
   return new ProtocolError('UpstreamUnavailable', detail, { upstream: endpoint.alias });
+}
+
+function isErrorKind(kind: string): kind is ErrorKind {
+  return Object.hasOwn(ERROR, kind);
 }

@@ -7,9 +7,8 @@ import { METHOD, ProtocolError } from '../protocol';
 import { resultCache } from '../telemetry/metrics';
 import { principalId } from '../store/control-plane/types';
 import type { RequestContext, Result } from './context';
-import { forward } from './forwarding';
-import { applyResponseLimits } from './response-limits';
-import { withGatewayMeta } from './responses';
+import { processToolResult, toolResultPreparation } from './answer-preparation';
+import { forwardReply } from './forwarding';
 import { cacheKey, isCacheableCall, isCacheableResult } from './result-cache';
 import type { RoutedTool } from './routing';
 
@@ -45,12 +44,14 @@ export async function ordinaryCall(
   if (hit)
     return finishToolResult(ctx, { ...hit, _meta: { ...(hit._meta as Result), [CACHE_META_KEY]: 'hit' } });
 
-  const result = await forward(
+  // A large answer is cut to the project's limit where it is parsed (a worker thread): the event loop
+  // then only holds what the client receives (docs/response-processing.md, "Large answers").
+  const { result, prepared } = await forwardReply(
     ctx,
     routed.endpoint,
     METHOD.toolsCall,
     { ...call.params, name: routed.name },
-    headers,
+    { headers, prepare: toolResultPreparation(project.limits, deps.serverInfo) },
   );
   if (result.resultType === 'task') {
     throw new ProtocolError(
@@ -60,7 +61,7 @@ export async function ordinaryCall(
   }
   if (key !== undefined && isCacheableResult(result))
     deps.cache.set(project.slug, key, result, project.cache);
-  return finishToolResult(ctx, result);
+  return prepared ? result : finishToolResult(ctx, result);
 }
 
 /**
@@ -68,5 +69,5 @@ export async function ordinaryCall(
  * measures exactly what the client receives.
  */
 export function finishToolResult(ctx: RequestContext, result: Result): Result {
-  return applyResponseLimits(withGatewayMeta(result, ctx.deps.serverInfo), ctx.call.project.limits).result;
+  return processToolResult(result, ctx.call.project.limits, ctx.deps.serverInfo);
 }

@@ -84,18 +84,47 @@ export function withTexts(result: Result, replacements: Map<number, string>): Re
 }
 
 export function isJsonContainer(text: string): boolean {
+  return parseContainer(text) !== NOT_JSON;
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+/** The value of text that is a JSON object or array, else NOT_JSON. */
+function parseContainer(text: string): unknown {
   const t = text.trimStart();
-  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  if (!t.startsWith('{') && !t.startsWith('[')) return NOT_JSON;
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text) as unknown;
   } catch {
-    return false;
+    return NOT_JSON;
   }
 }
 
-/** A text block whose JSON equals structuredContent (the backwards-compatibility copy) carries its information. */
+/**
+ * A text block whose JSON equals structuredContent (the backwards-compatibility copy) carries its
+ * information. Key order does not matter; the usual copy (`JSON.stringify` of the same value) is
+ * recognised without sorting keys, and values of different sizes without comparing them.
+ */
 export function duplicatesStructured(text: string, structured: unknown): boolean {
-  if (!isJsonContainer(text)) return false;
-  return canonicalJson(JSON.parse(text)) === canonicalJson(structured);
+  const b = serialized(structured);
+  // The usual copy is exactly JSON.stringify's text: no parsing needed.
+  if (text === b) return true;
+  const parsed = parseContainer(text);
+  if (parsed === NOT_JSON) return false;
+  // Canonical JSON only reorders keys: its length is JSON.stringify's.
+  const a = JSON.stringify(parsed);
+  if (a.length !== b.length) return false;
+  return a === b || canonicalJson(parsed) === canonicalJson(structured);
+}
+
+/** JSON.stringify of a structured value, once per value: the steps of one limit ask for it repeatedly. */
+const serializedValues = new WeakMap<object, string>();
+function serialized(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  let text = serializedValues.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value);
+    serializedValues.set(value, text);
+  }
+  return text;
 }

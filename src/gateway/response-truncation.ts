@@ -80,7 +80,7 @@ function cutTexts(result: Result, limit: number, base: LimitNote, dropped: boole
   for (const s of slots) {
     const cap = Math.max(lo, s.markerCost);
     if (s.cost <= cap) continue;
-    const cut = cutText(s.text, cap - s.markerCost);
+    const cut = cutText(s.text, cap - s.markerCost, s.codePoints);
     changes.set(s.index, cut.text);
     removed += cut.removed;
   }
@@ -89,12 +89,22 @@ function cutTexts(result: Result, limit: number, base: LimitNote, dropped: boole
   return resultSize(out) <= limit ? { result: out, note } : undefined;
 }
 
-/** Keeps at most `keepBytes` (JSON-escaped UTF-8) of head and tail, split evenly, around the marker. */
-export function cutText(text: string, keepBytes: number): { text: string; removed: number } {
+/**
+ * Keeps at most `keepBytes` (JSON-escaped UTF-8) of head and tail, split evenly, around the marker.
+ * `codePoints`: the text's, when the caller counted them already. The removed middle is never walked:
+ * its count is the whole text's minus what is kept, so cutting a huge text costs what it keeps.
+ */
+export function cutText(
+  text: string,
+  keepBytes: number,
+  codePoints = countCodePoints(text),
+): { text: string; removed: number } {
   const head = takeHead(text, Math.ceil(keepBytes / 2));
   const tailStart = takeTail(text, keepBytes - head.cost, head.end);
-  const removed = countCodePoints(text.slice(head.end, tailStart));
-  return { text: text.slice(0, head.end) + truncationMarker(removed) + text.slice(tailStart), removed };
+  const kept = text.slice(0, head.end);
+  const tail = text.slice(tailStart);
+  const removed = codePoints - countCodePoints(kept) - countCodePoints(tail);
+  return { text: kept + truncationMarker(removed) + tail, removed };
 }
 
 /** Bytes a code point takes inside a JSON string written by JSON.stringify, UTF-8 encoded. */
@@ -113,10 +123,24 @@ function jsonCost(text: string): number {
   return Buffer.byteLength(JSON.stringify(text), 'utf8') - 2;
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** Code points: a well-formed surrogate pair is one, a lone surrogate one too. */
 function countCodePoints(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i += codePointLength(text, i)) n++;
-  return n;
+  // Most texts have no surrogate at all; the regular expression engine finds that out far faster.
+  if (!SURROGATE.test(text)) return text.length;
+  let pairs = 0;
+  for (let i = 0; i < text.length - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        pairs++;
+        i++;
+      }
+    }
+  }
+  return text.length - pairs;
 }
 
 function isHigh(c: number): boolean {

@@ -7,8 +7,11 @@ export function withGatewayMeta<T extends Record<string, unknown>>(
   result: T,
   serverInfo: Implementation,
 ): T & { _meta: Meta } {
-  const meta: Meta = { ...((result._meta as Meta | undefined) ?? {}), [META.serverInfo]: serverInfo };
-  delete meta[META.legacyRelatedTask];
+  // Copied key by key rather than spread and `delete`d: a delete turns a large object into a slow one.
+  const meta: Meta = {};
+  const upstream = (result._meta as Meta | undefined) ?? {};
+  for (const key in upstream) if (key !== META.legacyRelatedTask) meta[key] = upstream[key];
+  meta[META.serverInfo] = serverInfo;
   return { ...result, _meta: meta };
 }
 

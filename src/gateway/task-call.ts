@@ -6,6 +6,7 @@
 import type { CallToolParams, JsonRpcErrorObject, Tool } from '../protocol';
 import { META, PROTOCOL_VERSION, ProtocolError } from '../protocol';
 import { principalId } from '../store/control-plane/types';
+import { addressOf } from '../store/control-plane/upstream-addresses';
 import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
 import { relayableMeta } from '../upstream/meta';
@@ -76,6 +77,7 @@ export async function launchTask(
     caller: principalId(call.principal),
     principal: call.principal,
     authorizationId: routed.endpoint.authorizationId,
+    upstreamAddress: addressOf(routed.endpoint.url),
     createdAt: createdAt.toISOString(),
     startDeadline: new Date(createdAt.getTime() + deps.startTimeoutMs).toISOString(),
     call: {

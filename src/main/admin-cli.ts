@@ -352,7 +352,7 @@ async function main(): Promise<number> {
     const config = cliConfig(process.env);
     db = await openDatabase(config.store);
     const cipher = new Cipher(config.encryption);
-    const cp = new ControlPlaneStore(db, cipher);
+    const cp = new ControlPlaneStore(db, cipher, { answerLimitCeilings: config.upstreams });
     const temporalClient = async () => {
       connection ??= await Connection.connect({ address: config.temporal.address, connectTimeout: '10s' });
       return new Client({

@@ -91,7 +91,15 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     serverInfo,
     logger: logger.child({ role: 'api' }),
   });
-  const subscriptions = new Subscriptions({ gateway, store, lists, resources, logger });
+  const subscriptions = new Subscriptions({
+    gateway,
+    store,
+    lists,
+    resources,
+    logger,
+    maxPerCaller: config.streams.maxPerCaller,
+    maxPerProject: config.streams.maxPerProject,
+  });
   const legacy = new LegacyClients({
     gateway,
     tokens: new SessionTokens(cipher, config.http.mcpSessionTtlMs),
@@ -129,6 +137,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
           clients: new OAuthClientStore(db, cipher),
           cipher,
           logger,
+          checkedVia: shared.checkedVia,
         })
       : undefined;
   const app = createApp({
@@ -141,6 +150,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     logger,
     maxBodyBytes: config.http.maxBodyBytes,
     maxJsonDepth: config.http.maxJsonDepth,
+    streams: config.streams,
     origin: {
       listenHost: config.http.host,
       allowedOrigins: config.http.allowedOrigins,
@@ -166,10 +176,15 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     health: {
       checks: shared.readiness,
       extraMetrics: temporalMetricsText,
-      ...(config.health.metricsToken !== undefined && { metricsToken: config.health.metricsToken }),
+      // The public port serves /metrics only to the token's bearer, or when the operator made it public.
+      ...(config.health.metricsToken !== undefined
+        ? { metrics: { token: config.health.metricsToken } }
+        : config.health.publicMetrics && { metrics: {} }),
     },
   });
   const server = await listen(app, config.http.host, config.http.port, config.http);
+  // The gateway calling itself for a manager's upstream is refused (address-policy.ts, `self`).
+  shared.addressPolicy.addOwnPort(Number(new URL(server.url).port));
   // Serving does not depend on them, so they come after listening; still before start-up is reported.
   await shared.phases.time('api: schedules', async () => {
     try {
@@ -212,7 +227,7 @@ export async function applyConfiguration(
   }
   if (config.bootstrapFile) await applyBootstrap(controlPlane, loadBootstrapFile(config.bootstrapFile));
   // What is new or changed is probed for its protocol era before anything serves it (docs/interop.md).
-  await probeChangedUpstreams(controlPlane, upstream, logger);
+  await probeChangedUpstreams(controlPlane, upstream);
   for (const view of await controlPlane.listProjects(ADMIN)) {
     const project = await controlPlane.projectBySlug(view.slug);
     if (!project) continue;

@@ -7,6 +7,8 @@ export interface DemoEndpoints {
   token: string;
   upstreamUrl: string;
   temporalUiUrl?: string;
+  /** Prometheus metrics, on the internal health port. */
+  metricsUrl?: string;
 }
 
 const META =
@@ -37,6 +39,7 @@ TaskRouter is running.
   Dashboard:                             ${e.gatewayUrl}/dashboard/  (sign in with the token below)
   Example upstream:                      ${e.upstreamUrl}
   Temporal Web UI:                       ${e.temporalUiUrl ?? '(headless)'}
+  Metrics (Prometheus):                  ${e.metricsUrl ?? '(set health.port)'}
 
 Create a task (the gateway answers with its own task id), as the demo user:
 

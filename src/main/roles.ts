@@ -14,6 +14,8 @@ import type { Principal } from '../store/control-plane/types';
 import type { PayloadStore } from '../store/payload-store';
 import type { Database } from '../store/schema';
 import type { TaskStore } from '../store/task-store';
+import type { Dispatcher } from 'undici';
+import type { AddressPolicy } from '../upstream/address-policy';
 import type { UpstreamClient } from '../upstream/client';
 import type { ReadinessCheck } from '../telemetry/health';
 
@@ -29,6 +31,10 @@ export interface Shared {
   store: TaskStore;
   payloads: PayloadStore;
   controlPlane: ControlPlaneStore;
+  /** Where upstreams a project manager set may connect; told the ports this process listens on. */
+  addressPolicy: AddressPolicy;
+  /** A dispatcher obeying `addressPolicy`, for the OAuth requests made for such upstreams. */
+  checkedVia: Dispatcher;
   /** Create the Temporal namespace and search attributes when missing (serve, against a cluster). */
   ensureNamespace: boolean;
   phases: Phases;

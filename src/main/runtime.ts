@@ -20,7 +20,10 @@ import { openDatabase } from '../store/database';
 import { UpstreamSessionStore } from '../store/upstream-sessions';
 import { PayloadStore } from '../store/payload-store';
 import { TaskStore } from '../store/task-store';
+import { Agent } from 'undici';
+import { AddressPolicy } from '../upstream/address-policy';
 import { UpstreamClient } from '../upstream/client';
+import { startHealthPort } from './health-port';
 import type { Role, Shared } from './roles';
 import { ADMIN, Phases } from './roles';
 import { SERVER_INFO } from './server-info';
@@ -60,9 +63,14 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const serverInfo: Implementation = SERVER_INFO;
   const cipher = new Cipher(config.encryption);
   const db = await phases.time('database', () => openDatabase(config.store));
+  // Where upstreams a project manager set may connect (docs/admin.md, "Upstream addresses"); the OAuth
+  // requests made for them (their authorization servers' URLs come from the upstream) go through it too.
+  const addressPolicy = new AddressPolicy({ allow: config.upstreams.networks.allow });
+  const checkedVia = new Agent({ connect: addressPolicy.connector() });
   // A change that turns namespacing off over colliding upstreams is refused when it is made.
   const controlPlane: ControlPlaneStore = new ControlPlaneStore(db, cipher, {
     ...(opts.changeCheckEveryMs !== undefined && { changeCheckEveryMs: opts.changeCheckEveryMs }),
+    answerLimitCeilings: config.upstreams,
     validateProject: (project) =>
       checkNamespacing(project, catalog, (u) => resolveEndpoint(controlPlane, ADMIN, project, u)),
     // Users connect upstreams with OAuth under the public origin (the redirect URI's); the upstreams that
@@ -70,9 +78,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     ...(config.http.publicBaseUrl !== undefined && {
       connectBaseUrl: config.http.publicBaseUrl,
       connectAllPerUser: config.connectUpstreams,
-      renewAuthorization: upstreamRenewal(new OAuthClientStore(db, cipher), logger),
-      revokeAtServer: upstreamRevocation(new OAuthClientStore(db, cipher), logger),
+      renewAuthorization: upstreamRenewal(new OAuthClientStore(db, cipher), logger, checkedVia),
+      revokeAtServer: upstreamRevocation(new OAuthClientStore(db, cipher), logger, checkedVia),
     }),
+    checkUpstreamAddress: (url) => addressPolicy.checkUrl(url),
   });
   // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).
   const upstream = new UpstreamClient({
@@ -80,6 +89,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     legacySessions: new UpstreamSessionStore(db, cipher),
     recordProbe: (upstreamId, probe) => controlPlane.recordUpstreamProbe(upstreamId, probe),
     onWarning: (message, detail) => logger.warn(detail, message),
+    answerLimits: config.upstreams,
+    // Large answers are parsed (and tools/call results cut) on worker threads running this script.
+    answerThreadScript: require.resolve('../gateway/answer-thread'),
+    addressPolicy,
   });
   const catalog = new UpstreamCatalog(upstream, serverInfo);
   const shared: Shared = {
@@ -93,6 +106,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     store: new TaskStore(db, cipher, { retention: config.retention }),
     payloads: new PayloadStore(db, cipher),
     controlPlane,
+    addressPolicy,
+    checkedVia,
     ensureNamespace: opts.ensureNamespace ?? false,
     phases,
     readiness: {
@@ -103,6 +118,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
   const release = async () => {
     await upstream.close();
+    await checkedVia.close();
     await db.destroy();
   };
 
@@ -114,12 +130,23 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     throw err;
   }
   const { api, worker } = started;
+  // The internal health port, after the roles have registered their readiness checks.
+  let healthPort: Awaited<ReturnType<typeof startHealthPort>> | undefined;
+  try {
+    if (config.health.port !== undefined) healthPort = await startHealthPort(shared, config.health.port);
+  } catch (err) {
+    await api?.close(0);
+    await worker?.close(0);
+    await release();
+    throw err;
+  }
   return {
     ...(api && { url: api.url }),
     store: shared.store,
     startup: phases.summary(),
     async close(closeOpts) {
       const graceMs = closeOpts?.graceful ? config.shutdownGraceMs : 0;
+      await healthPort?.close(0);
       // The API first: its running requests may be waiting on this process's worker.
       await api?.close(graceMs);
       await worker?.close(graceMs);

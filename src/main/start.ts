@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   const dataDir = path.resolve(root, env['TASKROUTER_DATA_DIR'] ?? '.data');
   const logger = pino({ level: env['LOG_LEVEL'] ?? 'info', mixin: logMixin });
   const httpPort = Number(env['PORT'] ?? 8080);
+  // Metrics are not on the public API port (they name every project and upstream): the health port has them.
+  const healthPort = Number(env['HEALTH_PORT'] ?? httpPort + 1);
   const upstreamPort = Number(env['UPSTREAM_PORT'] ?? 3001);
   const temporalPort = Number(env['TEMPORAL_PORT'] ?? 7233);
 
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
     encryption: keyringFromEnv(env) ?? keyringFromFile(path.join(dataDir, 'keys.json')),
     admin: { token: demo.adminToken },
     bootstrapFile: demo.file,
+    health: { port: healthPort },
   };
   const config = parseConfig(input);
   const runtime = await startRuntime({ config, logger, api: true, worker: true });
@@ -66,6 +69,7 @@ async function main(): Promise<void> {
       token: demo.userToken,
       upstreamUrl: upstream.url,
       temporalUiUrl: temporal.uiUrl,
+      metricsUrl: `http://${config.health.host}:${healthPort}/metrics`,
     }),
   );
 

@@ -4,7 +4,6 @@
  * probing and the recording). The probe uses the project's credential where there is one; an upstream
  * that needs each user's own credential is probed without one (its era is then probed again on first use).
  */
-import type { Logger } from 'pino';
 import { resolveEndpoint } from '../gateway/credentials';
 import type { ControlPlaneStore } from '../store/control-plane';
 import type { Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
@@ -26,6 +25,7 @@ async function endpointFor(
       url: upstream.url,
       cacheKey: `${upstream.id}#probe`,
       upstreamId: upstream.id,
+      addressApproved: upstream.addressApproved,
     };
   }
 }
@@ -51,7 +51,6 @@ export async function probeUpstream(
 export async function probeChangedUpstreams(
   controlPlane: ControlPlaneStore,
   client: UpstreamClient,
-  logger: Logger,
 ): Promise<void> {
   const probes: Promise<void>[] = [];
   for (const view of await controlPlane.listProjects(PROBER)) {
@@ -61,16 +60,11 @@ export async function probeChangedUpstreams(
     if (stale.length === 0) continue;
     const project = await controlPlane.projectById(view.id);
     for (const upstream of project?.upstreams.filter((u) => stale.some((s) => s.id === u.id)) ?? []) {
+      // A failed probe is logged by the client (the detail is for the operator, src/upstream/eras.ts).
       probes.push(
-        endpointFor(controlPlane, project as ProjectRecord, upstream)
-          .then((endpoint) => client.probe(endpoint))
-          .then((probe) => {
-            if (probe.error)
-              logger.warn(
-                { project: view.slug, upstream: upstream.alias, problem: probe.error },
-                'upstream probe failed',
-              );
-          }),
+        endpointFor(controlPlane, project as ProjectRecord, upstream).then(async (endpoint) => {
+          await client.probe(endpoint);
+        }),
       );
     }
   }

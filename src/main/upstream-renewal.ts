@@ -5,6 +5,7 @@
  * how a revoked connection is revoked there too (RFC 7009).
  */
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import type { RenewAuthorization, RevokeAtServer } from '../store/control-plane';
 import type { OAuthClientStore } from '../store/oauth-clients';
 import { refreshTokens, revokeToken } from '../upstream/oauth/client';
@@ -12,27 +13,39 @@ import { OAuthHttpError } from '../upstream/oauth/http';
 import type { AuthorizationServerMetadata } from '../upstream/oauth/metadata';
 import { authorizationServerMetadata } from '../upstream/oauth/metadata';
 
-/** Authorization servers' metadata, looked up once per issuer (a failed look-up is tried again). */
-function metadataCache(): (issuer: string) => Promise<AuthorizationServerMetadata> {
+/**
+ * Authorization servers' metadata, looked up once per issuer and way of reaching it (a failed look-up is
+ * tried again). For an upstream no operator approved, the server is reached through the address policy
+ * (`checkedVia`): its endpoints came from the upstream, and a manager chose the upstream.
+ */
+function metadataCache(
+  checkedVia: Dispatcher | undefined,
+): (issuer: string, addressApproved: boolean) => Promise<AuthorizationServerMetadata> {
   const servers = new Map<string, Promise<AuthorizationServerMetadata>>();
-  return (issuer: string) => {
-    let found = servers.get(issuer);
+  return (issuer, addressApproved) => {
+    const via = addressApproved ? undefined : checkedVia;
+    const key = `${via ? 'checked' : 'operator'}|${issuer}`;
+    let found = servers.get(key);
     if (!found) {
-      found = authorizationServerMetadata(issuer);
-      servers.set(issuer, found);
-      found.catch(() => servers.delete(issuer));
+      found = authorizationServerMetadata(issuer, via);
+      servers.set(key, found);
+      found.catch(() => servers.delete(key));
     }
     return found;
   };
 }
 
-export function upstreamRenewal(clients: OAuthClientStore, logger: Logger): RenewAuthorization {
-  const metadataOf = metadataCache();
-  return async ({ clientId, resource, refreshToken }) => {
+export function upstreamRenewal(
+  clients: OAuthClientStore,
+  logger: Logger,
+  checkedVia?: Dispatcher,
+): RenewAuthorization {
+  const metadataOf = metadataCache(checkedVia);
+  return async ({ clientId, resource, refreshToken, addressApproved }) => {
     const client = await clients.byId(clientId);
     if (!client) return 'rejected';
     try {
-      const as = await metadataOf(client.issuer);
+      const as = await metadataOf(client.issuer, addressApproved);
       return await refreshTokens(as, client, { refreshToken, ...(resource !== null && { resource }) });
     } catch (err) {
       // The server says the refresh token is no good (expired, revoked, reused): the user connects again.
@@ -49,13 +62,18 @@ export function upstreamRenewal(clients: OAuthClientStore, logger: Logger): Rene
  * server without `revocation_endpoint`, or one that refuses or cannot be reached, is logged (issuer and
  * error only, never a token) and the local revocation stands.
  */
-export function upstreamRevocation(clients: OAuthClientStore, logger: Logger): RevokeAtServer {
-  const metadataOf = metadataCache();
-  return async ({ clientId, accessToken, refreshToken }) => {
-    const client = await clients.byId(clientId).catch(() => undefined);
+export function upstreamRevocation(
+  clients: OAuthClientStore,
+  logger: Logger,
+  checkedVia?: Dispatcher,
+): RevokeAtServer {
+  const metadataOf = metadataCache(checkedVia);
+  return async ({ clientId, client: given, accessToken, refreshToken, addressApproved }) => {
+    // The client as it was when the connection ended, when that is given (its row may be gone since).
+    const client = given ?? (await clients.byId(clientId).catch(() => undefined));
     if (!client) return;
     try {
-      const as = await metadataOf(client.issuer);
+      const as = await metadataOf(client.issuer, addressApproved);
       if (!as.revocationEndpoint) {
         logger.info(
           { issuer: client.issuer },

@@ -16,10 +16,6 @@ import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
 import { createTaskWorker } from '../temporal/worker';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
-import Koa from 'koa';
-import { healthRoutes } from '../api/health';
-import { temporalMetricsText } from '../telemetry/temporal-metrics';
-import { listen } from './http-server';
 import { freeLoopbackPort } from './ports';
 import type { Role, Shared } from './roles';
 
@@ -62,6 +58,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         finishedTaskTtlMs: config.retention.payloadTtlMs,
         // Half the payload retention: a running task's stored detail is renewed long before it would expire.
         detailRefreshMs: Math.floor(config.retention.payloadTtlMs / 2),
+        maxStatusMessageChars: config.streams.maxStatusMessageChars,
       },
       logger: workerLogger,
       stopping: stopping.signal,
@@ -95,11 +92,8 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   shared.readiness['worker'] = async () => {
     if (w.getState() !== 'RUNNING') throw new Error(`worker is ${w.getState().toLowerCase()}`);
   };
-  // A process running only the worker has no API port: health and metrics get a small one of their own.
-  const http = config.health.port !== undefined ? await workerHttp(shared, config.health.port) : undefined;
   return {
     async close() {
-      await http?.close(0);
       // Running activities get the worker's shutdown grace time (config.shutdownGraceMs), then are
       // cancelled; the worker's own grace is fixed when it is created.
       stopping.abort();
@@ -109,32 +103,6 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       if (activityClient) await (await activityClient).connection.close();
     },
   };
-}
-
-async function workerHttp(shared: Shared, port: number) {
-  const app = new Koa();
-  app.silent = true;
-  app.use(
-    healthRoutes({
-      checks: shared.readiness,
-      extraMetrics: temporalMetricsText,
-      ...(shared.config.health.metricsToken !== undefined && {
-        metricsToken: shared.config.health.metricsToken,
-      }),
-    }),
-  );
-  const handle = app.callback();
-  const server = await listen(
-    (req, res) => {
-      void handle(req, res);
-    },
-    shared.config.health.host,
-    port,
-    // Health and metrics only: the same request timeouts as the API port.
-    shared.config.http,
-  );
-  shared.logger.info({ url: server.url }, 'worker health and metrics');
-  return server;
 }
 
 /** A task whose credential is gone fails its upstream calls at once instead of retrying. */

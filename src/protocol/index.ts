@@ -6,3 +6,4 @@ export * from './tasks';
 export * from './headers';
 export * from './legacy';
 export * from './prompts';
+export * from './text';

@@ -144,6 +144,14 @@ export interface UpstreamProbe {
 }
 
 /**
+ * What anyone but the instance administrator hears of a failed probe, whatever failed (nothing listens,
+ * something that is not MCP answered, it wants a credential): one message, so a probe cannot tell an open
+ * port from a closed one. The detail goes to the gateway's log and the administrator's view.
+ */
+export const PROBE_FAILED =
+  "The upstream is unreachable, or did not answer as an MCP server the gateway speaks (the gateway's log has the detail)";
+
+/**
  * A 2025-era upstream session as the gateway keeps it, shared by its replicas and workers through the
  * store: the upstream's `Mcp-Session-Id` (null for a stateless upstream), the negotiated version and
  * the `initialize` result the synthesized `server/discover` is made from. `nonce` names this session

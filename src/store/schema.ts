@@ -154,6 +154,11 @@ export interface UpstreamsTable {
   oauth?: number;
   oauth_client_id?: string | null;
   oauth_client_secret?: Buffer | null;
+  /**
+   * Migration 0016: an operator (configuration, bootstrap file, instance admin) set the current address
+   * (1), so its connections skip the address policy; 0 when a project manager did.
+   */
+  address_approved?: number;
 }
 
 /** Sessions with stateful 2025-era upstreams (migration 0008), one per upstream, credential and variant. */

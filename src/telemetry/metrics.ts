@@ -82,6 +82,34 @@ export const retentionPurged = new Counter({
   registers: [registry],
 });
 
+export const streamOverflows = new Counter({
+  name: 'taskrouter_stream_overflows_total',
+  help: 'Streams to clients ended because the client did not read them (streams.maxQueuedBytes reached), by project.',
+  labelNames: ['project'] as const,
+  registers: [registry],
+});
+
+export const streamCoalesced = new Counter({
+  name: 'taskrouter_stream_events_coalesced_total',
+  help: 'Events replaced by a newer one of the same kind (progress of a token, a task, a resource, a list kind) while a slow client read its stream, by project.',
+  labelNames: ['project'] as const,
+  registers: [registry],
+});
+
+export const streamNotificationsDropped = new Counter({
+  name: 'taskrouter_stream_notifications_dropped_total',
+  help: 'Upstream notifications not relayed to a client because they were larger than streams.maxNotificationBytes, by project.',
+  labelNames: ['project'] as const,
+  registers: [registry],
+});
+
+export const streamRefusals = new Counter({
+  name: 'taskrouter_stream_refusals_total',
+  help: 'subscriptions/listen streams refused at a cap (limit: caller or project; streams.maxPerCaller, streams.maxPerProject), by project.',
+  labelNames: ['project', 'limit'] as const,
+  registers: [registry],
+});
+
 /** The exposition text: the gateway's metrics, then any extra text (the Temporal SDK's own). */
 export async function metricsText(extra: () => Promise<string> = async () => ''): Promise<string> {
   return `${await registry.metrics()}\n${await extra().catch(() => '')}`;

@@ -6,12 +6,25 @@
  */
 import type { Dispatcher } from 'undici';
 import { Agent } from 'undici';
+import type { UpstreamAnswerLimits } from '../config/upstream-traffic';
+import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
+import type { AddressPolicy } from './address-policy';
 import { METHOD } from '../protocol';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
+import type { AnswerPreparation } from './answer-parse';
+import { AnswerThreads } from './answer-threads';
+import type { AnswerBounds, AnswerContext } from './answers';
+import { AnswerParser } from './answers';
+import { CallDeadline } from './deadline';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 import { EraSwitch } from './eras';
-import { UpstreamTransportError } from './errors';
+import {
+  AnswerPreparationRefused,
+  UpstreamAnswerTooLarge,
+  UpstreamDeadlineExceeded,
+  UpstreamTransportError,
+} from './errors';
 import { LegacyUpstream } from './legacy';
 import type { LegacySessionStore } from './legacy/sessions';
 import { MemorySessionStore } from './legacy/memory-store';
@@ -30,6 +43,18 @@ export interface UpstreamClientOptions {
   recordProbe?: (upstreamId: string, probe: UpstreamProbe) => Promise<void>;
   /** Problems nobody is waiting for (a session that could not be ended, a probe not recorded). */
   onWarning?: (message: string, detail: Record<string, unknown>) => void;
+  /** Bounds on answers (the `upstreams` section); each absent one has its configuration default. */
+  answerLimits?: Partial<UpstreamAnswerLimits>;
+  /**
+   * The worker-thread script that parses large answers (the gateway's `answer-thread`, which also cuts a
+   * `tools/call` result to the project's limit there). Absent: every answer is parsed on the event loop.
+   */
+  answerThreadScript?: string;
+  /**
+   * Where upstreams whose address no operator set may connect (address-policy.ts); checked on every
+   * connection to them. Absent: no check (unit tests of the client).
+   */
+  addressPolicy?: AddressPolicy;
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'taskrouter', version: '0' };
@@ -47,53 +72,99 @@ const METRIC_METHODS: ReadonlySet<string> = new Set([
 
 /** A closed set: whether the request may have reached the upstream is what an operator acts on. */
 function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
+  if (err instanceof UpstreamAnswerTooLarge) return 'too_large';
+  // The upstream answered; the gateway's own processing refused the result (e.g. ResultTooLarge).
+  if (err instanceof AnswerPreparationRefused) return 'ok';
+  if (err instanceof UpstreamDeadlineExceeded) return 'deadline';
   if (signal?.aborted) return 'cancelled';
   if (err instanceof UpstreamTransportError && !err.mayHaveReached) return 'unreachable';
   return 'failed';
 }
 
+/** The dispatchers of one kind of address: requests, and listen streams (no body timeout). */
+interface Dispatchers {
+  call: Dispatcher;
+  listen: Dispatcher;
+}
+
 export class UpstreamClient {
-  private readonly dispatcher: Dispatcher;
-  /** For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout. */
-  private readonly listenDispatcher: Dispatcher;
+  /** For addresses an operator set. */
+  private readonly trusted: Dispatchers;
+  /** For the others: every connection obeys the address policy (the same as `trusted` without one). */
+  private readonly checked: Dispatchers;
   private readonly legacy: LegacyUpstream;
   private readonly eras: EraSwitch;
+  private readonly limits: UpstreamAnswerLimits;
+  private readonly threads: AnswerThreads | undefined;
+  private readonly parser: AnswerParser;
 
   constructor(opts: UpstreamClientOptions = {}) {
-    const timeout = opts.timeoutMs ?? 60_000;
-    this.dispatcher = new Agent({
-      connections: opts.connections ?? 128,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-      keepAliveTimeout: 10_000,
+    this.limits = { ...DEFAULT_ANSWER_LIMITS, ...opts.answerLimits };
+    this.threads =
+      opts.answerThreadScript !== undefined && this.limits.answerThreads > 0
+        ? new AnswerThreads({ script: opts.answerThreadScript, threads: this.limits.answerThreads })
+        : undefined;
+    this.parser = new AnswerParser({
+      offThreadBytes: this.limits.offThreadBytes,
+      ...(this.threads && { threads: this.threads }),
     });
-    this.listenDispatcher = new Agent({ headersTimeout: timeout, bodyTimeout: 0 });
+    const answers = (endpoint: UpstreamEndpoint, prepare?: AnswerPreparation) =>
+      this.answerContext(endpoint, prepare);
+    const timeout = opts.timeoutMs ?? 60_000;
+    const dispatchers = (policy?: AddressPolicy): Dispatchers => {
+      // The address policy is one option of the connection: its lookup refuses before the socket opens.
+      const connect = policy && { connect: policy.connector() };
+      return {
+        call: new Agent({
+          connections: opts.connections ?? 128,
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+          keepAliveTimeout: 10_000,
+          ...connect,
+        }),
+        listen: new Agent({ headersTimeout: timeout, bodyTimeout: 0, ...connect }),
+      };
+    };
+    this.trusted = dispatchers();
+    this.checked = opts.addressPolicy ? dispatchers(opts.addressPolicy) : this.trusted;
     const warn = opts.onWarning ?? (() => {});
     this.legacy = new LegacyUpstream({
-      dispatcher: this.dispatcher,
-      watchDispatcher: this.listenDispatcher,
+      dispatcher: (endpoint) => this.dispatchersOf(endpoint).call,
+      watchDispatcher: (endpoint) => this.dispatchersOf(endpoint).listen,
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
+      answers,
     });
     this.eras = new EraSwitch({
-      modern: (endpoint, method, params, o) => sendModern(this.dispatcher, endpoint, method, params, o),
+      modern: (endpoint, method, params, o) =>
+        sendModern(this.dispatchersOf(endpoint).call, endpoint, method, params, { ...o, answers }),
       legacy: this.legacy,
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
     });
   }
 
+  private dispatchersOf(endpoint: UpstreamEndpoint): Dispatchers {
+    return endpoint.addressApproved === true ? this.trusted : this.checked;
+  }
+
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
     await this.legacy.close();
-    await this.listenDispatcher.destroy();
-    await this.dispatcher.close();
+    for (const d of new Set([this.trusted, this.checked])) {
+      await d.listen.destroy();
+      await d.call.close();
+    }
+    await this.threads?.close();
   }
 
   /**
    * Sends one 2026-07-28 request. `params._meta` must already hold the per-request envelope for this
-   * hop. Resolves with the result or the JSON-RPC error; rejects with UpstreamTransportError otherwise.
+   * hop. Resolves with the result or the JSON-RPC error; rejects with UpstreamTransportError otherwise:
+   * UpstreamAnswerTooLarge when the answer passed its bounds, UpstreamDeadlineExceeded when it did not
+   * complete within the call's total deadline (each relayed `notifications/progress` starts it again),
+   * or AnswerPreparationRefused when `opts.prepare` refused the result.
    */
   async send(
     endpoint: UpstreamEndpoint,
@@ -108,14 +179,34 @@ export class UpstreamClient {
       method: METRIC_METHODS.has(method) ? method : 'other',
     };
     const stopTimer = upstreamCallSeconds.startTimer(labels);
+    const { ms, limit } = this.deadlineOf(endpoint);
+    const deadline = new CallDeadline(
+      ms,
+      () => new UpstreamDeadlineExceeded(endpoint.alias, limit, ms),
+      opts.signal,
+    );
+    const relay = opts.onNotification;
     try {
-      const reply = await this.eras.send(endpoint, method, params, opts);
+      const reply = await deadline.race(
+        this.eras.send(endpoint, method, params, {
+          ...opts,
+          signal: deadline.signal,
+          // Progress says the tool is working: its answer gets the whole deadline again.
+          onNotification: (message) => {
+            if (message.method === 'notifications/progress') deadline.restart();
+            // Whatever the relay answers is handed back to the reader (back-pressure may wait on it).
+            return relay?.(message);
+          },
+        }),
+      );
       upstreamCalls.inc({ ...labels, outcome: reply.kind === 'result' ? 'ok' : 'error' });
       return reply;
     } catch (err) {
-      upstreamCalls.inc({ ...labels, outcome: failureOutcome(err, opts.signal) });
-      throw err;
+      const failure = deadline.expired ? deadline.error : err;
+      upstreamCalls.inc({ ...labels, outcome: failureOutcome(failure, opts.signal) });
+      throw failure;
     } finally {
+      deadline.clear();
       stopTimer();
     }
   }
@@ -136,10 +227,36 @@ export class UpstreamClient {
       await this.legacy.watchLists(endpoint, onNotification, signal);
       return { kind: 'result', result: { resultType: 'complete' } };
     }
-    return sendModern(this.listenDispatcher, endpoint, 'subscriptions/listen', params, {
+    return sendModern(this.dispatchersOf(endpoint).listen, endpoint, 'subscriptions/listen', params, {
       signal,
       onNotification,
+      answers: (e) => this.answerContext(e),
+      carries: 'notifications',
     });
+  }
+
+  /** How an answer from `endpoint` is read: the instance's bounds, lowered by the project's own. */
+  private answerContext(endpoint: UpstreamEndpoint, prepare?: AnswerPreparation): AnswerContext {
+    return { parser: this.parser, bounds: this.boundsOf(endpoint), alias: endpoint.alias, prepare };
+  }
+
+  private boundsOf(endpoint: UpstreamEndpoint): AnswerBounds {
+    const own = endpoint.answerLimits?.maxResponseBytes;
+    // A project's value above the instance maximum (stored before it was lowered) counts as the maximum.
+    const lower = own !== undefined && own < this.limits.maxResponseBytes;
+    return {
+      maxBytes: lower ? own : this.limits.maxResponseBytes,
+      bytesLimit: lower ? 'limits.maxUpstreamResponseBytes' : 'upstreams.maxResponseBytes',
+      maxEventBytes: this.limits.maxSseEventBytes,
+      maxAnswerKeys: this.limits.maxAnswerKeys,
+    };
+  }
+
+  private deadlineOf(endpoint: UpstreamEndpoint): { ms: number; limit: UpstreamDeadlineExceeded['limit'] } {
+    const own = endpoint.answerLimits?.callDeadlineMs;
+    return own !== undefined && own < this.limits.callDeadlineMs
+      ? { ms: own, limit: 'limits.upstreamCallDeadlineMs' }
+      : { ms: this.limits.callDeadlineMs, limit: 'upstreams.callDeadlineMs' };
   }
 
   /** Finds out (again) which era the upstream speaks, and records it. */

@@ -1,5 +1,6 @@
 /** What the gateway hands the upstream client: where an upstream is, with which credential, and the reply. */
 import type { InputRequests, JsonRpcErrorObject, UpstreamProbe } from '../protocol';
+import type { AnswerPreparation } from './answer-parse';
 
 export interface UpstreamEndpoint {
   alias: string;
@@ -16,22 +17,42 @@ export interface UpstreamEndpoint {
   upstreamId?: string;
   /** What the last recorded probe found out; absent when it was never probed (then probed on first use). */
   probe?: UpstreamProbe;
+  /**
+   * The project's own answer bounds (`limits.maxUpstreamResponseBytes`, `limits.upstreamCallDeadlineMs`):
+   * they only lower the instance's, which the client applies when they are absent or higher.
+   */
+  answerLimits?: { maxResponseBytes?: number | undefined; callDeadlineMs?: number | undefined };
+  /**
+   * An operator set this address (configuration, bootstrap file, instance admin): its connections are
+   * not held to the address policy. Absent or false: every connection is (address-policy.ts).
+   */
+  addressApproved?: boolean;
 }
 
 export type UpstreamReply =
-  | { kind: 'result'; result: Record<string, unknown> }
+  /** `prepared`: the request's `prepare` was applied to the result where it was parsed (a worker thread). */
+  | { kind: 'result'; result: Record<string, unknown>; prepared?: boolean }
   | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number };
 
 export interface UpstreamRequestOptions {
   signal?: AbortSignal;
   /** Extra request headers for this call (e.g. `Mcp-Param-*` derived from the upstream's schema). */
   headers?: Record<string, string>;
-  /** Called for notifications (e.g. progress) that arrive on the request's SSE stream. */
-  onNotification?: (message: Record<string, unknown>) => void;
+  /**
+   * Called for notifications (e.g. progress) that arrive on the request's SSE stream. When it answers a
+   * promise, the stream is not read on until it settles: the client's back-pressure reaches the upstream.
+   */
+  onNotification?: (message: Record<string, unknown>) => void | Promise<void>;
   /**
    * For `tasks/get` of a task whose last observation asked for input: the requests the client has not
    * answered yet (with their content) and the keys it has answered. A 2025-era upstream sends its input
    * request only once, so the gateway keeps it (src/upstream/legacy/tasks.ts); 2026 upstreams ignore it.
    */
   taskInput?: { open: InputRequests; answered: string[] };
+  /**
+   * What to do to the result where a large answer is parsed (a worker thread), so it never reaches the
+   * event loop whole: the gateway's response processing of a `tools/call` result. Small answers are
+   * returned as they are (`prepared` absent) and processed by the caller.
+   */
+  prepare?: AnswerPreparation;
 }

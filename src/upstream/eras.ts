@@ -10,9 +10,15 @@
  * cannot be opened because the upstream now speaks 2026).
  */
 import type { Meta, UpstreamProbe } from '../protocol';
-import { DiscoverResultSchema, LEGACY_PROTOCOL_VERSIONS, META, PROTOCOL_VERSION } from '../protocol';
+import {
+  DiscoverResultSchema,
+  LEGACY_PROTOCOL_VERSIONS,
+  META,
+  PROBE_FAILED,
+  PROTOCOL_VERSION,
+} from '../protocol';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
-import { UpstreamTransportError } from './errors';
+import { UpstreamAddressRefusedError, UpstreamTransportError } from './errors';
 import type { LegacyUpstream } from './legacy';
 import { EraRefusedError } from './legacy';
 import { refusesModern } from './legacy/refusals';
@@ -36,6 +42,16 @@ interface Known {
   probe: UpstreamProbe;
   /** It answered, but nothing the gateway speaks: not worth asking again at once. */
   answered: boolean;
+  /** The address policy refused its address (no connection was made). */
+  refused?: boolean;
+}
+
+/**
+ * What this process knows is kept per URL *and* trust: an address an operator set and the same address
+ * set by a manager are probed (and refused) separately.
+ */
+function keyOf(endpoint: UpstreamEndpoint): string {
+  return `${endpoint.addressApproved === true ? 'operator' : 'checked'}|${endpoint.url}`;
 }
 
 /** Each probe request's time limit. */
@@ -64,8 +80,11 @@ export class EraSwitch {
     const { era, error } = known.probe;
     if (era === 'legacy') return this.legacyFirst(endpoint, method, params, opts);
     if (era === 'modern') return this.modernFirst(endpoint, method, params, opts);
+    if (known.refused) throw new UpstreamAddressRefusedError(endpoint.alias);
+    // Whoever set an address the operator did not hears no more of its probe than its view shows.
+    const why = endpoint.addressApproved === true ? error : PROBE_FAILED;
     throw new UpstreamTransportError(
-      `Upstream "${endpoint.alias}": ${error ?? 'no MCP era the gateway speaks'}`,
+      `Upstream "${endpoint.alias}": ${why ?? 'no MCP era the gateway speaks'}`,
       false,
     );
   }
@@ -118,7 +137,7 @@ export class EraSwitch {
   }
 
   private current(endpoint: UpstreamEndpoint): Known | undefined {
-    const mine = this.known.get(endpoint.url);
+    const mine = this.known.get(keyOf(endpoint));
     const stored = endpoint.probe;
     if (stored && (!mine || stored.probedAt > mine.probe.probedAt)) return { probe: stored, answered: false };
     return mine;
@@ -130,12 +149,13 @@ export class EraSwitch {
 
   /** Probes unless this process did within `maxAgeMs`; one probe per URL at a time. */
   private async reprobe(endpoint: UpstreamEndpoint, maxAgeMs: number): Promise<Known> {
-    const mine = this.known.get(endpoint.url);
+    const key = keyOf(endpoint);
+    const mine = this.known.get(key);
     if (mine && Date.now() - Date.parse(mine.probe.probedAt) < maxAgeMs) return mine;
-    let pending = this.probing.get(endpoint.url);
+    let pending = this.probing.get(key);
     if (!pending) {
-      pending = this.runProbe(endpoint).finally(() => this.probing.delete(endpoint.url));
-      this.probing.set(endpoint.url, pending);
+      pending = this.runProbe(endpoint).finally(() => this.probing.delete(key));
+      this.probing.set(key, pending);
     }
     // Recorded by every caller that waited for it: upstreams of several projects may share a URL.
     const known = await pending;
@@ -194,6 +214,9 @@ export class EraSwitch {
             ? `offers ${parsed.data.supportedVersions.join(', ')}`
             : 'an invalid result';
     } catch (err) {
+      if (err instanceof UpstreamAddressRefusedError) {
+        return this.remember(endpoint, { ...failed(err.message, false), refused: true });
+      }
       if (err instanceof UpstreamTransportError && !err.mayHaveReached) {
         return this.remember(endpoint, failed(err.message, false));
       }
@@ -218,7 +241,14 @@ export class EraSwitch {
   }
 
   private remember(endpoint: UpstreamEndpoint, known: Known): Known {
-    this.known.set(endpoint.url, known);
+    this.known.set(keyOf(endpoint), known);
+    // The detail of a failure is for the operator: managers' views show PROBE_FAILED instead.
+    if (known.probe.error !== null)
+      this.deps.warn('upstream probe failed', {
+        project: endpoint.project,
+        upstream: endpoint.alias,
+        problem: known.probe.error,
+      });
     return known;
   }
 }

@@ -7,21 +7,26 @@ import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import type { JsonRpcErrorObject, Meta } from '../protocol';
 import { JsonRpcErrorObjectSchema, META, requestHeaders } from '../protocol';
+import type { AnswerContext, AnswerContexts } from './answers';
+import { readJsonAnswer, wasPrepared } from './answers';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
-import { UpstreamTransportError } from './errors';
+import { AnswerPreparationRefused, UpstreamTransportError } from './errors';
 import type { JsonObject } from './http';
-import { isPlainObject, readSseMessages, transportError } from './http';
+import { isPlainObject, readSseMessages, sseBounds, transportError } from './http';
 
 /**
  * Sends one request. `params._meta` must already hold the per-request envelope for this hop.
- * Resolves with the result or the JSON-RPC error; rejects with UpstreamTransportError otherwise.
+ * Resolves with the result or the JSON-RPC error; rejects with UpstreamTransportError otherwise (an
+ * answer past its bounds: UpstreamAnswerTooLarge), or AnswerPreparationRefused. `answers` says how the
+ * answer is read (answers.ts). `carries`: whether the answer's SSE events may carry the response, or
+ * only notifications (`subscriptions/listen`, whose final result is small).
  */
 export async function sendModern(
   dispatcher: Dispatcher,
   endpoint: UpstreamEndpoint,
   method: string,
   params: Record<string, unknown> & { _meta: Meta },
-  opts: UpstreamRequestOptions = {},
+  opts: UpstreamRequestOptions & { answers: AnswerContexts; carries?: 'answer' | 'notifications' },
 ): Promise<UpstreamReply> {
   const id = randomUUID();
   const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
@@ -45,14 +50,15 @@ export async function sendModern(
   }
 
   const contentType = String(res.headers['content-type'] ?? '');
+  const answer = opts.answers(endpoint, opts.prepare);
   let message: unknown;
   try {
     message = contentType.startsWith('text/event-stream')
-      ? await readSseResponse(res.body, id, opts.onNotification)
-      : await res.body.json();
+      ? await readSseResponse(res.body, id, answer, opts.carries ?? 'answer', opts.onNotification)
+      : await readJsonAnswer(res, answer);
   } catch (err) {
     res.body.destroy();
-    if (err instanceof UpstreamTransportError) throw err;
+    if (err instanceof UpstreamTransportError || err instanceof AnswerPreparationRefused) throw err;
     throw new UpstreamTransportError(
       `Upstream "${endpoint.alias}" sent an unreadable response (HTTP ${res.statusCode}${contentType ? `, ${contentType.split(';')[0]}` : ''})`,
       true,
@@ -69,7 +75,8 @@ export async function sendModern(
       res.statusCode,
     );
   }
-  return reply.kind === 'error' ? { ...reply, httpStatus: res.statusCode } : reply;
+  if (reply.kind === 'error') return { ...reply, httpStatus: res.statusCode };
+  return wasPrepared(message) ? { ...reply, prepared: true } : reply;
 }
 
 /**
@@ -92,17 +99,21 @@ export function asReply(
 async function readSseResponse(
   body: AsyncIterable<Buffer>,
   id: string,
-  onNotification?: (message: JsonObject) => void,
+  answer: AnswerContext,
+  carries: 'answer' | 'notifications',
+  onNotification?: (message: JsonObject) => void | Promise<void>,
 ): Promise<unknown> {
   let response: unknown;
-  await readSseMessages(body, (msg) => {
+  const read = (msg: JsonObject) => {
     if (msg.id === id && ('result' in msg || 'error' in msg)) {
       response = msg;
       return true;
     }
-    if (typeof msg.method === 'string' && !('id' in msg)) onNotification?.(msg);
+    // The reader waits for a relay that waits (the client's socket is full) before reading on.
+    if (typeof msg.method === 'string' && !('id' in msg)) return onNotification?.(msg);
     return false;
-  });
+  };
+  await readSseMessages(body, read, sseBounds(answer, carries));
   if (response === undefined) throw new UpstreamTransportError('SSE stream ended without a response', true);
   return response;
 }

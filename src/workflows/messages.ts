@@ -100,6 +100,11 @@ export interface TaskWorkflowInput {
   principal: Principal;
   /** The upstream authorization the task started with; its credential, and only it, is used throughout. */
   authorizationId: string | null;
+  /**
+   * The upstream's address when the task was created: the task's requests go there or nowhere (an
+   * upstream re-pointed meanwhile fails the task). Absent in tasks started before it was recorded.
+   */
+  upstreamAddress?: string;
   createdAt: string;
   /**
    * After this (ISO time) the first upstream call is never sent: the API has told the client the task

@@ -264,6 +264,8 @@ async function apply(
           'The task reached the end of its time to live before it finished; the upstream task was cancelled',
       }),
     );
+  } else if (watched.kind === 'failed') {
+    state.observe(failedObservation(state.s.observed, watched.error));
   } else {
     state.observe(
       failedObservation(state.s.observed, {
@@ -299,6 +301,7 @@ function accessOf(input: TaskWorkflowInput) {
     upstream: input.upstream,
     principal: input.principal,
     authorizationId: input.authorizationId,
+    ...(input.upstreamAddress !== undefined && { upstreamAddress: input.upstreamAddress }),
   };
 }
 

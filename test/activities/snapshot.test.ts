@@ -1,5 +1,6 @@
 import { TASK_ID_PLACEHOLDER } from '../../src/protocol';
 import { clampPollInterval, toSnapshot } from '../../src/activities/snapshot';
+import { finishedSnapshot } from '../../src/activities/support';
 
 const bounds = { minPollIntervalMs: 500, maxPollIntervalMs: 10_000 };
 
@@ -166,5 +167,29 @@ describe('toSnapshot', () => {
     ],
   ])('rejects %s', (_label, input) => {
     expect(toSnapshot(input, bounds)).toBeUndefined();
+  });
+});
+
+describe('status messages', () => {
+  it('are cut to the bound where the task is observed, ending in …', () => {
+    const s = toSnapshot(
+      { ...task, statusMessage: 'm'.repeat(10_000) },
+      { ...bounds, maxStatusMessageChars: 100 },
+    );
+    expect(s?.statusMessage).toBe(`${'m'.repeat(99)}…`);
+  });
+
+  it('are cut to streams.maxStatusMessageChars by default (4096), and kept when shorter', () => {
+    expect(toSnapshot({ ...task, statusMessage: 'm'.repeat(10_000) }, bounds)?.statusMessage).toHaveLength(
+      4096,
+    );
+    expect(toSnapshot({ ...task, statusMessage: 'half way' }, bounds)?.statusMessage).toBe('half way');
+  });
+
+  it('of a synchronous failure (the upstream error message) are cut too; the error itself is kept', () => {
+    const error = { code: -32000, message: 'e'.repeat(10_000) };
+    const s = finishedSnapshot({ kind: 'error', error, httpStatus: 200 }, { maxStatusMessageChars: 50 });
+    expect(s.statusMessage).toBe(`${'e'.repeat(49)}…`);
+    expect(s.error).toEqual(error);
   });
 });

@@ -114,9 +114,12 @@ test('subscriptions/listen: needs a stream, a well-formed filter, and is capped 
       });
       expect(res.status).toBe(200);
     }
+    // A retryable refusal (RateLimited, HTTP 429) that says when to try again.
     const over = await post('subscriptions/listen', { _meta: envelope });
-    expect(over.body.error?.code).toBe(-32600);
+    expect(over.status).toBe(429);
+    expect(over.body.error?.code).toBe(-31013);
     expect(String(over.body.error?.message)).toMatch(/at most 16/i);
+    expect(over.headers.get('retry-after')).toBe('5');
   } finally {
     for (const c of open) c.abort();
   }

@@ -34,7 +34,10 @@ test('a push that failed is tried again on the next round', async () => {
 
   const server = createServer((req, res) => {
     const stream = new ResponseStream(res, true);
-    const call = { params: { notifications: { taskIds: ['t1'] } } } as never;
+    const call = {
+      project: { id: 'p1', slug: 'p' },
+      params: { notifications: { taskIds: ['t1'] } },
+    } as never;
     void subscriptions.listen(call, 1, stream, res, 'caller');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

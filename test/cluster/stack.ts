@@ -212,13 +212,14 @@ export async function prepareGateway(opts: {
   for (const role of GATEWAY_ROLES as readonly GatewayRole[]) {
     for (let index = 1; index <= REPLICAS[role]; index++) {
       const port = role === 'api' ? await getFreePort() : 0;
-      const healthPort = role === 'worker' ? await getFreePort() : undefined;
+      // Every process serves the health port (metrics live there); replicas on one host need their own.
+      const healthPort = await getFreePort();
       replicas.push(
         new Replica({
           role,
           index,
           ...(role === 'api' && { port }),
-          ...(healthPort !== undefined && { healthPort }),
+          healthPort,
           env: { ...env, TASKROUTER_CONFIG: configFor(`${role}-${index}`, port, healthPort) },
           logDir: opts.runDir,
           node: opts.node,

@@ -131,3 +131,36 @@ test('the OAuth sample configuration parses once a real key is supplied', () => 
     groupTeams: { '/platform': 'platform' },
   });
 });
+
+test('upstream answer bounds have defaults, and a project may only lower them', () => {
+  const keys = { activeKeyId: 'k1', keys: { k1: generateKey() } };
+  const config = parseConfig({ encryption: keys });
+  expect(config.upstreams).toMatchObject({
+    maxResponseBytes: 16 * 1024 * 1024,
+    maxSseEventBytes: 1024 * 1024,
+    maxAnswerKeys: 5000,
+    callDeadlineMs: 120_000,
+  });
+  const project = (limits: Record<string, unknown>) => ({
+    slug: 'p',
+    upstreams: [{ alias: 'x', url: 'http://h/mcp' }],
+    limits,
+  });
+  const lower = parseConfig({
+    encryption: keys,
+    projects: [project({ maxUpstreamResponseBytes: 1024, upstreamCallDeadlineMs: 1000 })],
+  });
+  expect(lower.projects[0]?.limits).toMatchObject({
+    maxUpstreamResponseBytes: 1024,
+    upstreamCallDeadlineMs: 1000,
+  });
+  expect(() =>
+    parseConfig({
+      encryption: keys,
+      upstreams: { maxResponseBytes: 4096, callDeadlineMs: 500 },
+      projects: [project({ maxUpstreamResponseBytes: 4097, upstreamCallDeadlineMs: 501 })],
+    }),
+  ).toThrow(
+    /limits\.maxUpstreamResponseBytes \(4097\) is above this instance's maximum of 4096 bytes \(upstreams\.maxResponseBytes\)[\s\S]*projects\[0\]\.limits\.maxUpstreamResponseBytes[\s\S]*upstreamCallDeadlineMs \(501\)/,
+  );
+});

@@ -371,9 +371,14 @@ describe('fixed cases', () => {
       expect(streams).toHaveLength(16);
       expect(refused).toHaveLength(984);
       for (const r of refused) {
-        expect(r.status).toBe(400);
+        // Retryable: RateLimited (HTTP 429) with the delay in data.retryAfterMs and Retry-After.
+        expect(r.status).toBe(429);
         expect(JSON.parse(r.first)).toMatchObject({
-          error: { code: -32600, message: expect.stringMatching(/at most 16/i) },
+          error: {
+            code: -31013,
+            message: expect.stringMatching(/at most 16/i),
+            data: { limit: 'caller', retryAfterMs: 5000 },
+          },
         });
       }
       // Meanwhile everything else is served.

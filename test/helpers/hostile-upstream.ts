@@ -29,6 +29,8 @@ export interface HostileUpstreamOptions {
   tools?: Array<Record<string, unknown>>;
   /** Advertise the Tasks extension in `server/discover` (default false: calls stay ordinary). */
   tasks?: boolean;
+  /** More `server/discover` capabilities (e.g. `resources: { subscribe: true }`). */
+  capabilities?: Record<string, unknown>;
   /** Handles `tools/call` and any method without a default answer. */
   onRequest: HostileHandler;
 }
@@ -70,7 +72,11 @@ export async function startHostileUpstream(opts: HostileUpstreamOptions): Promis
         answer({
           resultType: 'complete',
           supportedVersions: [PROTOCOL_VERSION],
-          capabilities: { tools: {}, ...(opts.tasks && { extensions: { [TASKS_EXTENSION]: {} } }) },
+          capabilities: {
+            tools: {},
+            ...opts.capabilities,
+            ...(opts.tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
+          },
           ttlMs: 60_000,
           cacheScope: 'public',
           _meta: SERVER_INFO,

@@ -14,7 +14,8 @@ export const REPO_ROOT = path.join(__dirname, '../..');
 
 /**
  * Writes `dir/config.json`: HTTP on `port`, a fresh task queue, the given store, a fresh key, and project
- * `demo` (anonymous, namespacing off) on `upstreamUrl`; `http` and `projects` add to those.
+ * `demo` (anonymous, namespacing off) on `upstreamUrl`; `http` and `projects` add to those, `sections`
+ * adds top-level sections (e.g. `upstreams`, `admin`).
  */
 export function writeServeConfig(
   dir: string,
@@ -28,6 +29,8 @@ export function writeServeConfig(
     /** Added to `tasks`. */
     tasks?: Record<string, unknown>;
     projects?: Array<Record<string, unknown>>;
+    /** Further top-level sections (`streams`, `health`, `bootstrapFile`…). */
+    sections?: Record<string, unknown>;
   },
 ): string {
   const temporal = testTemporal();
@@ -54,6 +57,7 @@ export function writeServeConfig(
         },
         ...(opts.projects ?? []),
       ],
+      ...opts.sections,
     }),
   );
   return file;

@@ -29,6 +29,7 @@ import {
   cookieOf,
   dashboardSession,
 } from '../helpers/oidc';
+import { startHostileUpstream } from '../helpers/hostile-upstream';
 import { taskKeyOf } from '../../src/store/task-store';
 import { taskWorkflowId } from '../../src/workflows/messages';
 
@@ -437,6 +438,54 @@ test('a 2025-11-25 client (SDK 1.x) gets the URL-mode elicitation on its stream,
       elicitationId: expect.stringMatching(/^[\w-]{16}$/),
     },
   ]);
+});
+
+test('re-pointing the upstream ends its connections at the provider and here; the new address never gets their tokens', async () => {
+  await connectAlice();
+  expect((await greet('alice')).body.error).toBeUndefined();
+  const refresh = await latestRefreshToken();
+  expect((await idp.introspect(refresh, CLIENT)).active).toBe(true);
+  const tokens = (await idp.issued()).flatMap((t) => [t.access, ...(t.refresh ? [t.refresh] : [])]);
+  const elsewhere = await startHostileUpstream({ onRequest: (_req, res) => void res.writeHead(500).end() });
+  const heard: Array<Record<string, unknown>> = [];
+  elsewhere.server.on('request', (req) => heard.push({ ...req.headers }));
+  const patch = (body: unknown) =>
+    fetch(`${a}/v1/admin/projects/front/upstreams/tracker`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  try {
+    const moved = await patch({ url: elsewhere.url });
+    expect(moved.status).toBe(200);
+    // The client secret was given for the old authorization server: it goes too.
+    expect(((await moved.json()) as { auth: unknown }).auth).toEqual({
+      mode: 'per_user',
+      oauth: { clientId: CLIENT.id, clientSecretSet: false },
+    });
+    // Revoked at the provider that issued it (RFC 7009), and here.
+    expect((await idp.introspect(refresh, CLIENT)).active).toBe(false);
+    expect((await greet('alice')).body.error?.message).toContain('yours was revoked');
+    // The new address was probed, with none of the connection's tokens and no credential at all.
+    expect(heard.length).toBeGreaterThan(0);
+    expect(heard.every((h) => h['authorization'] === undefined)).toBe(true);
+    expect(tokens.filter((t) => JSON.stringify(heard).includes(t))).toEqual([]);
+    const audit = await fetch(`${a}/v1/admin/projects/front/audit`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    expect(await audit.text()).toMatch(/"upstream\.credentials_dropped".*"oauthConnections":[1-9]/);
+  } finally {
+    // Back where it was, its client secret given again: the tests after this connect through it.
+    expect(
+      (
+        await patch({
+          url: `${b}/v1/mcp/tracker`,
+          auth: { mode: 'per_user', oauth: { clientId: CLIENT.id, clientSecret: CLIENT.secret } },
+        })
+      ).status,
+    ).toBe(200);
+    await elsewhere.close();
+  }
 });
 
 test('no access or refresh token reaches the logs, Temporal (history, search attributes, memo) or the store in plaintext', async () => {

@@ -123,6 +123,49 @@ it('manages teams, users, projects, keys and upstreams through the same operatio
   expect((await cli('key', 'list', '--project', 'demo'))[0].revokedAt).not.toBeNull();
 });
 
+it('re-pointing an upstream drops its credential unless the same command gives it again', async () => {
+  const moved = await cli(
+    'upstream',
+    'update',
+    '--project',
+    'demo',
+    '--alias',
+    'vault',
+    '--url',
+    'http://127.0.0.1:9/other',
+  );
+  expect(moved).toMatchObject({
+    url: 'http://127.0.0.1:9/other',
+    credentialSet: false,
+    addressApproved: true,
+  });
+  const given = await cli(
+    'upstream',
+    'update',
+    '--project',
+    'demo',
+    '--alias',
+    'vault',
+    '--url',
+    'http://127.0.0.1:9/third',
+    '--auth',
+    'project',
+    '--credential-env',
+    'UPSTREAM_SECRET',
+  );
+  expect(given).toMatchObject({ url: 'http://127.0.0.1:9/third', credentialSet: true });
+  const audit = await cli('audit', '--project', 'demo');
+  expect(
+    audit
+      .filter((e: { action: string }) => e.action === 'upstream.credentials_dropped')
+      .map((e: { detail: unknown }) => e.detail),
+  ).toEqual([
+    expect.objectContaining({ because: 'address_changed', projectCredential: false }),
+    expect.objectContaining({ because: 'address_changed', projectCredential: true }),
+  ]);
+  expect(JSON.stringify(audit)).not.toContain('MARKER');
+});
+
 it('applies a bootstrap file', async () => {
   const file = path.join(dir, 'bootstrap.json');
   writeFileSync(

@@ -148,6 +148,56 @@ it('updates what differs and leaves what the file does not mention', async () =>
   expect((await applyBootstrap(cp, changed)).changes).toEqual([]);
 });
 
+it('a re-applied file that moves an upstream gives the credentials it names again and drops the others', async () => {
+  const alice = (await cp.authenticate(ALICE_TOKEN))!;
+  const bob = (await cp.authenticate(BOB_TOKEN))!;
+  await cp.grantUpstreamAuthorization(bob, 'demo', 'github', { credential: 'bob-github-token' });
+  const moved = structuredClone(doc);
+  moved.projects![0]!.upstreams = [
+    // The credential is named again: given for the new address.
+    {
+      alias: 'vault',
+      url: 'http://127.0.0.1:3012/mcp',
+      auth: { mode: 'project', credential: 'vault-secret-2' },
+    },
+    // Moved without naming a credential: what was given for the old address goes.
+    { alias: 'github', url: 'http://127.0.0.1:3013/mcp', auth: { mode: 'per_user' } },
+  ];
+  expect((await applyBootstrap(cp, moved)).changes).toEqual([
+    'project demo: upstream vault updated',
+    'project demo: upstream github updated',
+  ]);
+  const p = (await cp.projectBySlug('demo'))!;
+  const vault = p.upstreams.find((u) => u.alias === 'vault')!;
+  expect(await cp.upstreamCredential(alice, p, vault)).toMatchObject({
+    headers: { Authorization: 'Bearer vault-secret-2' },
+    boundTo: 'http://127.0.0.1:3012/mcp',
+  });
+  const github = p.upstreams.find((u) => u.alias === 'github')!;
+  expect(await cp.upstreamCredential(bob, p, github)).toMatchObject({
+    ok: false,
+    reason: expect.stringContaining('yours was revoked'),
+  });
+  // The bootstrap file is the operator's: its addresses are approved.
+  expect(p.upstreams.every((u) => u.addressApproved)).toBe(true);
+  const drops = (await cp.listAudit(admin, { project: 'demo' })).filter(
+    (e) => e.action === 'upstream.credentials_dropped',
+  );
+  expect(drops.map((e) => e.detail)).toEqual([
+    expect.objectContaining({ alias: 'github', projectCredential: false, authorizations: 1 }),
+    expect.objectContaining({ alias: 'vault', projectCredential: false, authorizations: 0 }),
+  ]);
+  expect((await applyBootstrap(cp, moved)).changes).toEqual([]);
+
+  // Moved once more without the credential: the project credential goes too.
+  moved.projects![0]!.upstreams = [
+    { alias: 'vault', url: 'http://127.0.0.1:3022/mcp', auth: { mode: 'project' } },
+  ];
+  await applyBootstrap(cp, moved);
+  const v = (await cp.listUpstreams(admin, 'demo')).find((u) => u.alias === 'vault')!;
+  expect(v.credentialSet).toBe(false);
+});
+
 it('rejects malformed documents and misused secrets', async () => {
   expect(() => parseBootstrapDocument({ teams: [{ slug: 'Bad Slug' }] })).toThrow(
     /Invalid bootstrap document/,

@@ -77,10 +77,12 @@ function spans(): OtlpSpan[] {
 
 test('health, readiness, metrics, traces and request logs of a serve process', async () => {
   const port = await getFreePort();
+  const healthPort = await getFreePort();
   const configFile = writeServeConfig(dir, {
     port,
     upstreamUrl: upstream.url,
     store: { sqliteFile: path.join(dir, 'taskrouter.db') },
+    sections: { health: { port: healthPort } },
   });
   const logFile = path.join(dir, 'serve.log');
   const child = spawnServe(configFile, 'debug', ['ignore', 'pipe', 'pipe'], {
@@ -148,7 +150,13 @@ test('health, readiness, metrics, traces and request logs of a serve process', a
   const workflowId = run.attributes?.find((a) => a.key === 'temporalWorkflowId')?.value.stringValue;
   expect(workflowId).toMatch(/^task-/);
 
-  const metrics = await (await fetch(`${base}/metrics`)).text();
+  // Metrics name every project and upstream: not on the API port (the public surface) by default, but on
+  // the internal health port, with health and readiness.
+  expect((await fetch(`${base}/metrics`)).status).toBe(404);
+  const internal = `http://127.0.0.1:${healthPort}`;
+  expect((await fetch(`${internal}/healthz`)).status).toBe(200);
+  expect((await fetch(`${internal}/readyz`)).status).toBe(200);
+  const metrics = await (await fetch(`${internal}/metrics`)).text();
   // Upstream calls by project, alias, method and outcome: the ordinary call (API) and the task's (worker).
   const upstreamLabels = { project: 'demo', upstream: 'example', method: 'tools/call' };
   expect(
@@ -192,7 +200,7 @@ test('readiness names what is missing (503)', async () => {
           throw new Error('connection refused');
         },
       },
-      metricsToken: 'metrics-token-0123456789',
+      metrics: { token: 'metrics-token-0123456789' },
     }),
   );
   const server = app.listen(0, '127.0.0.1');
@@ -212,5 +220,27 @@ test('readiness names what is missing (503)', async () => {
     expect(metrics.status).toBe(200);
   } finally {
     server.close();
+  }
+});
+
+test('/metrics is served only where it is asked for: a token, or made public', async () => {
+  const serve = async (deps: Parameters<typeof healthRoutes>[0]) => {
+    const app = new Koa();
+    app.use(healthRoutes(deps));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  };
+  const hidden = await serve({});
+  const open = await serve({ metrics: {} });
+  try {
+    expect((await fetch(`${hidden.base}/metrics`)).status).toBe(404);
+    expect((await fetch(`${hidden.base}/healthz`)).status).toBe(200);
+    const metrics = await fetch(`${open.base}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/taskrouter_process_resident_memory_bytes/);
+  } finally {
+    hidden.server.close();
+    open.server.close();
   }
 });

@@ -280,6 +280,8 @@ describe('upstream credentials', () => {
       url: 'http://127.0.0.1:9/apikey',
       enabled: true,
       auth: { mode: 'project', header: 'X-Api-Key' },
+      // A project manager set the address: its connections obey the address policy.
+      addressApproved: false,
     });
     expect(JSON.stringify(alpha)).not.toContain(MARKER);
     expect(JSON.stringify(await cp.getProject(alice, 'alpha'))).not.toContain(MARKER);
@@ -294,15 +296,18 @@ describe('upstream credentials', () => {
       headers: {},
       authorizationId: null,
     });
+    // A credential says where it was given for: it is used for that address only.
     expect(await cp.upstreamCredential(bob, alpha, upstream('vault'))).toEqual({
       ok: true,
       headers: { Authorization: `Bearer ${MARKER}` },
       authorizationId: null,
+      boundTo: 'http://127.0.0.1:9/vault',
     });
     expect(await cp.upstreamCredential(alice, alpha, upstream('apikey'))).toEqual({
       ok: true,
       headers: { 'X-Api-Key': `${MARKER}-2` },
       authorizationId: null,
+      boundTo: 'http://127.0.0.1:9/apikey',
     });
     expect(await cp.upstreamCredential(alice, alpha, upstream('nocred'))).toEqual({
       ok: false,
@@ -339,6 +344,7 @@ describe('upstream credentials', () => {
       ok: true,
       headers: { Authorization: `Bearer ${USER_MARKER}` },
       authorizationId: granted.id,
+      boundTo: 'http://127.0.0.1:9/gh',
     });
     // Exactly the caller's own: alice has none even though bob has one.
     expect(await cp.upstreamCredential(alice, alpha, github)).toMatchObject({ ok: false });

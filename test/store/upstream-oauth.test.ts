@@ -157,7 +157,13 @@ test('revoking a connection hands its tokens to the RFC 7009 hook after writing 
   await connect('access-3', 'refresh-3');
   const view = await cp.revokeUpstreamAuthorization(alice, 'alpha', 'dcr');
   expect(view.status).toBe('revoked');
-  expect(revoked.at(-1)).toEqual({ clientId: 'ocl_x', accessToken: 'access-3', refreshToken: 'refresh-3' });
+  expect(revoked.at(-1)).toEqual({
+    clientId: 'ocl_x',
+    accessToken: 'access-3',
+    refreshToken: 'refresh-3',
+    // The instance admin set the upstream's address: its authorization server is reached without the policy.
+    addressApproved: true,
+  });
   const row = await db
     .selectFrom('upstream_authorizations')
     .selectAll()

@@ -161,6 +161,8 @@ test('an upstream that wants a credential the probe lacks gets no verdict and is
     const endpoint = {
       alias: 'locked',
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+      // An operator's upstream: its callers hear the probe's detail (a manager's hear PROBE_FAILED).
+      addressApproved: true,
     };
     expect(await client.probe(endpoint)).toMatchObject({
       era: null,

@@ -17,11 +17,18 @@
  * With a refresh token, the authorization renews itself before the access token expires
  * (store/control-plane/renewal.ts); revoked, it is revoked at the authorization server too (RFC 7009,
  * main/upstream-renewal.ts).
+ *
+ * Every URL here comes from the upstream (its metadata names the authorization server and its
+ * endpoints): for an upstream a project manager set, each request goes through the address policy
+ * (`checkedVia`), so a connection cannot make the gateway call an internal address. A flow is bound to the
+ * address the upstream had when it started: re-pointed meanwhile, the callback refuses it.
  */
 import type { Context, Middleware } from 'koa';
+import type { Dispatcher } from 'undici';
 import type { ControlPlaneStore } from '../../store/control-plane';
 import type { UpstreamRecord } from '../../store/control-plane/types';
 import { connectsWithOAuth } from '../../store/control-plane';
+import { addressOf } from '../../store/control-plane/upstream-addresses';
 import type { Cipher } from '../../store/cipher';
 import type { DashboardStore } from '../../store/dashboard-store';
 import type { KeptClient, OAuthClientStore } from '../../store/oauth-clients';
@@ -62,6 +69,8 @@ export interface UpstreamConnectDeps {
   clients: OAuthClientStore;
   cipher: Cipher;
   logger: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** Where requests for an upstream no operator approved go: the address policy's dispatcher. */
+  checkedVia?: Dispatcher;
 }
 
 interface Flow {
@@ -74,11 +83,14 @@ interface Flow {
   resource: string;
   /** The kept client (`upstream_oauth_clients` row) the flow runs with. */
   client: string;
+  /** The upstream's address when the flow started: tokens are granted only for that address. */
+  address: string;
   until: number;
 }
 
 export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
   const redirectUri = `${deps.publicBaseUrl}${CALLBACK}`;
+  const viaFor = (upstream: UpstreamRecord) => (upstream.addressApproved ? undefined : deps.checkedVia);
   const answerErrors = restErrors({ realm: 'taskrouter', label: 'upstream connect', logger: deps.logger });
 
   async function clientAt(
@@ -113,9 +125,10 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
     if (!connectsWithOAuth(upstream, deps.connectAllPerUser)) {
       throw new HttpError('invalid', `Upstream "${alias}" is not connected with OAuth`);
     }
-    const prm = await protectedResourceMetadata(upstream.url);
+    const via = viaFor(upstream);
+    const prm = await protectedResourceMetadata(upstream.url, via);
     const issuer = prm.authorizationServers[0] as string;
-    const as = await authorizationServerMetadata(issuer);
+    const as = await authorizationServerMetadata(issuer, via);
     const scope = prm.scopesSupported?.join(' ');
     const client = await clientAt(as, upstream, scope);
     const flow: Flow = {
@@ -127,6 +140,7 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
       issuer,
       resource: prm.resource,
       client: client.id,
+      address: addressOf(upstream.url),
       until: Date.now() + FLOW_TTL_MS,
     };
     const url = authorizationUrl(as, {
@@ -181,7 +195,14 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
     }
     const code = query.get('code');
     if (code === null || code === '') throw new HttpError('invalid', 'The authorization server sent no code');
-    const as = await authorizationServerMetadata(flow.issuer);
+    // Tokens are for the address the flow started with: an upstream re-pointed meanwhile does not get them.
+    const upstream = (await deps.controlPlane.projectBySlug(flow.project))?.upstreams.find(
+      (u) => u.alias === flow.alias,
+    );
+    if (!upstream || addressOf(upstream.url) !== flow.address) {
+      throw new HttpError('conflict', 'The upstream changed while you were connecting it; connect it again');
+    }
+    const as = await authorizationServerMetadata(flow.issuer, viaFor(upstream));
     checkResponseIssuer(as, query.get('iss'));
     const client = await deps.clients.byId(flow.client);
     if (!client || client.issuer !== as.issuer)
@@ -200,6 +221,7 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
         credential: tokens.accessToken,
         ...(tokens.expiresAt !== undefined && { expiresAt: new Date(tokens.expiresAt).toISOString() }),
       },
+      { forAddress: flow.address },
     );
     if (tokens.refreshToken !== undefined) {
       await deps.controlPlane.attachRenewal(granted.id, {

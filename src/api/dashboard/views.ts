@@ -2,6 +2,7 @@
  * The dashboard's JSON shapes: task metadata (never payloads) for lists and details, timelines, and the
  * list cursor. Everything here is safe to show to anyone with a role on the project.
  */
+import { PROBE_FAILED } from '../../protocol';
 import type { UpstreamRecord } from '../../store/control-plane/types';
 import type { DashboardUser } from '../../store/dashboard-store';
 import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/task-store';
@@ -109,7 +110,8 @@ export function decodeListCursor(cursor: string): TaskPosition {
 
 /**
  * An upstream as the project's members see it: its alias, whether it is served, and what the last
- * probe found (docs/interop.md, "Operators see why"). The URL and the credential stay with the admin API.
+ * probe found (docs/interop.md, "Operators see why"), a failure as one message whatever failed (the
+ * detail is the operator's: the gateway's log). The URL and the credential stay with the admin API.
  */
 export function upstreamStatusView(upstream: UpstreamRecord) {
   const probe = upstream.probe;
@@ -119,6 +121,6 @@ export function upstreamStatusView(upstream: UpstreamRecord) {
     era: probe?.era ?? null,
     protocolVersion: probe?.protocolVersion ?? null,
     probedAt: probe?.probedAt ?? null,
-    problem: probe?.error ?? null,
+    problem: probe?.error ? PROBE_FAILED : null,
   };
 }

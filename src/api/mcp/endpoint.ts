@@ -14,6 +14,8 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { randomBytes } from 'node:crypto';
 import compose from 'koa-compose';
 import type { Logger } from 'pino';
+import type { StreamsConfig } from '../../config/streams';
+import { DEFAULT_STREAMS } from '../../config/streams';
 import type { McpGateway } from '../../gateway/gateway';
 import { GATEWAY_METHODS } from '../../gateway/gateway';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../protocol';
@@ -50,6 +52,8 @@ export interface McpEndpointDeps {
   legacy?: LegacyClients;
   /** OAuth access tokens beside API tokens, and the resource metadata challenge (docs/oauth.md). */
   oauth?: OAuthResourceServer;
+  /** Bounds on the streams to clients (default: the `streams` section's defaults). */
+  streams?: StreamsConfig;
 }
 
 const MCP_PATH = /^\/v1\/mcp\/([^/]+)\/?$/;
@@ -99,12 +103,21 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
       };
       return;
     }
-    const stream = new ResponseStream(ctx.res, ctx.get('accept').includes('text/event-stream'), () => {
-      ctx.respond = false; // the stream writes the response itself from here on
-    });
     const controller = new AbortController();
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) controller.abort();
+    });
+    const c = ctx as McpContext;
+    const stream = new ResponseStream(ctx.res, ctx.get('accept').includes('text/event-stream'), {
+      onStart: () => {
+        ctx.respond = false; // the stream writes the response itself from here on
+      },
+      // A stream ended for its client's sake ends the work feeding it (the upstream call) too.
+      onOverflow: () => controller.abort(),
+      requestId: () => c.state.mcp.id,
+      project: () => c.state.mcp.caller?.project.slug,
+      limits: deps.streams ?? DEFAULT_STREAMS,
+      logger: deps.logger,
     });
     const slug = safeDecode(match[1] as string);
     ctx.state.mcp = {
@@ -116,7 +129,6 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
       era: ctx.get(HEADER.sessionId) === '' ? PROTOCOL_VERSION : '2025',
       signal: controller.signal,
     };
-    const c = ctx as McpContext;
     const requestId = randomBytes(8).toString('hex');
     ctx.set('X-Request-Id', requestId);
     return withLogContext({ requestId, project: slug }, () => route(c));
@@ -241,7 +253,8 @@ function dispatch(deps: McpEndpointDeps): Step {
       method,
       params: { ...message.params, _meta: meta },
       signal,
-      notify: (n) => stream.notify(n),
+      notify: (n) => stream.relay(n),
+      whenWritable: () => stream.whenWritable(),
       keepAlive: () => stream.comment('keep-alive'),
       header: (name) => header(name) || undefined,
     });

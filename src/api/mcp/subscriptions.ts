@@ -14,15 +14,18 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { DEFAULT_STREAMS } from '../../config/streams';
 import type { FollowedTask, McpCall, McpGateway } from '../../gateway/gateway';
 import type { RequestId } from '../../protocol';
 import { META, ProtocolError, TERMINAL_TASK_STATUSES } from '../../protocol';
 import type { TaskStore } from '../../store/task-store';
+import { streamRefusals } from '../../telemetry/metrics';
 import type { ListKind } from '../../gateway/gateway';
 import type { ListFeed } from './list-feed';
 import { FILTER_KEYS } from './list-feed';
 import type { ResourceRelay, ResourceSubscription } from './resource-relay';
 import type { ResponseStream } from './response-stream';
+import { StreamSlots } from './stream-slots';
 
 /** The listen request's filter: what the client asks to be told. */
 const ListenParamsSchema = z.looseObject({
@@ -45,8 +48,10 @@ export interface SubscriptionsDeps {
   /** Relays upstreams' resource updates; without it no `resourceSubscriptions` are honoured. */
   resources?: ResourceRelay;
   logger?: Logger;
-  /** Open streams one caller may hold on one project (each holds a connection). Default 16. */
-  maxPerListener?: number;
+  /** Open streams one caller may hold on one project on this replica. Default 16 (`streams.maxPerCaller`). */
+  maxPerCaller?: number;
+  /** Open streams of one project on this replica. Default 256 (`streams.maxPerProject`). */
+  maxPerProject?: number;
   /** How often followed tasks are looked up in the store. Default 250 ms. */
   pollEveryMs?: number;
 }
@@ -63,13 +68,18 @@ interface Listener {
 
 export class Subscriptions {
   private readonly open = new Map<ServerResponse, () => void>();
-  private readonly perListener = new Map<string, number>();
+  private readonly slots: StreamSlots;
   private readonly listeners = new Set<Listener>();
   private feedCursor: number | undefined;
   private feed: Promise<void> | undefined;
   private closed = false;
 
-  constructor(private readonly deps: SubscriptionsDeps) {}
+  constructor(private readonly deps: SubscriptionsDeps) {
+    this.slots = new StreamSlots({
+      maxPerCaller: deps.maxPerCaller ?? DEFAULT_STREAMS.maxPerCaller,
+      maxPerProject: deps.maxPerProject ?? DEFAULT_STREAMS.maxPerProject,
+    });
+  }
 
   async listen(
     call: McpCall,
@@ -81,23 +91,29 @@ export class Subscriptions {
     const params = ListenParamsSchema.safeParse(call.params);
     if (!params.success)
       throw new ProtocolError('InvalidParams', 'params.notifications must be a subscription filter');
-    const max = this.deps.maxPerListener ?? 16;
-    const held = this.perListener.get(listenerKey) ?? 0;
-    if (held >= max)
-      throw new ProtocolError('InvalidRequest', `At most ${max} open subscriptions per caller`);
+    // Taken before the first await and given back on every path that ends this request.
+    const release = this.reserve(call, listenerKey);
+    let lists: { honoured: ListKind[]; leave: () => void } = { honoured: [], leave() {} };
+    let resources: ResourceSubscription;
+    let followed: FollowedTask[];
     const filter = params.data.notifications ?? {};
     const requested = filter.taskIds;
-    // The cursor is taken before the tasks are looked up, so a change written in between is read.
-    if (requested && requested.length > 0 && this.feedCursor === undefined)
-      this.feedCursor = await this.deps.store.latestEventId();
-    const followed = requested ? await this.deps.gateway.followableTasks(call, requested) : [];
-    const asked = new Set(
-      (Object.keys(FILTER_KEYS) as ListKind[]).filter((k) => filter[FILTER_KEYS[k]] === true),
-    );
-    const lists = (await this.deps.lists?.join(call, id, stream, asked)) ?? { honoured: [], leave() {} };
-    const resources = await this.followResources(call, id, stream, filter.resourceSubscriptions);
+    try {
+      // The cursor is taken before the tasks are looked up, so a change written in between is read.
+      if (requested && requested.length > 0 && this.feedCursor === undefined)
+        this.feedCursor = await this.deps.store.latestEventId();
+      followed = requested ? await this.deps.gateway.followableTasks(call, requested) : [];
+      const asked = new Set(
+        (Object.keys(FILTER_KEYS) as ListKind[]).filter((k) => filter[FILTER_KEYS[k]] === true),
+      );
+      lists = (await this.deps.lists?.join(call, id, stream, asked)) ?? lists;
+      resources = await this.followResources(call, id, stream, filter.resourceSubscriptions);
+    } catch (err) {
+      lists.leave();
+      release();
+      throw err;
+    }
 
-    this.perListener.set(listenerKey, held + 1);
     const listener: Listener = {
       id,
       call,
@@ -124,14 +140,16 @@ export class Subscriptions {
       this.startFeed();
     }
     await new Promise<void>((resolve) => {
+      let ended = false;
       const end = () => {
+        if (ended) return;
+        ended = true;
+        call.signal?.removeEventListener('abort', end);
         this.open.delete(res);
         this.listeners.delete(listener);
         lists.leave();
         resources.leave();
-        const left = (this.perListener.get(listenerKey) ?? 1) - 1;
-        if (left > 0) this.perListener.set(listenerKey, left);
-        else this.perListener.delete(listenerKey);
+        release();
         resolve();
       };
       this.open.set(res, () => {
@@ -143,9 +161,23 @@ export class Subscriptions {
         end();
       });
       res.once('close', end);
+      // Aborted when the stream was ended because its client stopped reading (or the client left): its
+      // upstream listens and its slot are let go at once, not when the connection finally closes.
+      call.signal?.addEventListener('abort', end);
       // The client may have gone while the filter was checked: its 'close' has passed already.
-      if (res.destroyed) end();
+      if (res.destroyed || call.signal?.aborted === true) end();
     });
+  }
+
+  /** A slot under both caps, or the refusal (counted by the cap that refused). */
+  private reserve(call: McpCall, listenerKey: string): () => void {
+    try {
+      return this.slots.reserve(listenerKey, call.project.id);
+    } catch (err) {
+      const limit = (err as ProtocolError).data as { limit?: string } | undefined;
+      streamRefusals.inc({ project: call.project.slug, limit: limit?.limit ?? 'caller' });
+      throw err;
+    }
   }
 
   /** The resource updates followed for this stream; none when the relay fails (nothing promised). */

@@ -26,6 +26,7 @@ import { toProjectRecord } from './projects';
 import { CredentialSchema, FutureTimestampSchema, parse } from './schemas';
 import type { Principal } from './types';
 import { refreshAad } from './renewal';
+import { addressOf } from './upstream-addresses';
 import { requireUpstreamRow } from './upstreams';
 import type { AuthorizationView } from './views';
 
@@ -36,6 +37,7 @@ export async function grantUpstreamAuthorization(
   projectRef: string,
   alias: string,
   input: { credential: string; expiresAt?: string; user?: string },
+  opts: { forAddress?: string } = {},
 ): Promise<AuthorizationView> {
   const g = parse(
     z.strictObject({
@@ -52,6 +54,17 @@ export async function grantUpstreamAuthorization(
   const expiresAt = g.expiresAt === undefined ? null : ctx.futureIso(g.expiresAt);
   const now = ctx.nowIso();
   return ctx.transaction(async (trx) => {
+    if (opts.forAddress !== undefined) {
+      // Read in the grant's transaction: a re-pointing committed meanwhile must not receive this token.
+      const current = await trx
+        .selectFrom('upstreams')
+        .select('url')
+        .where('id', '=', row.id)
+        .executeTakeFirst();
+      if (!current || addressOf(current.url) !== opts.forAddress) {
+        throw new ControlPlaneError('conflict', `Upstream "${row.alias}" was re-pointed; connect it again`);
+      }
+    }
     const active = await activeAuthorization(trx, row.id, user.id, now);
     const id = active?.id ?? newId('uauth');
     const sealed = ctx.cipher.seal(Buffer.from(g.credential, 'utf8'), authorizationAad(id, row.id, user.id));
@@ -155,7 +168,7 @@ export async function revokeUpstreamAuthorization(
       });
     return active;
   });
-  await revokeAtServer(ctx, revoked);
+  await revokeAtServer(ctx, revoked, Number(row.address_approved ?? 0) === 1);
   return toAuthorizationView({ ...revoked, revoked_at: now, refresh_token: null }, row, now);
 }
 
@@ -164,13 +177,18 @@ export async function revokeUpstreamAuthorization(
  * (RFC 7009), once it is revoked here: best effort, so a server that fails or cannot be reached leaves
  * the local revocation standing (the hook logs it, without the tokens).
  */
-async function revokeAtServer(ctx: StoreContext, a: UpstreamAuthorizationsTable): Promise<void> {
+async function revokeAtServer(
+  ctx: StoreContext,
+  a: UpstreamAuthorizationsTable,
+  addressApproved: boolean,
+): Promise<void> {
   const hook = ctx.options.revokeAtServer;
   if (!hook || !a.oauth_client_id) return;
   await hook({
     clientId: a.oauth_client_id,
     accessToken: openAuthorization(ctx, a),
     refreshToken: a.refresh_token ? ctx.cipher.open(a.refresh_token, refreshAad(a)).toString('utf8') : null,
+    addressApproved,
   }).catch(() => undefined);
 }
 

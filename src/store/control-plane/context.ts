@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { AnswerLimitCeilings } from '../../config/config';
 import type { Cipher } from '../cipher';
 import type { Database } from '../schema';
 import { ControlPlaneError } from './errors';
@@ -32,9 +33,17 @@ export interface RenewedTokens {
  * tokens).
  */
 export type RevokeAtServer = (r: {
+  /** The `upstream_oauth_clients` row the tokens were issued to. */
   clientId: string;
+  /**
+   * That client as it was when the connection ended, when the row may be gone or rewritten by then (an
+   * upstream re-pointed: its configured client's copy goes with its old address).
+   */
+  client?: { issuer: string; clientId: string; clientSecret?: string };
   accessToken: string;
   refreshToken: string | null;
+  /** An operator approved the upstream's address: its authorization server is called without the address policy. */
+  addressApproved: boolean;
 }) => Promise<void>;
 
 /** `rejected`: the server refused the refresh token; undefined: it could not be asked. */
@@ -42,6 +51,8 @@ export type RenewAuthorization = (r: {
   clientId: string;
   resource: string | null;
   refreshToken: string;
+  /** An operator approved the upstream's address: its authorization server is called without the address policy. */
+  addressApproved: boolean;
 }) => Promise<RenewedTokens | 'rejected' | undefined>;
 
 export interface ControlPlaneStoreOptions {
@@ -54,6 +65,11 @@ export interface ControlPlaneStoreOptions {
    * turning namespacing off while upstreams share names). Rejects with the reason.
    */
   validateProject?: (project: ProjectRecord) => Promise<void>;
+  /**
+   * The instance's answer bounds (`upstreams.maxResponseBytes`, `upstreams.callDeadlineMs`): a project's
+   * `limits` may only lower them, and a value above is refused naming the field. Absent: not checked.
+   */
+  answerLimitCeilings?: AnswerLimitCeilings;
   /** How often the serving cache checks for changes made elsewhere (serving-cache.ts; default 250 ms). */
   changeCheckEveryMs?: number;
   /**
@@ -67,6 +83,11 @@ export interface ControlPlaneStoreOptions {
   revokeAtServer?: RevokeAtServer;
   /** Renews an authorization made by connecting with OAuth (renewal.ts); absent, none renews. */
   renewAuthorization?: RenewAuthorization;
+  /**
+   * Refuses (rejects with the reason) an upstream URL a project manager may not use: the address policy
+   * (src/upstream/address-policy.ts), which resolves the name. Absent, every address is accepted.
+   */
+  checkUpstreamAddress?: (url: string) => Promise<void>;
 }
 
 export class StoreContext {

@@ -369,8 +369,10 @@ export class ControlPlaneStore implements ControlPlane {
     projectRef: string,
     alias: string,
     input: { credential: string; expiresAt?: string; user?: string },
+    /** `forAddress`: only while the upstream still has this address (a token got for it by connecting). */
+    opts: { forAddress?: string } = {},
   ): Promise<AuthorizationView> {
-    return authorizations.grantUpstreamAuthorization(this.ctx, actor, projectRef, alias, input);
+    return authorizations.grantUpstreamAuthorization(this.ctx, actor, projectRef, alias, input, opts);
   }
 
   revokeUpstreamAuthorization(

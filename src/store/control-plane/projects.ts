@@ -6,7 +6,7 @@
  * unservable (`validateProject`). Deleting a project is deletion.ts.
  */
 import type { CacheConfig, LimitsConfig } from '../../config/config';
-import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
+import { CacheConfigSchema, LimitsConfigSchema, projectAnswerLimitProblems } from '../../config/config';
 import type { ProjectsTable } from '../schema';
 import type { ListKind } from '../upstream-events';
 import { requireManagedProject, requireTeam, requireTeamRights, requireUser } from './access';
@@ -27,6 +27,7 @@ export async function createProject(
   input: NewProject,
 ): Promise<ProjectView> {
   const p = parse(NewProjectSchema, input);
+  checkAnswerLimits(ctx, p.limits);
   const team = await requireTeam(ctx.db, p.team);
   await requireTeamRights(ctx, actor, team.id);
   const now = ctx.nowIso();
@@ -47,7 +48,7 @@ export async function createProject(
     await insertUnique(trx.insertInto('projects').values(row), `Project "${p.slug}" already exists`);
     await auditBy(ctx, trx, actor, row.id, 'project.created', { slug: p.slug, teamId: team.id });
   });
-  return toProjectView(ctx.db, row);
+  return toProjectView(ctx.db, row, actor);
 }
 
 /** Admin: every project; a user: the projects of their teams (the ones they manage). */
@@ -60,12 +61,12 @@ export async function listProjects(ctx: StoreContext, actor: Principal): Promise
       .where('team_members.user_id', '=', userId);
   }
   const rows = await q.execute();
-  return Promise.all(rows.map((r) => toProjectView(ctx.db, r)));
+  return Promise.all(rows.map((r) => toProjectView(ctx.db, r, actor)));
 }
 
 export async function getProject(ctx: StoreContext, actor: Principal, ref: string): Promise<ProjectView> {
   const row = await requireManagedProject(ctx, actor, ref);
-  return toProjectView(ctx.db, row);
+  return toProjectView(ctx.db, row, actor);
 }
 
 export async function updateProject(
@@ -86,6 +87,7 @@ export async function updateProject(
   }
   const cache = parse(CacheConfigSchema, { ...current.cache, ...patch.cache }, 'cache');
   const limits = parse(LimitsConfigSchema, { ...current.limits, ...patch.limits }, 'limits');
+  checkAnswerLimits(ctx, limits);
   const next: ProjectsTable = {
     ...row,
     team_id: teamId,
@@ -99,7 +101,7 @@ export async function updateProject(
   const changedFields = (
     ['team_id', 'auth_mode', 'tool_profile', 'features', 'namespacing', 'cache', 'limits'] as const
   ).filter((k) => next[k] !== row[k]);
-  if (changedFields.length === 0) return { record: await toProjectView(ctx.db, row), changed: false };
+  if (changedFields.length === 0) return { record: await toProjectView(ctx.db, row, actor), changed: false };
   if (next.namespacing === 0 && row.namespacing === 1)
     await validate(ctx, { ...current, namespacing: false });
   next.updated_at = ctx.nowIso();
@@ -125,7 +127,7 @@ export async function updateProject(
     const kinds = exposedListsChanged(changedFields);
     if (kinds.length > 0) await announceListChanges(trx, { projectId: row.id, kinds });
   });
-  return { record: await toProjectView(ctx.db, next), changed: true };
+  return { record: await toProjectView(ctx.db, next, actor), changed: true };
 }
 
 /**
@@ -140,6 +142,17 @@ function exposedListsChanged(columns: readonly string[]): ListKind[] {
     kinds.add('prompts');
   }
   return [...kinds];
+}
+
+/**
+ * A project may only lower the instance's answer bounds: a higher value is refused, naming the field and
+ * the instance setting, rather than silently clamped (the manager would believe in a bound that is not).
+ */
+function checkAnswerLimits(ctx: StoreContext, limits: LimitsConfig): void {
+  const ceilings = ctx.options.answerLimitCeilings;
+  if (!ceilings) return;
+  const problems = projectAnswerLimitProblems(limits, ceilings);
+  if (problems.length > 0) throw new ControlPlaneError('invalid', problems.map((p) => p.message).join('; '));
 }
 
 /** The gateway's veto (`validateProject`), reported as `invalid` with its reason. */
@@ -161,7 +174,7 @@ export async function toProjectRecord(db: Db, row: ProjectsTable): Promise<Proje
   };
 }
 
-async function toProjectView(db: Db, row: ProjectsTable): Promise<ProjectView> {
+async function toProjectView(db: Db, row: ProjectsTable, viewer: Principal): Promise<ProjectView> {
   const [team, upstreams] = await Promise.all([
     db.selectFrom('teams').select('slug').where('id', '=', row.team_id).executeTakeFirst(),
     upstreamRows(db, row.id),
@@ -169,7 +182,7 @@ async function toProjectView(db: Db, row: ProjectsTable): Promise<ProjectView> {
   return {
     ...projectSettings(row),
     teamSlug: team?.slug ?? '',
-    upstreams: upstreams.map(toUpstreamView),
+    upstreams: upstreams.map((u) => toUpstreamView(u, viewer)),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

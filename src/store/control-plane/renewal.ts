@@ -54,10 +54,16 @@ async function renew(ctx: StoreContext, row: Row): Promise<Row | undefined> {
   const hook = ctx.options.renewAuthorization;
   if (!hook || !row.refresh_token || !row.oauth_client_id) return undefined;
   const refreshToken = ctx.cipher.open(row.refresh_token, refreshAad(row)).toString('utf8');
+  const upstream = await ctx.db
+    .selectFrom('upstreams')
+    .select('address_approved')
+    .where('id', '=', row.upstream_id)
+    .executeTakeFirst();
   const renewed = await hook({
     clientId: row.oauth_client_id,
     resource: row.oauth_resource ?? null,
     refreshToken,
+    addressApproved: Number(upstream?.address_approved ?? 0) === 1,
   });
   if (renewed === undefined) return undefined;
   const now = ctx.nowIso();
@@ -114,6 +120,8 @@ export async function attachRenewal(
         oauth_resource: r.resource,
       })
       .where('id', '=', authorizationId)
+      // Revoked meanwhile (its upstream re-pointed, say): nothing may renew it.
+      .where('revoked_at', 'is', null)
       .execute();
   });
 }

@@ -119,7 +119,12 @@ async function readCredential(
       return { ok: false, reason: `${name} needs a project credential; none is configured` };
     }
     const secret = openUpstreamCredential(ctx, row.id, row.credential);
-    return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: null };
+    return {
+      ok: true,
+      headers: credentialHeaders(auth.header, secret),
+      authorizationId: null,
+      boundTo: row.url,
+    };
   }
   // per_user
   if (principal.kind !== 'user') {
@@ -165,7 +170,12 @@ async function readCredential(
   }
   const secret = openAuthorization(ctx, active);
   expiry.at = validUntil(active);
-  return { ok: true, headers: credentialHeaders(auth.header, secret), authorizationId: active.id };
+  return {
+    ok: true,
+    headers: credentialHeaders(auth.header, secret),
+    authorizationId: active.id,
+    boundTo: row.url,
+  };
 }
 
 /**

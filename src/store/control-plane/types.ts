@@ -41,6 +41,11 @@ export interface UpstreamRecord {
   url: string;
   enabled: boolean;
   auth: UpstreamAuth;
+  /**
+   * An operator (configuration, bootstrap file, instance admin) set its current address: connections to
+   * it skip the address policy. False when a project manager did (docs/admin.md, "Upstream addresses").
+   */
+  addressApproved: boolean;
   /** What the last probe found out (era, version, time, error); absent until the first probe. */
   probe?: UpstreamProbe;
 }
@@ -62,7 +67,16 @@ export interface ProjectRecord {
 
 /** The credential a call uses toward one upstream, and which authorization it came from. */
 export type UpstreamCredential =
-  | { ok: true; headers: Record<string, string>; authorizationId: string | null }
+  | {
+      ok: true;
+      headers: Record<string, string>;
+      authorizationId: string | null;
+      /**
+       * The upstream URL the credential was read with (absent when there is none to send). A credential is
+       * bound to where it was given: one read for another address than the caller's record is not used.
+       */
+      boundTo?: string;
+    }
   /** `connectUrl`: where the user connects the upstream with OAuth, when that would give them one. */
   | { ok: false; reason: string; connectUrl?: string };
 

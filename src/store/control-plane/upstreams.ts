@@ -3,10 +3,13 @@
  * an on/off switch and how calls to it are authorised (none, one project credential, or each user's
  * own authorization: authorizations.ts). The project credential is sealed with the store cipher, bound
  * to the upstream's id, and never returned: views say only whether one is set. Removing an upstream
- * removes its credential and every user authorization granted for it. Project managers only.
+ * removes its credential and every user authorization granted for it; re-pointing it drops what was
+ * given for the old address, and a manager's address must pass the address policy (upstream-addresses.ts).
+ * The OAuth client settings are upstream-oauth.ts's. Project managers only.
  */
 import type { z } from 'zod';
 import type { UpstreamProbe } from '../../protocol';
+import { PROBE_FAILED } from '../../protocol';
 import type { UpstreamsTable } from '../schema';
 import { secretsEqual } from '../tokens';
 import { LIST_KINDS } from '../upstream-events';
@@ -17,9 +20,22 @@ import { insertUnique, newId } from './context';
 import { ControlPlaneError } from './errors';
 import { announceListChanges } from './list-changes';
 import type { NewUpstream, UpstreamPatch } from './schemas';
+import type { Dropped } from './upstream-addresses';
+import { oauthColumns, patchOAuth } from './upstream-oauth';
+import {
+  addressOf,
+  approvedBy,
+  auditDropped,
+  checkManagedAddress,
+  dropBoundGrants,
+  moveOf,
+  revokeDroppedAtServers,
+} from './upstream-addresses';
 import { NewUpstreamSchema, parse, UpstreamPatchSchema } from './schemas';
 import type { Principal, UpstreamAuth, UpstreamRecord } from './types';
 import type { Updated, UpstreamView } from './views';
+
+export { upstreamOAuthClient } from './upstream-oauth';
 
 export async function addUpstream(
   ctx: StoreContext,
@@ -29,6 +45,7 @@ export async function addUpstream(
 ): Promise<UpstreamView> {
   const u = parse(NewUpstreamSchema, input);
   const project = await requireManagedProject(ctx, actor, projectRef);
+  await checkManagedAddress(ctx, actor, project.id, u.url);
   const now = ctx.nowIso();
   const id = newId('ups');
   const row: UpstreamsTable = {
@@ -44,6 +61,7 @@ export async function addUpstream(
         ? sealUpstreamCredential(ctx, id, u.auth.credential)
         : null,
     ...oauthColumns(ctx, id, u.auth),
+    address_approved: approvedBy(actor),
     created_at: now,
     updated_at: now,
   };
@@ -62,7 +80,7 @@ export async function addUpstream(
     if (Number(row.enabled) !== 0)
       await announceListChanges(trx, { projectId: project.id, upstreamId: id, kinds: LIST_KINDS });
   });
-  return toUpstreamView(row);
+  return toUpstreamView(row, actor);
 }
 
 export async function listUpstreams(
@@ -71,7 +89,7 @@ export async function listUpstreams(
   projectRef: string,
 ): Promise<UpstreamView[]> {
   const project = await requireManagedProject(ctx, actor, projectRef);
-  return (await upstreamRows(ctx.db, project.id)).map(toUpstreamView);
+  return (await upstreamRows(ctx.db, project.id)).map((r) => toUpstreamView(r, actor));
 }
 
 export async function updateUpstream(
@@ -85,8 +103,18 @@ export async function updateUpstream(
   const project = await requireManagedProject(ctx, actor, projectRef);
   const row = await requireUpstreamRow(ctx, project, alias);
   const { next, fields } = patchedUpstream(ctx, row, patch);
-  if (fields.length === 0) return { record: toUpstreamView(row), changed: false };
+  const move = moveOf(row, next);
+  // An operator restating the URL approves the address; a manager moving it withdraws the approval.
+  const approved =
+    actor.kind === 'admin' && patch.url !== undefined ? 1 : move.address ? 0 : row.address_approved;
+  if (Number(approved ?? 0) !== Number(row.address_approved ?? 0)) {
+    next.address_approved = approved;
+    fields.push('addressApproved');
+  }
+  if (fields.length === 0) return { record: toUpstreamView(row, actor), changed: false };
+  if (move.address) await checkManagedAddress(ctx, actor, project.id, next.url);
   next.updated_at = ctx.nowIso();
+  let dropped: Dropped | undefined;
   await ctx.transaction(async (trx) => {
     await trx
       .updateTable('upstreams')
@@ -100,6 +128,7 @@ export async function updateUpstream(
         oauth: next.oauth ?? 0,
         oauth_client_id: next.oauth_client_id ?? null,
         oauth_client_secret: next.oauth_client_secret ?? null,
+        address_approved: next.address_approved ?? 0,
         updated_at: next.updated_at,
       })
       .where('id', '=', row.id)
@@ -109,11 +138,22 @@ export async function updateUpstream(
       alias: row.alias,
       fields,
     });
+    // Credentials stay where they were given (upstream-addresses.ts): all in this same transaction.
+    if (move.address || move.oauthClient) {
+      dropped = await dropBoundGrants(ctx, trx, row, move);
+      await auditDropped(ctx, trx, actor, project.id, row, {
+        move,
+        projectCredential: row.credential !== null && next.credential === null,
+        oauthClientSecret: row.oauth_client_secret != null && next.oauth_client_secret == null,
+        dropped,
+      });
+    }
     // Turned on or off, re-pointed, another credential: what the project's clients see may differ.
     if (Number(row.enabled) !== 0 || Number(next.enabled) !== 0)
       await announceListChanges(trx, { projectId: project.id, upstreamId: row.id, kinds: LIST_KINDS });
   });
-  return { record: toUpstreamView(next), changed: true };
+  if (dropped) await revokeDroppedAtServers(ctx, dropped);
+  return { record: toUpstreamView(next, actor), changed: true };
 }
 
 /** The row after a patch, and the fields that really change (resending the stored credential is none). */
@@ -124,6 +164,7 @@ function patchedUpstream(
 ): { next: UpstreamsTable; fields: string[] } {
   const next: UpstreamsTable = { ...row };
   const fields: string[] = [];
+  const moved = patch.url !== undefined && addressOf(patch.url) !== addressOf(row.url);
   if (patch.url !== undefined && patch.url !== row.url) {
     next.url = patch.url;
     // What was probed at the old address says nothing about the new one.
@@ -158,80 +199,35 @@ function patchedUpstream(
       }
     }
   }
+  if (moved) dropSecretsNotGivenAgain(next, patch, fields);
   return { next, fields };
 }
 
-/** The OAuth columns of a new upstream (all empty unless it is `per_user` with `oauth`). */
-function oauthColumns(ctx: StoreContext, id: string, auth: z.output<typeof NewUpstreamSchema>['auth']) {
-  const o = auth.mode === 'per_user' ? auth.oauth : undefined;
-  return {
-    oauth: o ? 1 : 0,
-    oauth_client_id: o?.clientId ?? null,
-    oauth_client_secret:
-      o?.clientSecret === undefined ? null : sealOAuthClientSecret(ctx, id, o.clientSecret),
-  };
-}
-
 /**
- * A patch's `auth` replaces the OAuth settings too; an omitted `clientSecret` keeps the stored one while
- * the client id stays the same (like a project credential), and resending the stored one changes nothing.
+ * A re-pointed upstream keeps no secret given for its old address: the project credential and the OAuth
+ * client secret go unless this same patch gives them (again), and are then bound to the new address.
  */
-function patchOAuth(
-  ctx: StoreContext,
-  row: UpstreamsTable,
+function dropSecretsNotGivenAgain(
   next: UpstreamsTable,
-  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
+  patch: z.output<typeof UpstreamPatchSchema>,
   fields: string[],
 ): void {
-  const o = a.mode === 'per_user' ? a.oauth : undefined;
-  const clientId = o?.clientId ?? null;
-  const was = { oauth: Number(row.oauth ?? 0), clientId: row.oauth_client_id ?? null };
-  if ((o ? 1 : 0) !== was.oauth || clientId !== was.clientId) {
-    next.oauth = o ? 1 : 0;
-    next.oauth_client_id = clientId;
-    fields.push('oauth');
+  const a = patch.auth;
+  const credentialGiven = a?.mode === 'project' && a.credential !== undefined;
+  if (!credentialGiven && next.credential !== null) {
+    next.credential = null;
+    if (!fields.includes('credential')) fields.push('credential');
   }
-  const stored = row.oauth_client_secret ?? null;
-  let secret: Buffer | null = clientId !== null && clientId === was.clientId ? stored : null;
-  if (o?.clientSecret !== undefined) {
-    const same = stored !== null && secretsEqual(openOAuthClientSecret(ctx, row.id, stored), o.clientSecret);
-    secret = same ? stored : sealOAuthClientSecret(ctx, row.id, o.clientSecret);
-  }
-  if (secret !== stored) {
-    next.oauth_client_secret = secret;
-    fields.push('oauthClientSecret');
+  const secretGiven = a?.mode === 'per_user' && a.oauth?.clientSecret !== undefined;
+  if (!secretGiven && next.oauth_client_secret != null) {
+    next.oauth_client_secret = null;
+    if (!fields.includes('oauthClientSecret')) fields.push('oauthClientSecret');
   }
 }
 
 /** Whether users connect `upstream` with OAuth: it says so, or (legacy `connectUpstreams`) every `per_user` one. */
 export function connectsWithOAuth(upstream: { auth: UpstreamAuth }, legacyAll = false): boolean {
   return upstream.auth.mode === 'per_user' && (upstream.auth.oauth !== undefined || legacyAll);
-}
-
-/** The client an upstream's configuration names for its authorization server, secret opened; else undefined. */
-export async function upstreamOAuthClient(
-  ctx: StoreContext,
-  upstreamId: string,
-): Promise<{ clientId: string; clientSecret?: string } | undefined> {
-  const row = await ctx.db
-    .selectFrom('upstreams')
-    .select(['id', 'oauth_client_id', 'oauth_client_secret'])
-    .where('id', '=', upstreamId)
-    .executeTakeFirst();
-  if (!row?.oauth_client_id) return undefined;
-  const sealed = row.oauth_client_secret ?? null;
-  return {
-    clientId: row.oauth_client_id,
-    ...(sealed !== null && { clientSecret: openOAuthClientSecret(ctx, row.id, sealed) }),
-  };
-}
-
-function openOAuthClientSecret(ctx: StoreContext, upstreamId: string, sealed: Uint8Array): string {
-  return ctx.cipher.open(sealed, `upstream-oauth-client-secret:${upstreamId}`).toString('utf8');
-}
-
-function sealOAuthClientSecret(ctx: StoreContext, upstreamId: string, secret: string): Buffer {
-  return ctx.cipher.seal(Buffer.from(secret, 'utf8'), `upstream-oauth-client-secret:${upstreamId}`);
 }
 
 /** Removes an upstream with its credentials and every user authorization granted for it. */
@@ -357,17 +353,24 @@ export function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
     url: row.url,
     enabled: Number(row.enabled) !== 0,
     auth: toAuth(row),
+    addressApproved: Number(row.address_approved ?? 0) === 1,
     ...(probe && { probe }),
   };
 }
 
-export function toUpstreamView(row: UpstreamsTable): UpstreamView {
+/**
+ * An upstream as `viewer` sees it. A failed probe's detail is the instance administrator's: anyone else
+ * reads one message for every failure, so a probe cannot tell an open port from a closed one.
+ */
+export function toUpstreamView(row: UpstreamsTable, viewer: Principal): UpstreamView {
   const { probe, ...record } = toUpstreamRecord(row);
+  const shown =
+    probe && viewer.kind !== 'admin' && probe.error !== null ? { ...probe, error: PROBE_FAILED } : probe;
   return {
     ...record,
     credentialSet: row.credential !== null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    probe: probe ?? { era: null, protocolVersion: null, probedAt: null, error: null },
+    probe: shown ?? { era: null, protocolVersion: null, probedAt: null, error: null },
   };
 }

@@ -14,6 +14,7 @@ import { m0011TaskDetailStoredAt } from './0011-task-detail-stored-at';
 import { m0012OAuth } from './0012-oauth';
 import { m0013UpstreamEvents } from './0013-upstream-events';
 import { m0015UpstreamOAuth } from './0015-upstream-oauth';
+import { m0016UpstreamAddressApproval } from './0016-upstream-address-approval';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_oauth': m0012OAuth,
   '0013_upstream_events': m0013UpstreamEvents,
   '0015_upstream_oauth': m0015UpstreamOAuth,
+  '0016_upstream_address_approval': m0016UpstreamAddressApproval,
 };
 
 export const migrationProvider: MigrationProvider = {

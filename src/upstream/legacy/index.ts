@@ -5,9 +5,9 @@
  * requests.ts; tasks: tasks.ts; everything else: translate.ts. docs/interop.md has the whole picture.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Dispatcher } from 'undici';
 import type { Implementation, TaskSupport } from '../../protocol';
 import { METHOD, taskSupportOf } from '../../protocol';
+import type { AnswerContexts } from '../answers';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
 import { UpstreamTransportError } from '../errors';
 import type { JsonObject } from '../http';
@@ -26,19 +26,21 @@ import {
   tasksRequired,
   variantOf,
 } from './translate';
-import type { Exchange } from './wire';
+import type { DispatcherFor, Exchange } from './wire';
 import { LegacyWire } from './wire';
 import { watchLegacyLists } from './list-watch';
 
 export { EraRefusedError } from './sessions';
 
 export interface LegacyUpstreamDeps {
-  dispatcher: Dispatcher;
+  dispatcher: DispatcherFor;
   /** For list watches' GET streams: no body timeout (list-watch.ts). Default: `dispatcher`. */
-  watchDispatcher?: Dispatcher;
+  watchDispatcher?: DispatcherFor;
   store: LegacySessionStore;
   clientInfo: Implementation;
   warn: (message: string, detail: Record<string, unknown>) => void;
+  /** How each endpoint's answers are read: bounds and parser (answers.ts). */
+  answers: AnswerContexts;
 }
 
 /** Upper bound on pages read for a tool list, so a looping cursor cannot hold the gateway. */
@@ -67,8 +69,8 @@ export class LegacyUpstream {
   >();
 
   constructor(private readonly deps: LegacyUpstreamDeps) {
-    this.wire = new LegacyWire(deps.dispatcher);
-    this.watchWire = new LegacyWire(deps.watchDispatcher ?? deps.dispatcher);
+    this.wire = new LegacyWire(deps.dispatcher, deps.answers);
+    this.watchWire = new LegacyWire(deps.watchDispatcher ?? deps.dispatcher, deps.answers);
     this.streams = new StandaloneStreams(this.wire);
     this.sessions = new LegacySessions(this.wire, deps.store, deps.clientInfo);
     this.tasks = new LegacyTasks({
@@ -165,6 +167,7 @@ export class LegacyUpstream {
       const exchange = await this.wire.request(targetOf(current), method, params, {
         ...(opts.signal && { signal: opts.signal }),
         ...(opts.onNotification && { onNotification: opts.onNotification }),
+        ...(opts.prepare && { prepare: { ...opts.prepare, legacy: true } }),
         onRequest: (request) => this.streams.refuse(current, request),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);
@@ -195,7 +198,15 @@ export class LegacyUpstream {
     if (!tasks && support === 'required') return tasksRequired(name);
     const asTask = tasks && support !== 'forbidden';
     const body = { ...legacyParams(params), ...(asTask && { task: {} }) };
-    const { session: used, exchange } = await this.exchange(endpoint, variant, METHOD.toolsCall, body, opts);
+    // A task's creation is read as it is: only a plain result may be prepared (cut) where it is parsed.
+    const { prepare: _prepare, ...plain } = opts;
+    const { session: used, exchange } = await this.exchange(
+      endpoint,
+      variant,
+      METHOD.toolsCall,
+      body,
+      asTask ? plain : opts,
+    );
     const created = asTask && exchange.kind === 'result' ? createdTask(used, exchange.result) : undefined;
     if (!created) return reply(METHOD.toolsCall, exchange, endpoint);
     const ttl = created.task.ttlMs;
@@ -265,7 +276,11 @@ export class LegacyUpstream {
 function reply(method: string, exchange: Exchange, endpoint: UpstreamEndpoint): UpstreamReply {
   switch (exchange.kind) {
     case 'result':
-      return { kind: 'result', result: modernResult(method, exchange.result, endpoint) };
+      return {
+        kind: 'result',
+        result: modernResult(method, exchange.result, endpoint),
+        ...(exchange.prepared && { prepared: true }),
+      };
     case 'error':
       return exchange;
     case 'session-lost':

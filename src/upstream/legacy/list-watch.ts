@@ -9,7 +9,7 @@
  * it stops. The feed sees the 2026 shape: an acknowledgement once the stream is open, then the
  * notifications.
  */
-import { readSseMessages } from '../http';
+import { readSseMessages, sseBounds } from '../http';
 import type { Implementation } from '../../protocol';
 import type { UpstreamEndpoint } from '../endpoint';
 import { UpstreamTransportError } from '../errors';
@@ -46,14 +46,18 @@ export async function watchLegacyLists(
         true,
       );
     onNotification({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: {} });
-    await readSseMessages(body, (msg) => {
-      const request = serverRequest(msg);
-      if (request) {
-        wire.deliver(target, refusal(request)).catch(() => {});
-        return;
-      }
-      if (typeof msg.method === 'string' && LIST_CHANGED.test(msg.method)) onNotification(msg);
-    });
+    await readSseMessages(
+      body,
+      (msg) => {
+        const request = serverRequest(msg);
+        if (request) {
+          wire.deliver(target, refusal(request)).catch(() => {});
+          return;
+        }
+        if (typeof msg.method === 'string' && LIST_CHANGED.test(msg.method)) onNotification(msg);
+      },
+      sseBounds(wire.answers(endpoint), 'notifications'),
+    );
   } finally {
     await wire.end(target).catch(() => {});
   }

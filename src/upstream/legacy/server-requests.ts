@@ -9,7 +9,7 @@
  * that; a server that offers none, or lets only another replica hold it, loses nothing else.
  */
 import type { JsonObject } from '../http';
-import { readSseMessages } from '../http';
+import { readSseMessages, sseBounds } from '../http';
 import type { LiveSession } from './sessions';
 import { targetOf } from './sessions';
 import type { LegacyWire, ServerRequest } from './wire';
@@ -88,10 +88,14 @@ export class StandaloneStreams {
       body = await this.wire.listen(targetOf(session), listener.abort.signal);
       opened();
       if (body) {
-        await readSseMessages(body, (msg) => {
-          const request = typeof msg.method === 'string' ? serverRequest(msg) : undefined;
-          if (request) this.refuse(session, request);
-        });
+        await readSseMessages(
+          body,
+          (msg) => {
+            const request = typeof msg.method === 'string' ? serverRequest(msg) : undefined;
+            if (request) this.refuse(session, request);
+          },
+          sseBounds(this.wire.answers(session.endpoint), 'notifications'),
+        );
       }
     } catch {
       // A stream that broke (an idle timeout) is opened again like one that ended.

@@ -9,10 +9,13 @@ import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import type { JsonRpcErrorObject } from '../../protocol';
 import { JsonRpcErrorObjectSchema } from '../../protocol';
+import type { AnswerPreparation } from '../answer-parse';
+import type { AnswerContexts } from '../answers';
+import { readJsonAnswer, wasPrepared } from '../answers';
 import type { UpstreamEndpoint } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
+import { AnswerPreparationRefused, UpstreamTransportError } from '../errors';
 import type { JsonObject } from '../http';
-import { isPlainObject, readSseMessages, transportError } from '../http';
+import { isPlainObject, readSseMessages, sseBounds, transportError } from '../http';
 import { isSessionLost, isVersionRefused } from './refusals';
 
 /** Where a message goes: the upstream, and the session's version and id (none before `initialize`). */
@@ -31,15 +34,18 @@ export interface ServerRequest {
 
 export interface ExchangeOptions {
   signal?: AbortSignal;
-  onNotification?: (message: JsonObject) => void;
+  /** A notification on the answer's stream; a promise it answers is awaited before reading on. */
+  onNotification?: (message: JsonObject) => void | Promise<void>;
   /** A request the upstream sent on the answer's stream; answering true stops reading (`interrupted`). */
   onRequest?: (request: ServerRequest) => boolean | void;
+  /** What a worker thread does to a large answer's result (UpstreamRequestOptions.prepare). */
+  prepare?: AnswerPreparation;
 }
 
 export type Exchange =
   /** 202: a notification or a response was taken. */
   | { kind: 'accepted' }
-  | { kind: 'result'; result: JsonObject; sessionId?: string }
+  | { kind: 'result'; result: JsonObject; sessionId?: string; prepared?: boolean }
   | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number }
   /** `onRequest` stopped reading at this request. */
   | { kind: 'interrupted'; request: ServerRequest }
@@ -50,8 +56,15 @@ export type Exchange =
   /** The upstream does not speak the version it was called with. */
   | { kind: 'version-refused'; message: string };
 
+/** The dispatcher an endpoint's requests go through (its address may be held to the address policy). */
+export type DispatcherFor = (endpoint: UpstreamEndpoint) => Dispatcher;
+
 export class LegacyWire {
-  constructor(private readonly dispatcher: Dispatcher) {}
+  /** `answers`: the bounds and parser each endpoint's answers are read with (answers.ts). */
+  constructor(
+    private readonly dispatcherFor: DispatcherFor,
+    readonly answers: AnswerContexts,
+  ) {}
 
   headers(target: WireTarget, accept = 'application/json, text/event-stream'): Record<string, string> {
     return {
@@ -84,7 +97,7 @@ export class LegacyWire {
     const res = await request(target.endpoint.url, {
       method: 'DELETE',
       headers: this.headers(target, '*/*'),
-      dispatcher: this.dispatcher,
+      dispatcher: this.dispatcherFor(target.endpoint),
       signal: AbortSignal.timeout(5_000),
     });
     await res.body.dump();
@@ -95,7 +108,7 @@ export class LegacyWire {
     const res = await request(target.endpoint.url, {
       method: 'GET',
       headers: this.headers(target, 'text/event-stream'),
-      dispatcher: this.dispatcher,
+      dispatcher: this.dispatcherFor(target.endpoint),
       signal,
     });
     const type = String(res.headers['content-type'] ?? '');
@@ -119,7 +132,7 @@ export class LegacyWire {
         method: 'POST',
         headers: { ...this.headers(target), 'content-type': 'application/json' },
         body: JSON.stringify(message),
-        dispatcher: this.dispatcher,
+        dispatcher: this.dispatcherFor(target.endpoint),
         ...(opts.signal && { signal: opts.signal }),
       });
     } catch (err) {
@@ -138,14 +151,20 @@ export class LegacyWire {
         return { kind: 'accepted' };
       }
       if (type === 'text/event-stream' && status === 200 && id !== undefined) {
-        return await this.readStream(res.body, id, opts, sessionId);
+        return await this.readStream(res.body, id, opts, sessionId, target.endpoint);
       }
-      const body: unknown = type === 'application/json' ? await res.body.json() : undefined;
+      const answer = this.answers(target.endpoint, opts.prepare);
+      const body: unknown = type === 'application/json' ? await readJsonAnswer(res, answer) : undefined;
       if (body === undefined) await res.body.dump();
-      return classify(alias, status, type, body, id, sessionId);
+      return prepared(classify(alias, status, type, body, id, sessionId), body);
     } catch (err) {
       res.body.destroy();
-      if (err instanceof UpstreamTransportError || opts.signal?.aborted) throw err;
+      if (
+        err instanceof UpstreamTransportError ||
+        err instanceof AnswerPreparationRefused ||
+        opts.signal?.aborted
+      )
+        throw err;
       throw new UpstreamTransportError(
         `Upstream "${alias}" sent an unreadable response (HTTP ${status}${type ? `, ${type}` : ''})`,
         true,
@@ -159,27 +178,32 @@ export class LegacyWire {
     id: string,
     opts: ExchangeOptions,
     sessionId: string | undefined,
+    endpoint: UpstreamEndpoint,
   ): Promise<Exchange> {
     let outcome: Exchange | undefined;
-    await readSseMessages(body, (msg) => {
+    const read = (msg: JsonObject) => {
       if (msg.id === id && ('result' in msg || 'error' in msg)) {
-        outcome = classify('', 200, 'application/json', msg, id, sessionId);
+        outcome = prepared(classify('', 200, 'application/json', msg, id, sessionId), msg);
         return true;
       }
       if (typeof msg.method !== 'string') return false;
-      if (!('id' in msg)) {
-        opts.onNotification?.(msg);
-        return false;
-      }
+      // The reader waits for a relay that waits (the client's socket is full) before reading on.
+      if (!('id' in msg)) return opts.onNotification?.(msg);
       const request = serverRequest(msg);
       if (request && opts.onRequest?.(request) === true) {
         outcome = { kind: 'interrupted', request };
         return true;
       }
       return false;
-    });
+    };
+    await readSseMessages(body, read, sseBounds(this.answers(endpoint, opts.prepare), 'answer'));
     return outcome ?? { kind: 'ended' };
   }
+}
+
+/** A result whose message was prepared where it was parsed says so (answers.ts). */
+function prepared(exchange: Exchange, message: unknown): Exchange {
+  return exchange.kind === 'result' && wasPrepared(message) ? { ...exchange, prepared: true } : exchange;
 }
 
 export function serverRequest(msg: JsonObject): ServerRequest | undefined {

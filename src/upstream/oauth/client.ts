@@ -116,7 +116,7 @@ async function tokenRequest(
   form: URLSearchParams,
 ): Promise<TokenSet> {
   const { token } = requireCodeFlow(as);
-  const body = await post(token, form, clientAuthentication(as, client, form));
+  const body = await post(token, form, clientAuthentication(as, client, form), as.via);
   const accessToken = str(body, 'access_token');
   const tokenType = str(body, 'token_type');
   if (accessToken === undefined || tokenType?.toLowerCase() !== 'bearer') {
@@ -146,14 +146,19 @@ export async function registerClient(
     : as.tokenEndpointAuthMethods.includes('client_secret_post')
       ? 'client_secret_post'
       : 'none';
-  const body = await post(as.registrationEndpoint, {
-    client_name: r.clientName,
-    redirect_uris: [r.redirectUri],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: method,
-    ...(r.scope !== undefined && { scope: r.scope }),
-  });
+  const body = await post(
+    as.registrationEndpoint,
+    {
+      client_name: r.clientName,
+      redirect_uris: [r.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: method,
+      ...(r.scope !== undefined && { scope: r.scope }),
+    },
+    {},
+    as.via,
+  );
   const clientId = str(body, 'client_id');
   if (clientId === undefined) throw new OAuthHttpError(`${as.issuer} registered no client id`);
   const clientSecret = str(body, 'client_secret');
@@ -173,7 +178,7 @@ export async function revokeToken(
 ): Promise<boolean> {
   if (!as.revocationEndpoint) return false;
   const form = new URLSearchParams({ token, token_type_hint: hint });
-  await post(as.revocationEndpoint, form, clientAuthentication(as, client, form));
+  await post(as.revocationEndpoint, form, clientAuthentication(as, client, form), as.via);
   return true;
 }
 

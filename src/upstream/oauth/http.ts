@@ -1,8 +1,12 @@
 /**
  * HTTP for OAuth: JSON documents and form posts to authorization servers, with a timeout and a size
  * bound, and errors that carry the server's OAuth error code and description but never a request or
- * response body (which could hold a token or a client secret).
+ * response body (which could hold a token or a client secret). `via`: the dispatcher to go through, when
+ * the URLs come from an upstream a project manager set (the address policy's, src/upstream/address-policy.ts).
  */
+import type { Dispatcher } from 'undici';
+import { fetch as undiciFetch } from 'undici';
+import { ADDRESS_REFUSED } from '../address-policy';
 
 const TIMEOUT_MS = 10_000;
 const MAX_BYTES = 1024 * 1024;
@@ -19,27 +23,48 @@ export class OAuthHttpError extends Error {
   }
 }
 
+/** The address policy refused the server's address (an upstream a manager set named it): nothing was sent. */
+export class OAuthAddressRefusedError extends OAuthHttpError {
+  constructor(origin: string) {
+    super(`${origin} is in a network the gateway may not call for this upstream (upstreams.networks.allow)`);
+  }
+}
+
 export interface JsonReply {
   status: number;
   headers: Headers;
   body: Record<string, unknown> | undefined;
 }
 
+interface JsonRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 /** Sends a request and reads a JSON object reply (any status); network failures are OAuthHttpErrors. */
-export async function requestJson(url: string | URL, init: RequestInit = {}): Promise<JsonReply> {
-  let res: Response;
+export async function requestJson(
+  url: string | URL,
+  init: JsonRequest = {},
+  via?: Dispatcher,
+): Promise<JsonReply> {
+  let res: Awaited<ReturnType<typeof undiciFetch>>;
   try {
-    res = await fetch(url, {
+    res = await undiciFetch(url, {
       ...init,
       redirect: 'manual',
       signal: AbortSignal.timeout(TIMEOUT_MS),
-      headers: { accept: 'application/json', ...(init.headers as Record<string, string> | undefined) },
+      headers: { accept: 'application/json', ...init.headers },
+      ...(via && { dispatcher: via }),
     });
   } catch (err) {
-    throw new OAuthHttpError(`${new URL(url).origin} could not be reached: ${(err as Error).name}`);
+    const origin = new URL(url).origin;
+    if ((err as { cause?: { code?: string } }).cause?.code === ADDRESS_REFUSED) {
+      throw new OAuthAddressRefusedError(origin);
+    }
+    throw new OAuthHttpError(`${origin} could not be reached: ${(err as Error).name}`);
   }
-  const text = await res.text();
-  if (text.length > MAX_BYTES) throw new OAuthHttpError(`${new URL(url).origin} sent too large a reply`);
+  const text = await boundedText(res, new URL(url).origin);
   let body: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = text === '' ? undefined : JSON.parse(text);
@@ -48,12 +73,48 @@ export async function requestJson(url: string | URL, init: RequestInit = {}): Pr
   } catch {
     body = undefined;
   }
-  return { status: res.status, headers: res.headers, body };
+  return { status: res.status, headers: res.headers as unknown as Headers, body };
+}
+
+/**
+ * The reply's text, read only up to MAX_BYTES: refused by its `content-length` before reading, else
+ * counted while reading and cancelled the moment it passes (an OAuth document is a few KiB).
+ */
+async function boundedText(res: Response, origin: string): Promise<string> {
+  const tooLarge = () => new OAuthHttpError(`${origin} sent a reply larger than ${MAX_BYTES} bytes`);
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > MAX_BYTES) {
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (bytes > MAX_BYTES) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof OAuthHttpError) throw err;
+    throw new OAuthHttpError(`${origin} broke off its reply: ${(err as Error).name}`);
+  }
+  return Buffer.concat(chunks, bytes).toString('utf8');
 }
 
 /** GET of a JSON document that must answer 200 with an object; undefined on 404 (try the next URL). */
-export async function getDocument(url: string | URL): Promise<Record<string, unknown> | undefined> {
-  const reply = await requestJson(url);
+export async function getDocument(
+  url: string | URL,
+  via?: Dispatcher,
+): Promise<Record<string, unknown> | undefined> {
+  const reply = await requestJson(url, {}, via);
   if (reply.status === 404 || reply.status === 410 || (reply.status >= 300 && reply.status < 400))
     return undefined;
   if (reply.status !== 200 || !reply.body) {
@@ -73,13 +134,21 @@ export async function post(
   url: string,
   body: URLSearchParams | Record<string, unknown>,
   headers: Record<string, string> = {},
+  via?: Dispatcher,
 ): Promise<Record<string, unknown>> {
   const form = body instanceof URLSearchParams;
-  const reply = await requestJson(url, {
-    method: 'POST',
-    headers: { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json', ...headers },
-    body: form ? body.toString() : JSON.stringify(body),
-  });
+  const reply = await requestJson(
+    url,
+    {
+      method: 'POST',
+      headers: {
+        'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
+        ...headers,
+      },
+      body: form ? body.toString() : JSON.stringify(body),
+    },
+    via,
+  );
   if (reply.status >= 200 && reply.status < 300) return reply.body ?? {};
   const code = typeof reply.body?.['error'] === 'string' ? reply.body['error'] : undefined;
   const description =

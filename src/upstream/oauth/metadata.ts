@@ -4,7 +4,8 @@
  * document is checked against the identifier it was looked up by (`issuer`, `resource`); one that names
  * something else is not used.
  */
-import { getDocument, OAuthHttpError, requestJson, str, strings } from './http';
+import type { Dispatcher } from 'undici';
+import { getDocument, OAuthAddressRefusedError, OAuthHttpError, requestJson, str, strings } from './http';
 
 export interface AuthorizationServerMetadata {
   issuer: string;
@@ -18,13 +19,21 @@ export interface AuthorizationServerMetadata {
   scopesSupported?: string[];
   /** RFC 9207: the server adds `iss` to authorization responses. */
   issParameterSupported: boolean;
+  /**
+   * What the metadata was fetched through, and so every endpoint it names is called through (token,
+   * registration, revocation): the address policy's dispatcher for an upstream a manager set.
+   */
+  via?: Dispatcher;
 }
 
 /**
  * The authorization server's metadata, from the well-known URLs in the MCP specification's order (RFC
  * 8414 with path insertion, OpenID Connect with path insertion, OpenID Connect appended).
  */
-export async function authorizationServerMetadata(issuer: string): Promise<AuthorizationServerMetadata> {
+export async function authorizationServerMetadata(
+  issuer: string,
+  via?: Dispatcher,
+): Promise<AuthorizationServerMetadata> {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/+$/, '');
   const candidates =
@@ -39,7 +48,7 @@ export async function authorizationServerMetadata(issuer: string): Promise<Autho
           `${url.origin}${path}/.well-known/openid-configuration`,
         ];
   for (const candidate of candidates) {
-    const doc = await getDocument(candidate).catch((err: unknown) => {
+    const doc = await getDocument(candidate, via).catch((err: unknown) => {
       if (err instanceof OAuthHttpError && err.status !== undefined) return undefined;
       throw err;
     });
@@ -47,7 +56,7 @@ export async function authorizationServerMetadata(issuer: string): Promise<Autho
     if (str(doc, 'issuer') !== issuer) {
       throw new OAuthHttpError(`The metadata at ${candidate} names another issuer than ${issuer}`);
     }
-    return toMetadata(issuer, doc);
+    return { ...toMetadata(issuer, doc), ...(via && { via }) };
   }
   throw new OAuthHttpError(`No authorization server metadata found for ${issuer}`);
 }
@@ -87,16 +96,23 @@ export interface ProtectedResourceMetadata {
  * Which authorization servers protect an MCP server: the `resource_metadata` its 401 names, else the
  * well-known URLs (path insertion, then the root). The document's `resource` must be the server's URL.
  */
-export async function protectedResourceMetadata(serverUrl: string): Promise<ProtectedResourceMetadata> {
+export async function protectedResourceMetadata(
+  serverUrl: string,
+  via?: Dispatcher,
+): Promise<ProtectedResourceMetadata> {
   const url = new URL(serverUrl);
   const candidates: string[] = [];
-  const challenged = await challengedMetadataUrl(serverUrl);
+  const challenged = await challengedMetadataUrl(serverUrl, via);
   if (challenged) candidates.push(challenged);
   const path = url.pathname.replace(/\/+$/, '');
   if (path !== '') candidates.push(`${url.origin}/.well-known/oauth-protected-resource${path}`);
   candidates.push(`${url.origin}/.well-known/oauth-protected-resource`);
   for (const candidate of candidates) {
-    const doc = await getDocument(candidate).catch(() => undefined);
+    const doc = await getDocument(candidate, via).catch((err: unknown) => {
+      // A refused address is the answer, not a reason to try the next URL.
+      if (err instanceof OAuthAddressRefusedError) throw err;
+      return undefined;
+    });
     if (!doc) continue;
     const resource = str(doc, 'resource');
     if (resource === undefined || !sameResource(resource, serverUrl)) {
@@ -111,12 +127,16 @@ export async function protectedResourceMetadata(serverUrl: string): Promise<Prot
 }
 
 /** The `resource_metadata` of the server's 401 challenge to a request without a token. */
-async function challengedMetadataUrl(serverUrl: string): Promise<string | undefined> {
-  const reply = await requestJson(serverUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'server/discover', params: {} }),
-  }).catch(() => undefined);
+async function challengedMetadataUrl(serverUrl: string, via?: Dispatcher): Promise<string | undefined> {
+  const reply = await requestJson(
+    serverUrl,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'server/discover', params: {} }),
+    },
+    via,
+  ).catch(() => undefined);
   if (reply?.status !== 401) return undefined;
   const challenge = reply.headers.get('www-authenticate') ?? '';
   const found = /resource_metadata="([^"]+)"/i.exec(challenge)?.[1];

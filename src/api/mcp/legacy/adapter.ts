@@ -239,7 +239,8 @@ export class LegacyClients {
       method,
       params: { ...rest, _meta: internalMeta(session, requestMeta, { tasks: withTasks }) },
       signal: x.signal,
-      notify: (n) => x.stream.notify(n),
+      notify: (n) => x.stream.relay(n),
+      whenWritable: () => x.stream.whenWritable(),
       keepAlive: () => x.stream.comment('keep-alive'),
       ...(tasks && { tasks }),
     };

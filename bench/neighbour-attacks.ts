@@ -1,0 +1,208 @@
+/**
+ * The attacks `bench:neighbours` runs, one at a time, each by an attacking tenant against a shared gateway
+ * (issue 22's findings): a hostile upstream's answers (bench/hostile-process.ts), a client that stops
+ * reading, costly requests, and floods of calls, task creations and listen streams. `start` begins the
+ * attack and resolves once it is under way; the function it returns ends it and frees what it held.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import { request } from 'undici';
+import { META, PROTOCOL_VERSION, requestHeaders, TASKS_EXTENSION } from '../src/protocol';
+import type { StalledClient } from '../test/helpers/hostile-upstream';
+import { stalledClient } from '../test/helpers/hostile-upstream';
+import type { ListenStream, McpHttpClient } from './support';
+import { sleep } from './support';
+
+export interface AttackContext {
+  /** The attacking project's MCP endpoint. */
+  url: string;
+  token: string;
+  /** The attacker's client (Tasks declared) on a dispatcher with room for every lane. */
+  client: McpHttpClient;
+  dispatcher: Dispatcher;
+}
+
+export interface Attack {
+  name: string;
+  what: string;
+  /** Whether the victim's task creations are measured too (attacks on the task path). */
+  tasks?: boolean;
+  start(ctx: AttackContext): Promise<() => Promise<void>>;
+}
+
+/** `lanes` loops of `op` until stopped; failures are the attack's business (most are refusals). */
+function lanes(count: number, op: (lane: number, i: number) => Promise<unknown>): () => Promise<void> {
+  let stopped = false;
+  const running = Array.from({ length: count }, async (_, lane) => {
+    for (let i = 0; !stopped; i++) {
+      try {
+        await op(lane, i);
+      } catch {
+        await sleep(50); // refused or cut: try again, as a hostile client would
+      }
+    }
+  });
+  return async () => {
+    stopped = true;
+    await Promise.race([Promise.all(running), sleep(15_000)]);
+  };
+}
+
+/** A loop attack of `count` lanes calling `tool` with `args(lane, i)`, held until stopped. */
+function callFlood(
+  name: string,
+  what: string,
+  count: number,
+  tool: string,
+  args: (lane: number, i: number) => Record<string, unknown>,
+  tasks = false,
+): Attack {
+  return {
+    name,
+    what,
+    tasks,
+    async start(ctx) {
+      const stop = lanes(count, (lane, i) => ctx.client.callTool(tool, args(lane, i)));
+      await sleep(2000);
+      return stop;
+    },
+  };
+}
+
+/** Clients that send a call to the flooding tool and never read their sockets. */
+const stalledSse: Attack = {
+  name: 'stalled-sse',
+  what: '4 clients stop reading while an upstream streams 64 KB progress events without end',
+  async start(ctx) {
+    const clients: StalledClient[] = [];
+    for (let i = 0; i < 4; i++) {
+      const params = { name: 'hostile.flood_progress', arguments: {} };
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: { ...params, _meta: { ...envelope(), progressToken: `p${i}` } },
+      });
+      clients.push(
+        await stalledClient(ctx.url, body, {
+          ...requestHeaders('tools/call', params, PROTOCOL_VERSION),
+          authorization: `Bearer ${ctx.token}`,
+        }),
+      );
+    }
+    await sleep(3000);
+    return async () => {
+      for (const c of clients) c.close();
+    };
+  },
+};
+
+/** A request whose `_meta` has 162,000 members (about 3.5 MB, under the body limit). */
+function costlyRequests(): Attack {
+  const meta = Object.fromEntries(Array.from({ length: 162_000 }, (_, i) => [`k${i}`, 1]));
+  const params = { name: 'shared.work', arguments: { ms: 1 } };
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { ...params, _meta: { ...meta, ...envelope() } },
+  });
+  return {
+    name: 'costly-requests',
+    what: `16 clients send requests whose _meta has 162,000 keys (${(body.length / 1e6).toFixed(1)} MB)`,
+    async start(ctx) {
+      const headers = {
+        ...requestHeaders('tools/call', params, PROTOCOL_VERSION),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${ctx.token}`,
+      };
+      const stop = lanes(16, async () => {
+        const res = await request(ctx.url, { method: 'POST', headers, body, dispatcher: ctx.dispatcher });
+        await res.body.dump();
+      });
+      await sleep(2000);
+      return stop;
+    },
+  };
+}
+
+/** One caller opening listen streams until refused, and holding them. */
+const listenFlood: Attack = {
+  name: 'listen-flood',
+  what: '400 concurrent subscriptions/listen of one caller',
+  async start(ctx) {
+    const held: ListenStream[] = [];
+    const stop = lanes(400, async () => {
+      const stream = await ctx.client.listen({ toolsListChanged: true });
+      held.push(stream);
+      await stream.ended;
+    });
+    await sleep(3000);
+    return async () => {
+      await Promise.all(held.map((s) => s.close().catch(() => undefined)));
+      await stop();
+    };
+  },
+};
+
+function envelope(): Record<string, unknown> {
+  return {
+    [META.protocolVersion]: PROTOCOL_VERSION,
+    [META.clientCapabilities]: { extensions: { [TASKS_EXTENSION]: {} } },
+    [META.clientInfo]: { name: 'bench-attacker', version: '1.0.0' },
+  };
+}
+
+const run = randomUUID().slice(0, 8);
+
+export function attacks(): Attack[] {
+  return [
+    stalledSse,
+    callFlood('huge-json', '2 clients call a tool answering 300 MB of JSON', 2, 'hostile.huge_json', () => ({
+      mb: 300,
+    })),
+    callFlood(
+      'unterminated-sse',
+      '2 clients call a tool whose SSE event never ends',
+      2,
+      'hostile.unterminated_sse',
+      () => ({}),
+    ),
+    callFlood(
+      'many-meta',
+      '4 clients call a tool answering a 50,000-key _meta',
+      4,
+      'hostile.many_meta',
+      () => ({
+        keys: 50_000,
+      }),
+    ),
+    callFlood('drip', '20 clients call a tool that drips one byte every 3 s', 20, 'hostile.drip', () => ({})),
+    costlyRequests(),
+    callFlood(
+      'pool-flood',
+      "200 concurrent 10 s calls of one member to the victim's upstream address",
+      200,
+      'shared.work',
+      (lane, i) => ({ ms: 10_000, nonce: `${run}-${lane}-${i}` }),
+    ),
+    callFlood(
+      'slot-flood',
+      '210 concurrent task calls whose upstream takes 30 s to answer',
+      210,
+      'tasks.slow_task',
+      () => ({ ms: 30_000 }),
+      true,
+    ),
+    callFlood(
+      'creation-burst',
+      '32 clients creating tasks as fast as they can',
+      32,
+      'shared.slow_compute',
+      (lane, i) => ({ seconds: 1, label: `${run}-${lane}-${i}` }),
+      true,
+    ),
+    listenFlood,
+  ];
+}
