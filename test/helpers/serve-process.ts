@@ -24,8 +24,6 @@ export function writeServeConfig(
     upstreamUrl: string;
     store: Record<string, unknown>;
     http?: Record<string, unknown>;
-    /** `health` (a process running only the worker serves `/readyz` on `health.port`). */
-    health?: Record<string, unknown>;
     /** Added to `tasks`. */
     tasks?: Record<string, unknown>;
     projects?: Array<Record<string, unknown>>;
@@ -47,7 +45,6 @@ export function writeServeConfig(
       store: opts.store,
       encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
       tasks: { minPollIntervalMs: 50, ...opts.tasks },
-      ...(opts.health && { health: opts.health }),
       projects: [
         {
           slug: 'demo',

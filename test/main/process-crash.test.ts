@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ExampleUpstream } from '../../examples/upstream/server';
@@ -83,6 +83,7 @@ describe("a worker killed inside a task's first workflow task", () => {
   let crashDir: string;
   let apiPort: number;
   let healthPort: number;
+  /** The workers' configuration, with their health port (the API's is the same without it). */
   let crashConfig: string;
   let store: Awaited<ReturnType<typeof testStoreConfig>>;
   let db: Kysely<Database>;
@@ -97,11 +98,17 @@ describe("a worker killed inside a task's first workflow task", () => {
       port: apiPort,
       upstreamUrl: upstream.url,
       store,
-      health: { port: healthPort },
+      sections: { health: { port: healthPort } },
       // The dying worker must take each task before the API gives up on it, however loaded the machine.
       tasks: { startTimeoutMs: 60_000 },
     });
-    await startServeProcess(crashConfig, apiPort, children, 'warn', {}, { role: 'api' });
+    const { health: _health, ...apiSections } = JSON.parse(readFileSync(crashConfig, 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const apiConfig = path.join(crashDir, 'api.json');
+    writeFileSync(apiConfig, JSON.stringify(apiSections));
+    await startServeProcess(apiConfig, apiPort, children, 'warn', {}, { role: 'api' });
     db = await openDatabase(store);
     client = new McpTestClient(`http://127.0.0.1:${apiPort}/v1/mcp/demo`);
   }, 120_000);
@@ -142,8 +149,11 @@ describe("a worker killed inside a task's first workflow task", () => {
     // Settled later; a rejection is the test's to see.
     answer.catch(() => {});
     const [, signal] = (await exited) as [number | null, NodeJS.Signals | null];
-    expect(signal).toBe('SIGKILL');
-    expect(stderr).toContain(`crash-point: SIGKILL after ${step}`);
+    // With its stderr, so that a worker that died otherwise says why.
+    expect({ signal, stderr }).toEqual({
+      signal: 'SIGKILL',
+      stderr: expect.stringContaining(`crash-point: SIGKILL after ${step}`),
+    });
     return { answer };
   }
 
