@@ -49,8 +49,11 @@ export interface ExampleUpstreamOptions {
    * resources, prompts, completion, subscriptions/listen) besides the tasks tools. Default true.
    */
   conformanceFixtures?: boolean;
-  /** Sees every well-formed JSON-RPC request, before any check (tests count what reached the upstream). */
-  onRequest?: (request: JsonRpcRequest) => void;
+  /**
+   * Sees every well-formed JSON-RPC request with its HTTP headers, before any check (tests count what
+   * reached the upstream, and read what a gateway forwarded).
+   */
+  onRequest?: (request: JsonRpcRequest, headers: IncomingHttpHeaders) => void;
   /**
    * Answer `GET /stats` with the stats as JSON (calls with their arguments included), for tests that
    * run the upstream as a separate process. Default false.
@@ -310,7 +313,7 @@ export async function startExampleUpstream(options: ExampleUpstreamOptions = {})
     }
     const request: JsonRpcRequest = message.data;
     stats.requests[request.method] = (stats.requests[request.method] ?? 0) + 1;
-    options.onRequest?.(request);
+    options.onRequest?.(request, headers);
     const params = ParamsSchema.parse(request.params ?? {});
     const metaValue = params._meta;
     if (typeof metaValue === 'object' && metaValue !== null) stats.lastMeta = { ...metaValue };

@@ -83,6 +83,17 @@ export const LimitsConfigSchema = z.strictObject({
   upstreamCallDeadlineMs: z.int().positive().optional(),
 });
 
+/**
+ * What an MCP request body may hold (docs/gateway.md, "Request limits", has the reasons): generous for
+ * real traffic, including large tool arguments, far below what blocks the event loop for long.
+ */
+export const DEFAULT_JSON_SHAPE = {
+  maxDepth: 128,
+  maxMembers: 10_000,
+  maxKeys: 20_000,
+  maxContainers: 100_000,
+} as const;
+
 /** Ten minutes: long enough for most tool-sized tasks, short of the proxies that cut idle streams. */
 export const DEFAULT_INLINE_TASK_WAIT_MS = 10 * 60_000;
 
@@ -122,7 +133,16 @@ const ConfigObject = z.strictObject({
       /** Largest accepted request body. */
       maxBodyBytes: z.int().positive().default(4_194_304),
       /** Deepest nesting of arrays and objects accepted in an MCP request body (docs/gateway.md). */
-      maxJsonDepth: z.int().positive().max(1000).default(128),
+      maxJsonDepth: z.int().positive().max(1000).default(DEFAULT_JSON_SHAPE.maxDepth),
+      /**
+       * Most members in one object of an MCP request body. A huge object costs its parse, its schema
+       * check and its copies far more than its bytes (docs/gateway.md, "Request limits").
+       */
+      maxJsonMembers: z.int().positive().default(DEFAULT_JSON_SHAPE.maxMembers),
+      /** Most object members in one MCP request body, all objects together (docs/gateway.md). */
+      maxJsonKeys: z.int().positive().default(DEFAULT_JSON_SHAPE.maxKeys),
+      /** Most objects and arrays in one MCP request body (docs/gateway.md). */
+      maxJsonContainers: z.int().positive().default(DEFAULT_JSON_SHAPE.maxContainers),
       /**
        * Browser origins allowed to call the endpoint. Loopback origins are always allowed while the
        * gateway listens on loopback; requests without an Origin header (non-browser clients) are allowed.
@@ -181,6 +201,20 @@ const ConfigObject = z.strictObject({
        * a third of the worker's CPU per task (docs/performance.md).
        */
       workflowActivationLimitMs: z.int().positive().max(4_294_967_294).optional(),
+      /**
+       * Local activities a worker runs at once: every task creation's first upstream call, and the short
+       * store writes of running tasks. 200: what the worker always ran (the SDK's own default is 100).
+       * The API keeps each replica's creations in flight (`fairShare.creations.inFlightTotal`) below
+       * what the workers offer (docs/operators.md, "Sizing fair shares").
+       */
+      maxConcurrentLocalActivities: z.int().positive().default(200),
+      /**
+       * Workflow tasks a worker runs at once. A creation's first workflow task stays open (holding its
+       * slot) while the first call runs as its local activity, and pollers reserve up to 10 slots more,
+       * so with the SDK's default of 40 about 30 slow first calls stopped every other creation. 250:
+       * local-activity slots plus pollers plus room for the tasks that only record a change.
+       */
+      maxConcurrentWorkflowTasks: z.int().positive().default(250),
     })
     .prefault({}),
   /**

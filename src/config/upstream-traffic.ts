@@ -67,8 +67,26 @@ const UpstreamAnswerLimitsSchema = z.strictObject(UpstreamAnswerLimitsShape);
 export type UpstreamAnswerLimits = z.infer<typeof UpstreamAnswerLimitsSchema>;
 export const DEFAULT_ANSWER_LIMITS: UpstreamAnswerLimits = UpstreamAnswerLimitsSchema.parse({});
 
-/** Connection pools toward upstreams. */
-export const UpstreamPoolShape = {};
+/**
+ * Connection pools toward upstreams (src/upstream/pools.ts): one per project upstream, so projects on
+ * one address do not share (and cannot fill) one pool. docs/gateway.md, "Fair shares", has the reasons.
+ */
+export const UpstreamPoolShape = {
+  /**
+   * Connections one project upstream may hold at once, per process. 128: what every upstream address
+   * had before, now for each project upstream alone; as many as a project's requests in flight
+   * (`fairShare.calls.perProject`), so in an API process a project's calls never wait for a connection.
+   * Idle connections close after 10 s, so the sockets a process holds follow the requests in flight.
+   */
+  poolConnections: z.int().positive().default(128),
+  /** A pool unused this long (with nothing in flight) is closed. One minute: well past keep-alive (10 s). */
+  poolIdleMs: z.int().positive().default(60_000),
+  /**
+   * Most pools a process keeps; past it the least recently used idle pools are closed at once. 1,000:
+   * an idle pool costs little, and a process rarely calls that many distinct upstreams in a minute.
+   */
+  maxPools: z.int().positive().default(1_000),
+};
 
 /** `upstreams.networks.allow` entries that name a kind of network; `self`: the gateway's own ports. */
 export const NAMED_NETWORKS = ['public', 'loopback', 'private', 'link-local', 'self'] as const;

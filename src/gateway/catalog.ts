@@ -4,7 +4,7 @@
  * (read-only, idempotent, `x-mcp-header`) read from here; clients' list calls are paginated separately.
  */
 import type { Implementation, Meta, Tool } from '../protocol';
-import { META, PROTOCOL_VERSION, ToolSchema } from '../protocol';
+import { META, PROTOCOL_VERSION, ToolSchema, UI_EXTENSION, UI_MIME_TYPE } from '../protocol';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
 import { UpstreamTransportError } from '../upstream/errors';
 
@@ -102,7 +102,9 @@ export class UpstreamCatalog {
   private meta(): Meta {
     return {
       [META.protocolVersion]: PROTOCOL_VERSION,
-      [META.clientCapabilities]: {},
+      // The gateway relays MCP Apps views: a server that lists its view tools only to hosts that show
+      // views (as the extension advises) lists them here too, so routing and annotations know them.
+      [META.clientCapabilities]: { extensions: { [UI_EXTENSION]: { mimeTypes: [UI_MIME_TYPE] } } },
       [META.clientInfo]: this.gatewayInfo,
     };
   }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Implementation, InputRequests, RequestMeta } from '../protocol';
 import { ProtocolError } from '../protocol';
 import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane/types';
+import { principalId } from '../store/control-plane/types';
 import type { FirstCalls } from '../store/first-calls';
 import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
@@ -13,6 +14,7 @@ import type { TaskEngine } from '../temporal/task-engine';
 import type { UpstreamClient } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
 import type { UpstreamCatalog } from './catalog';
+import type { FairShares, ShareOwner } from './fair-share';
 import type { ResultCache } from './result-cache';
 import type { Resolve, Router } from './routing';
 
@@ -30,6 +32,8 @@ export interface GatewayDeps {
   serverInfo: Implementation;
   logger: Logger;
   startTimeoutMs: number;
+  /** Each tenant's share of this replica: requests and task creations in flight, creations per second. */
+  shares: FairShares;
   /** How long tasks/get waits for the live workflow before answering from the store. */
   snapshotQueryTimeoutMs?: number;
 }
@@ -81,6 +85,12 @@ export interface RequestContext {
   readonly call: McpCall;
   /** The caller's credential for each upstream, looked up once per request. */
   readonly resolve: Resolve;
+}
+
+/** Whose fair share a call counts against: its project and, within it, its caller. */
+export function shareOwner(call: McpCall): ShareOwner {
+  const p = principalId(call.principal);
+  return { projectId: call.project.id, callerId: `${p.kind}:${p.id}` };
 }
 
 export function parseParams<T>(

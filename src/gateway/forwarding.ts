@@ -18,7 +18,7 @@ import {
   UpstreamDeadlineExceeded,
   UpstreamTransportError,
 } from '../upstream/errors';
-import { relayableMeta, upstreamMeta } from '../upstream/meta';
+import { upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
 import { resolveEndpoint } from './credentials';
 import type { Resolve, ResolvedEndpoint } from './routing';
@@ -101,7 +101,7 @@ export async function forwardReply(
       {
         ...params,
         _meta: upstreamMeta({
-          relayedMeta: relayableMeta(meta),
+          relayedMeta: meta,
           protocolVersion: meta[META.protocolVersion],
           capabilities,
           gatewayInfo: deps.serverInfo,
@@ -118,7 +118,30 @@ export async function forwardReply(
     throw upstreamUnavailable(endpoint, err);
   }
   if (reply.kind === 'error') throw fromUpstream(endpoint.alias, reply.error, meta[META.clientCapabilities]);
-  return { result: reply.result, prepared: reply.prepared === true };
+  return {
+    result: checkedResultType(endpoint, method, reply.result),
+    prepared: reply.prepared === true,
+  };
+}
+
+/** The only methods an `InputRequiredResult` may answer (core "Multi Round-Trip Requests"). */
+const MRTR_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/**
+ * Refuses a result the upstream may not give on this path: a task (the gateway never declared Tasks on
+ * the ordinary path, and Tasks allows one only for `tools/call`), or `input_required` for a method that
+ * cannot take a retry. Relayed, either would reach a client that cannot tell it from a real answer.
+ * Other `resultType` values pass: they belong to an extension the client declared on this request.
+ */
+function checkedResultType(endpoint: UpstreamEndpoint, method: string, result: Result): Result {
+  const type = result.resultType;
+  if (type === 'task' || (type === 'input_required' && !MRTR_METHODS.has(method))) {
+    throw new ProtocolError(
+      'InternalError',
+      `Upstream "${endpoint.alias}" answered ${method} with an unrequested ${type === 'task' ? 'task' : 'input request'}`,
+    );
+  }
+  return result;
 }
 
 /**

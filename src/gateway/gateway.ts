@@ -4,10 +4,11 @@
  * Transport-free: the API hands it a validated request and writes what it returns or throws.
  */
 import type { InputResponses, TaskSnapshot } from '../protocol';
-import { CallToolParamsSchema, METHOD, ProtocolError } from '../protocol';
+import { CallToolParamsSchema, META, METHOD, ProtocolError } from '../protocol';
+import { inMcpServerSpan } from '../telemetry/mcp-spans';
 import type { TaskRecord } from '../store/task-store';
 import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
-import { parseParams } from './context';
+import { parseParams, shareOwner } from './context';
 import { CallResolvers } from './forwarding';
 import { discover, listPrompts, listResources, listTools, requireCapability } from './listing';
 import { complete, getPrompt, readResource } from './prompts-resources';
@@ -56,7 +57,25 @@ export class McpGateway {
     this.resolvers = new CallResolvers(deps.controlPlane);
   }
 
+  /**
+   * Answers one request, in the MCP server span whose parent is the trace context the client put in
+   * `_meta` (telemetry/mcp-spans.ts; the upstream calls and the task workflow it starts continue it),
+   * counted in its caller's and project's share of requests in flight (refused with -31013 before
+   * anything is done when either is full).
+   */
   async handle(call: McpCall): Promise<Result> {
+    const lease = this.deps.shares.admitCall(shareOwner(call));
+    try {
+      const protocolVersion = call.params._meta[META.protocolVersion];
+      return await inMcpServerSpan({ method: call.method, params: call.params, protocolVersion }, () =>
+        this.route(call),
+      );
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async route(call: McpCall): Promise<Result> {
     const ctx = this.context(call);
     switch (call.method) {
       case METHOD.discover:

@@ -10,6 +10,7 @@ import {
   ProtocolError,
   SUPPORTED_PROTOCOL_VERSIONS,
   TASKS_EXTENSION,
+  UI_EXTENSION,
 } from '../protocol';
 import type { ProjectRecord } from '../store/control-plane/types';
 import type { UpstreamEndpoint } from '../upstream/client';
@@ -23,6 +24,7 @@ import { upstreamRunsTasks } from './qualification';
 import { announcesUpdates } from './resource-push';
 import { withGatewayMeta } from './responses';
 import { enabledUpstreams } from './routing';
+import { exposedResourceEntry, uiExtensionOf, withExposedUiMeta } from './ui-resources';
 
 /** Cache hint used when an upstream failed to answer a list: retry soon rather than trust a partial list. */
 const DEGRADED_LIST_TTL_MS = 5_000;
@@ -35,14 +37,15 @@ interface ListSpec {
 }
 
 export async function discover(ctx: RequestContext): Promise<Result> {
-  const { capabilities, ttlMs } = await projectCapabilities(ctx);
+  const { capabilities, ttlMs, personal } = await projectCapabilities(ctx);
   return withGatewayMeta(
     {
       resultType: 'complete',
       supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
       capabilities,
       ttlMs,
-      cacheScope: 'public',
+      // What upstreams reached with the caller's own credential offer is that caller's.
+      cacheScope: personal ? 'private' : 'public',
     },
     ctx.deps.serverInfo,
   );
@@ -54,11 +57,16 @@ export async function discover(ctx: RequestContext): Promise<Result> {
  */
 async function projectCapabilities(
   ctx: RequestContext,
-): Promise<{ capabilities: ServerCapabilities; ttlMs: number }> {
+): Promise<{ capabilities: ServerCapabilities; ttlMs: number; personal: boolean }> {
   const project = ctx.call.project;
   const resolve = ctx.resolve;
+  let personal = false;
   const settled = await Promise.allSettled(
-    enabledUpstreams(project).map(async (u) => ctx.deps.discovery.get(await resolve(u))),
+    enabledUpstreams(project).map(async (u) => {
+      const endpoint = await resolve(u);
+      if (endpoint.authorizationId !== null) personal = true;
+      return ctx.deps.discovery.get(endpoint);
+    }),
   );
   const discovered = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const has = (key: keyof ServerCapabilities) => discovered.some((d) => d.capabilities[key] !== undefined);
@@ -69,6 +77,9 @@ async function projectCapabilities(
   const subscribe = discovered.some((d) => announcesUpdates(d)) && { subscribe: true };
   const tasks =
     project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
+  // MCP Apps views are relayed (and renamed per upstream, ui-resources.ts): advertised when an upstream does.
+  const ui = uiExtensionOf(discovered.map((d) => d.capabilities.extensions as Record<string, unknown>));
+  const extensions = { ...(tasks && { [TASKS_EXTENSION]: {} }), ...(ui && { [UI_EXTENSION]: ui }) };
   const ttls = discovered.map((d) => d.ttlMs);
   const degraded = discovered.length < settled.length;
   return {
@@ -77,9 +88,10 @@ async function projectCapabilities(
       ...(has('prompts') && { prompts: listChanged('prompts') }),
       ...(has('resources') && { resources: { ...listChanged('resources'), ...subscribe } }),
       ...(has('completions') && { completions: {} }),
-      ...(tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
+      ...(Object.keys(extensions).length > 0 && { extensions }),
     },
     ttlMs: Math.min(60_000, ...ttls, ...(degraded ? [DEGRADED_LIST_TTL_MS] : [])),
+    personal,
   };
 }
 
@@ -118,7 +130,8 @@ export async function listTools(ctx: RequestContext): Promise<Result> {
         deps.logger.warn({ upstream: alias, tool: tool.name }, 'tool with invalid x-mcp-header dropped');
         return undefined;
       }
-      return rename(alias, taskCapable?.has(alias) ? withOptionalTasks(tool) : tool);
+      const exposed = withExposedUiMeta(alias, tool, project.namespacing);
+      return rename(alias, taskCapable?.has(alias) ? withOptionalTasks(exposed) : exposed);
     },
   });
 }
@@ -149,10 +162,18 @@ export async function listPrompts(ctx: RequestContext): Promise<Result> {
   return list(ctx, { method: ctx.call.method, field: 'prompts', map: renamer(ctx.call.project) });
 }
 
-/** `resources/list` and `resources/templates/list`: resources keep their URIs, so nothing is renamed. */
+/**
+ * `resources/list` and `resources/templates/list`: resources keep their URIs, except MCP Apps views
+ * (`ui://`), which are named per upstream with namespacing on (ui-resources.ts).
+ */
 export async function listResources(ctx: RequestContext): Promise<Result> {
   const method = ctx.call.method;
-  return list(ctx, { method, field: method === 'resources/list' ? 'resources' : 'resourceTemplates' });
+  const namespacing = ctx.call.project.namespacing;
+  return list(ctx, {
+    method,
+    field: method === 'resources/list' ? 'resources' : 'resourceTemplates',
+    map: (alias, entry) => exposedResourceEntry(alias, entry, namespacing),
+  });
 }
 
 function renamer(project: ProjectRecord) {
@@ -178,12 +199,15 @@ async function list(ctx: RequestContext, spec: ListSpec): Promise<Result> {
   const targets = pending ? upstreams.filter((u) => pending[u.alias] !== undefined) : upstreams;
   const resolve = ctx.resolve;
   const settled = await Promise.allSettled(
-    targets.map(async (u) =>
-      forward(ctx, await resolve(u), spec.method, {
+    targets.map(async (u) => {
+      const endpoint = await resolve(u);
+      const result = await forward(ctx, endpoint, spec.method, {
         ...params,
         ...(pending?.[u.alias] !== undefined && { cursor: pending[u.alias] }),
-      }),
-    ),
+      });
+      // What one user's own credential shows is that user's: never for a cache shared across callers.
+      return endpoint.authorizationId !== null ? { ...result, cacheScope: 'private' } : result;
+    }),
   );
   const items: Record<string, unknown>[] = [];
   const next: Record<string, string> = {};

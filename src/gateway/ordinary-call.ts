@@ -3,7 +3,7 @@
  * upstream, and the response processing every non-task tools/call result gets (gateway meta, limits).
  */
 import type { CallToolParams } from '../protocol';
-import { METHOD, ProtocolError } from '../protocol';
+import { METHOD } from '../protocol';
 import { resultCache } from '../telemetry/metrics';
 import { principalId } from '../store/control-plane/types';
 import type { RequestContext, Result } from './context';
@@ -53,12 +53,6 @@ export async function ordinaryCall(
     { ...call.params, name: routed.name },
     { headers, prepare: toolResultPreparation(project.limits, deps.serverInfo) },
   );
-  if (result.resultType === 'task') {
-    throw new ProtocolError(
-      'InternalError',
-      `Upstream "${routed.endpoint.alias}" answered with an unrequested task`,
-    );
-  }
   if (key !== undefined && isCacheableResult(result))
     deps.cache.set(project.slug, key, result, project.cache);
   return prepared ? result : finishToolResult(ctx, result);

@@ -10,6 +10,7 @@ import { withGatewayMeta } from './responses';
 import type { UpstreamRecord } from '../store/control-plane/types';
 import type { ResolvedEndpoint } from './routing';
 import { enabledUpstreams } from './routing';
+import { exposedReadResult, isUiUri, splitUiUri } from './ui-resources';
 
 export async function getPrompt(ctx: RequestContext): Promise<Result> {
   const { call } = ctx;
@@ -21,9 +22,18 @@ export async function getPrompt(ctx: RequestContext): Promise<Result> {
 
 export async function readResource(ctx: RequestContext): Promise<Result> {
   const { call } = ctx;
-  if (typeof call.params.uri !== 'string')
-    throw new ProtocolError('InvalidParams', 'params.uri must be a string');
-  return withGatewayMeta(await firstOwner(ctx, 'resources/read', call.params), ctx.deps.serverInfo);
+  const uri = call.params.uri;
+  if (typeof uri !== 'string') throw new ProtocolError('InvalidParams', 'params.uri must be a string');
+  const view = await viewOwner(ctx, uri);
+  if (view) {
+    const result = await forward(ctx, view.endpoint, 'resources/read', { ...call.params, uri: view.uri });
+    return withGatewayMeta(privately(exposedReadResult(view.alias, result)), ctx.deps.serverInfo);
+  }
+  const { result, endpoint } = await firstOwnerReply(ctx, 'resources/read', call.params);
+  // An MCP Apps view, or anything read with one user's own credential, is that caller's: a cache between
+  // the client and the gateway must not hand it to another caller (the gateway itself caches no read).
+  const mine = isUiUri(uri) || endpoint.authorizationId !== null;
+  return withGatewayMeta(mine ? privately(result) : result, ctx.deps.serverInfo);
 }
 
 export async function complete(ctx: RequestContext): Promise<Result> {
@@ -34,7 +44,33 @@ export async function complete(ctx: RequestContext): Promise<Result> {
     const params = { ...call.params, ref: { ...ref, name: routed.name } };
     return withGatewayMeta(await forward(ctx, routed.endpoint, call.method, params), ctx.deps.serverInfo);
   }
+  const view = await viewOwner(ctx, ref.uri);
+  if (view) {
+    const params = { ...call.params, ref: { ...ref, uri: view.uri } };
+    return withGatewayMeta(await forward(ctx, view.endpoint, call.method, params), ctx.deps.serverInfo);
+  }
   return withGatewayMeta(await firstOwner(ctx, call.method, call.params), ctx.deps.serverInfo);
+}
+
+/**
+ * With namespacing on, an MCP Apps view's URI names its upstream (`ui://{alias}/…`, ui-resources.ts):
+ * that upstream and its own URI. A `ui://` URI naming no enabled upstream is not found, like any
+ * unknown resource. Undefined for every other URI (and with namespacing off): those go to the first owner.
+ */
+async function viewOwner(
+  ctx: RequestContext,
+  uri: string,
+): Promise<{ alias: string; uri: string; endpoint: ResolvedEndpoint } | undefined> {
+  if (!ctx.call.project.namespacing || !isUiUri(uri)) return undefined;
+  const parts = splitUiUri(uri);
+  const upstream = parts && enabledUpstreams(ctx.call.project).find((u) => u.alias === parts.alias);
+  if (!parts || !upstream) throw new ProtocolError('InvalidParams', 'Resource not found');
+  return { alias: parts.alias, uri: parts.uri, endpoint: await ctx.resolve(upstream) };
+}
+
+/** Cacheable by this caller only; an answer without a `ttlMs` (a 2025-era upstream's) is not cached. */
+function privately(result: Result): Result {
+  return { ...result, ttlMs: typeof result.ttlMs === 'number' ? result.ttlMs : 0, cacheScope: 'private' };
 }
 
 /** The params as the method's schema types them, or -32602 naming the first field that is not. */

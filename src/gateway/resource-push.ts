@@ -9,6 +9,7 @@ import { discoverWithin } from './list-push';
 import { firstOwnerReply } from './prompts-resources';
 import type { ResolvedEndpoint } from './routing';
 import { enabledUpstreams } from './routing';
+import { isUiUri } from './ui-resources';
 
 /** URIs one listen may follow; the rest are left out of the acknowledgement (each costs a read). */
 export const MAX_RESOURCE_SUBSCRIPTIONS = 32;
@@ -48,6 +49,8 @@ export async function resourceWatchTargets(
   const byUpstream = new Map<string, ResourceWatchTarget>();
   const announces = new Map<string, boolean>();
   for (const uri of wanted) {
+    // A view's namespaced URI is not the one its upstream follows: views are read, not followed.
+    if (ctx.call.project.namespacing && isUiUri(uri)) continue;
     try {
       const { upstream, endpoint } = await firstOwnerReply(quiet, 'resources/read', { uri });
       let ok = announces.get(upstream.id);

@@ -11,6 +11,7 @@ import type { ProjectRecord, UpstreamRecord } from '../store/control-plane/types
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { Prompt, UpstreamCatalog } from './catalog';
 import { splitNamespaced } from './naming';
+import { uiResourceUriOf } from './ui-resources';
 
 /**
  * An upstream endpoint carrying the caller's own credential. Only a `Resolve` makes one, so an upstream
@@ -119,15 +120,20 @@ export async function checkNamespacing(
 ): Promise<void> {
   if (project.namespacing || enabledUpstreams(project).length < 2) return;
   const clashes: string[] = [];
-  for (const kind of ['tool', 'prompt'] as const) {
+  // MCP Apps views keep their `ui://` URIs too with namespacing off: two upstreams' views of one URI
+  // would send a host following one tool's view to the other upstream (ui-resources.ts).
+  for (const kind of ['tool', 'prompt', 'view'] as const) {
     const owners = new Map<string, string[]>();
     for (const upstream of enabledUpstreams(project)) {
       let names: string[];
       try {
         const endpoint = await resolve(upstream);
-        names = (kind === 'tool' ? await catalog.toolsOf(endpoint) : await catalog.promptsOf(endpoint)).map(
-          (i) => i.name,
-        );
+        names =
+          kind === 'prompt'
+            ? (await catalog.promptsOf(endpoint)).map((i) => i.name)
+            : (await catalog.toolsOf(endpoint)).flatMap((t) =>
+                kind === 'tool' ? [t.name] : (uiResourceUriOf(t) ?? []),
+              );
       } catch (err) {
         if (kind === 'tool') onUnreachable(upstream.alias, err);
         continue;
@@ -135,7 +141,8 @@ export async function checkNamespacing(
       for (const n of new Set(names)) owners.set(n, [...(owners.get(n) ?? []), upstream.alias]);
     }
     for (const [name, aliases] of owners) {
-      if (aliases.length > 1) clashes.push(`${kind} "${name}" (${aliases.join(', ')})`);
+      if (aliases.length > 1)
+        clashes.push(`${kind === 'view' ? 'UI resource' : kind} "${name}" (${aliases.join(', ')})`);
     }
   }
   if (clashes.length > 0) {

@@ -13,7 +13,7 @@ import { relayableMeta } from '../upstream/meta';
 import type { FirstOutcome, UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
 import type { GatewayDeps, RequestContext, Result } from './context';
-import { errorName } from './context';
+import { errorName, shareOwner } from './context';
 import { finishToolResult } from './ordinary-call';
 import { declaresFormElicitation } from './qualification';
 import { asCallResult, createTaskResult } from './responses';
@@ -47,6 +47,23 @@ export interface LaunchedTask {
 
 /** Starts the task workflow and waits for its first outcome (a task, a result or an error). */
 export async function launchTask(
+  ctx: RequestContext,
+  params: CallToolParams,
+  routed: RoutedTool,
+  headers: Record<string, string>,
+): Promise<LaunchedTask> {
+  const { call, deps } = ctx;
+  // Refused here, before anything is stored or started; held until the first outcome is known, which is
+  // as long as the creation occupies a worker's local-activity slot (its first upstream call).
+  const lease = deps.shares.admitCreation(shareOwner(call));
+  try {
+    return await launchAdmitted(ctx, params, routed, headers);
+  } finally {
+    lease.release();
+  }
+}
+
+async function launchAdmitted(
   ctx: RequestContext,
   params: CallToolParams,
   routed: RoutedTool,

@@ -17,6 +17,7 @@ import { OAuthResourceServer } from '../api/oauth/resource-server';
 import type { Config } from '../config/config';
 import type { UpstreamCatalog } from '../gateway/catalog';
 import { resolveEndpoint } from '../gateway/credentials';
+import { FairShares } from '../gateway/fair-share';
 import { McpGateway } from '../gateway/gateway';
 import { ResultCache } from '../gateway/result-cache';
 import { checkNamespacing } from '../gateway/routing';
@@ -73,6 +74,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     serverInfo,
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,
+    shares: new FairShares(config.fairShare),
   });
   const taskQueue = config.temporal.taskQueue;
   const startDeletion = (projectId: string) =>
@@ -149,7 +151,12 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     ...(config.admin.token !== undefined && { adminToken: config.admin.token }),
     logger,
     maxBodyBytes: config.http.maxBodyBytes,
-    maxJsonDepth: config.http.maxJsonDepth,
+    jsonShape: {
+      maxDepth: config.http.maxJsonDepth,
+      maxMembers: config.http.maxJsonMembers,
+      maxKeys: config.http.maxJsonKeys,
+      maxContainers: config.http.maxJsonContainers,
+    },
     streams: config.streams,
     origin: {
       listenHost: config.http.host,

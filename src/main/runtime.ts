@@ -86,6 +86,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).
   const upstream = new UpstreamClient({
     clientInfo: serverInfo,
+    pools: {
+      connections: config.upstreams.poolConnections,
+      idleMs: config.upstreams.poolIdleMs,
+      maxPools: config.upstreams.maxPools,
+    },
     legacySessions: new UpstreamSessionStore(db, cipher),
     recordProbe: (upstreamId, probe) => controlPlane.recordUpstreamProbe(upstreamId, probe),
     onWarning: (message, detail) => logger.warn(detail, message),

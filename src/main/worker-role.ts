@@ -75,6 +75,8 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         cipher,
         activities,
         shutdownGraceMs: config.shutdownGraceMs,
+        maxConcurrentLocalActivities: config.temporal.maxConcurrentLocalActivities,
+        maxConcurrentWorkflowTasks: config.temporal.maxConcurrentWorkflowTasks,
         ...(config.temporal.workflowActivationLimitMs !== undefined && {
           activationLimitMs: config.temporal.workflowActivationLimitMs,
         }),

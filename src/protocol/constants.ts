@@ -6,6 +6,11 @@ export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [PROTOCOL_VERSION]
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
+/** MCP Apps (SEP-1865): tools that point at an HTML view served as a `ui://` resource. */
+export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+/** The one content type of MCP Apps views so far. */
+export const UI_MIME_TYPE = 'text/html;profile=mcp-app';
+
 export const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
@@ -15,6 +20,8 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
   /** 2025-11-25 key that must not appear under 2026-07-28 Tasks. */
   legacyRelatedTask: 'io.modelcontextprotocol/related-task',
+  /** Draft "Related Task IDs" (after 2026-07-28): task ids a `tools/call` relates to. */
+  relatedTaskIds: 'io.modelcontextprotocol/relatedTaskIds',
 } as const;
 
 /** HTTP header names, lower-cased as Node exposes them. */

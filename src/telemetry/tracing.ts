@@ -38,9 +38,15 @@ export function workflowSpanTarget(): WorkflowSpanTarget | undefined {
   return workflowSpans;
 }
 
-/** Starts the SDK when requested; the returned function flushes and stops it. */
-export async function startTracing(serviceName: string): Promise<(() => Promise<void>) | undefined> {
-  if (!tracingRequested()) return undefined;
+/**
+ * Starts the SDK when requested; the returned function flushes and stops it. `spanProcessors` replace
+ * the ones the `OTEL_*` variables choose (and start it whatever they say): an in-process test's exporter.
+ */
+export async function startTracing(
+  serviceName: string,
+  opts: { spanProcessors?: tracing.SpanProcessor[] } = {},
+): Promise<(() => Promise<void>) | undefined> {
+  if (!opts.spanProcessors && !tracingRequested()) return undefined;
   const { NodeSDK, resources } = await import('@opentelemetry/sdk-node');
   // The SDK's own choice of exporters from OTEL_* (what it does when given none), made here so that
   // workflow spans, which the SDK never sees, go to the same processors.
@@ -48,7 +54,7 @@ export async function startTracing(serviceName: string): Promise<(() => Promise<
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
   const { UndiciInstrumentation } = await import('@opentelemetry/instrumentation-undici');
   const name = process.env['OTEL_SERVICE_NAME'] ?? serviceName;
-  const spanProcessors = getSpanProcessorsFromEnv(undefined);
+  const spanProcessors = opts.spanProcessors ?? getSpanProcessorsFromEnv(undefined);
   const sdk = new NodeSDK({
     serviceName: name,
     spanProcessors,
@@ -65,6 +71,7 @@ export async function startTracing(serviceName: string): Promise<(() => Promise<
   };
   return async () => {
     workflowSpans = undefined;
+    enabled = false;
     await sdk.shutdown();
   };
 }

@@ -49,6 +49,10 @@ export interface TaskWorkerOptions {
   cipher: Cipher;
   /** Concurrent watch activities are mostly idle I/O; allow many per process. */
   maxConcurrentActivities?: number;
+  /** First upstream calls of task creations and short store writes (`temporal.maxConcurrentLocalActivities`). */
+  maxConcurrentLocalActivities?: number;
+  /** Workflow tasks at once; a first call's task holds its slot while the call runs (`temporal.maxConcurrentWorkflowTasks`). */
+  maxConcurrentWorkflowTasks?: number;
   /** How long running activities may go on after `shutdown()` before they are cancelled. */
   shutdownGraceMs?: number;
   /** Longest a workflow activation may run before it fails (`temporal.workflowActivationLimitMs`); none when unset. */
@@ -72,7 +76,8 @@ export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker>
       activities: opts.activities,
       dataConverter: createDataConverter(opts.cipher),
       maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 2000,
-      maxConcurrentLocalActivityExecutions: 200,
+      maxConcurrentLocalActivityExecutions: opts.maxConcurrentLocalActivities ?? 200,
+      maxConcurrentWorkflowTaskExecutions: opts.maxConcurrentWorkflowTasks ?? 250,
       shutdownGraceTime: opts.shutdownGraceMs ?? 5000,
       interceptors: { activity: await activityTracing() },
       sinks: workflowSpanSinks(),

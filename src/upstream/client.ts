@@ -5,12 +5,12 @@
  * answers as a 2026-07-28 upstream with the Tasks extension would.
  */
 import type { Dispatcher } from 'undici';
-import { Agent } from 'undici';
 import type { UpstreamAnswerLimits } from '../config/upstream-traffic';
 import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
 import type { AddressPolicy } from './address-policy';
 import { METHOD } from '../protocol';
+import { inMcpClientSpan } from '../telemetry/mcp-spans';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
 import type { AnswerPreparation } from './answer-parse';
 import { AnswerThreads } from './answer-threads';
@@ -29,12 +29,14 @@ import { LegacyUpstream } from './legacy';
 import type { LegacySessionStore } from './legacy/sessions';
 import { MemorySessionStore } from './legacy/memory-store';
 import { sendModern } from './modern';
+import { upstreamDispatcher, UpstreamPools } from './pools';
 
 export type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 
 export interface UpstreamClientOptions {
   timeoutMs?: number;
-  connections?: number;
+  /** One connection pool per project upstream (`upstreams.pool*`, src/upstream/pools.ts). */
+  pools?: { connections: number; idleMs: number; maxPools: number };
   /** The gateway's identity in a 2025-era `initialize` (`clientInfo`). */
   clientInfo?: Implementation;
   /** Where sessions with 2025-era upstreams are shared between processes; in memory when absent. */
@@ -81,17 +83,13 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
   return 'failed';
 }
 
-/** The dispatchers of one kind of address: requests, and listen streams (no body timeout). */
-interface Dispatchers {
-  call: Dispatcher;
-  listen: Dispatcher;
-}
-
 export class UpstreamClient {
-  /** For addresses an operator set. */
-  private readonly trusted: Dispatchers;
-  /** For the others: every connection obeys the address policy (the same as `trusted` without one). */
-  private readonly checked: Dispatchers;
+  private readonly pools: UpstreamPools;
+  /**
+   * For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout; one for
+   * addresses an operator approved, one whose connections obey the address policy (the same without one).
+   */
+  private readonly listenAgents: { approved: Dispatcher; checked: Dispatcher };
   private readonly legacy: LegacyUpstream;
   private readonly eras: EraSwitch;
   private readonly limits: UpstreamAnswerLimits;
@@ -111,26 +109,30 @@ export class UpstreamClient {
     const answers = (endpoint: UpstreamEndpoint, prepare?: AnswerPreparation) =>
       this.answerContext(endpoint, prepare);
     const timeout = opts.timeoutMs ?? 60_000;
-    const dispatchers = (policy?: AddressPolicy): Dispatchers => {
-      // The address policy is one option of the connection: its lookup refuses before the socket opens.
-      const connect = policy && { connect: policy.connector() };
-      return {
-        call: new Agent({
-          connections: opts.connections ?? 128,
-          headersTimeout: timeout,
-          bodyTimeout: timeout,
-          keepAliveTimeout: 10_000,
-          ...connect,
-        }),
-        listen: new Agent({ headersTimeout: timeout, bodyTimeout: 0, ...connect }),
-      };
+    // The address policy is one option of the connection: its lookup refuses before the socket opens.
+    const checkedConnect = opts.addressPolicy?.connector();
+    this.pools = new UpstreamPools({
+      connections: opts.pools?.connections ?? 128,
+      idleMs: opts.pools?.idleMs ?? 60_000,
+      maxPools: opts.pools?.maxPools ?? 1_000,
+      headersTimeoutMs: timeout,
+      bodyTimeoutMs: timeout,
+      ...(checkedConnect && { checkedConnect }),
+    });
+    // Shared: a listen stream holds its connection for as long as it is open, so these agents have no
+    // connection cap to wait behind (the streams are bounded per caller where they are opened).
+    const approved = upstreamDispatcher({ headersTimeoutMs: timeout, bodyTimeoutMs: 0 });
+    this.listenAgents = {
+      approved,
+      checked: checkedConnect
+        ? upstreamDispatcher({ headersTimeoutMs: timeout, bodyTimeoutMs: 0, connect: checkedConnect })
+        : approved,
     };
-    this.trusted = dispatchers();
-    this.checked = opts.addressPolicy ? dispatchers(opts.addressPolicy) : this.trusted;
     const warn = opts.onWarning ?? (() => {});
+    const pooled = (endpoint: UpstreamEndpoint) => this.pools.for(endpoint);
     this.legacy = new LegacyUpstream({
-      dispatcher: (endpoint) => this.dispatchersOf(endpoint).call,
-      watchDispatcher: (endpoint) => this.dispatchersOf(endpoint).listen,
+      dispatcher: pooled,
+      watchDispatcher: (endpoint) => this.listenDispatcherOf(endpoint),
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
@@ -138,24 +140,22 @@ export class UpstreamClient {
     });
     this.eras = new EraSwitch({
       modern: (endpoint, method, params, o) =>
-        sendModern(this.dispatchersOf(endpoint).call, endpoint, method, params, { ...o, answers }),
+        sendModern(pooled(endpoint), endpoint, method, params, { ...o, answers }),
       legacy: this.legacy,
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
     });
   }
 
-  private dispatchersOf(endpoint: UpstreamEndpoint): Dispatchers {
-    return endpoint.addressApproved === true ? this.trusted : this.checked;
+  private listenDispatcherOf(endpoint: UpstreamEndpoint): Dispatcher {
+    return endpoint.addressApproved === true ? this.listenAgents.approved : this.listenAgents.checked;
   }
 
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
     await this.legacy.close();
-    for (const d of new Set([this.trusted, this.checked])) {
-      await d.listen.destroy();
-      await d.call.close();
-    }
+    for (const d of new Set([this.listenAgents.approved, this.listenAgents.checked])) await d.destroy();
+    await this.pools.close();
     await this.threads?.close();
   }
 
@@ -187,17 +187,26 @@ export class UpstreamClient {
     );
     const relay = opts.onNotification;
     try {
-      const reply = await deadline.race(
-        this.eras.send(endpoint, method, params, {
-          ...opts,
-          signal: deadline.signal,
-          // Progress says the tool is working: its answer gets the whole deadline again.
-          onNotification: (message) => {
-            if (message.method === 'notifications/progress') deadline.restart();
-            // Whatever the relay answers is handed back to the reader (back-pressure may wait on it).
-            return relay?.(message);
-          },
-        }),
+      // One MCP client span per request; its trace context goes upstream in `_meta` and in the headers.
+      const reply = await inMcpClientSpan({ method, params }, (_meta, traceHeaders) =>
+        deadline.race(
+          this.eras.send(
+            endpoint,
+            method,
+            { ...params, _meta },
+            {
+              ...opts,
+              traceHeaders,
+              signal: deadline.signal,
+              // Progress says the tool is working: its answer gets the whole deadline again.
+              onNotification: (message) => {
+                if (message.method === 'notifications/progress') deadline.restart();
+                // Whatever the relay answers is handed back to the reader (back-pressure may wait on it).
+                return relay?.(message);
+              },
+            },
+          ),
+        ),
       );
       upstreamCalls.inc({ ...labels, outcome: reply.kind === 'result' ? 'ok' : 'error' });
       return reply;
@@ -227,7 +236,7 @@ export class UpstreamClient {
       await this.legacy.watchLists(endpoint, onNotification, signal);
       return { kind: 'result', result: { resultType: 'complete' } };
     }
-    return sendModern(this.dispatchersOf(endpoint).listen, endpoint, 'subscriptions/listen', params, {
+    return sendModern(this.listenDispatcherOf(endpoint), endpoint, 'subscriptions/listen', params, {
       signal,
       onNotification,
       answers: (e) => this.answerContext(e),

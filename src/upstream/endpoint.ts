@@ -39,6 +39,11 @@ export interface UpstreamRequestOptions {
   /** Extra request headers for this call (e.g. `Mcp-Param-*` derived from the upstream's schema). */
   headers?: Record<string, string>;
   /**
+   * W3C trace headers (`traceparent`, `tracestate`, `baggage`) for this call, sent whatever the era
+   * speaks; set by the client itself from the request's `_meta` (telemetry/mcp-spans.ts).
+   */
+  traceHeaders?: Record<string, string>;
+  /**
    * Called for notifications (e.g. progress) that arrive on the request's SSE stream. When it answers a
    * promise, the stream is not read on until it settles: the client's back-pressure reaches the upstream.
    */

@@ -33,6 +33,7 @@ export async function sendModern(
   const headers: Record<string, string> = {
     ...endpoint.headers,
     ...opts.headers,
+    ...opts.traceHeaders,
     ...requestHeaders(method, params, String(params._meta[META.protocolVersion])),
   };
 

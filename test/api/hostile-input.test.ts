@@ -74,6 +74,57 @@ test('JSON nested deeper than the limit: -32602 with HTTP 400, and the upstream 
   expect(fine.status).toBe(200);
 });
 
+test('a request that costs far more than its size is refused before it is parsed: -32600 naming the limit', async () => {
+  const calls = { ...gw.upstream.stats.toolCalls };
+  const meta = JSON.stringify(envelope);
+  const names = (n: number, prefix: string) =>
+    Array.from({ length: n }, (_, i) => `"${prefix}${String(i).padStart(6, '0')}":"vvvvvvvvv"`).join(',');
+  // The finding: a 3.5 MB `params._meta` with 162,000 keys. Cut short at the end, so it is not even JSON:
+  // had it been parsed first, the answer would be the parse error (-32700).
+  const attack = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{},"_meta":{${meta.slice(1, -1)},${names(162_000, 'k')}}}}`;
+  expect(attack.length).toBeGreaterThan(3_500_000);
+  for (const body of [attack, attack.slice(0, -5)]) {
+    const reply = await postText('tools/call', body, { 'mcp-name': 'greet' });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/more than 10000 members \(http\.maxJsonMembers\)/),
+      data: { limit: 'http.maxJsonMembers', max: 10_000 },
+    });
+  }
+  // The same keys spread over objects of 9,000: the limit on keys in all.
+  const spread = Array.from({ length: 18 }, (_, j) => `{${names(9_000, `k${j}-`)}}`).join(',');
+  const keys = await postText(
+    'tools/call',
+    `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"x","rows":[${spread}]},"_meta":${meta}}}`,
+    { 'mcp-name': 'greet' },
+  );
+  expect(keys.status).toBe(400);
+  expect(keys.body.error).toMatchObject({ code: -32600, data: { limit: 'http.maxJsonKeys', max: 20_000 } });
+  // A million empty objects: the limit on objects and arrays.
+  const empties = await postText(
+    'tools/call',
+    `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"name":"x","rows":[${Array(1_000_000).fill('{}').join(',')}]},"_meta":${meta}}}`,
+    { 'mcp-name': 'greet' },
+  );
+  expect(empties.status).toBe(400);
+  expect(empties.body.error).toMatchObject({
+    code: -32600,
+    data: { limit: 'http.maxJsonContainers', max: 100_000 },
+  });
+  expect(gw.upstream.stats.toolCalls).toEqual(calls);
+  // Large but within every limit (and the example upstream's own body limit, 1 MB): 9,000 vendor keys
+  // in `_meta`, 9,000 keys of arguments.
+  const fine = await postText(
+    'tools/call',
+    `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"greet","arguments":{"name":"x","rows":[{${names(9_000, 'r')}}]},"_meta":{${meta.slice(1, -1)},${names(9_000, 'com.example/k')}}}}`,
+    { 'mcp-name': 'greet' },
+  );
+  expect(fine.status).toBe(200);
+  expect(fine.body.error).toBeUndefined();
+  expect(gw.upstream.stats.toolCalls['greet']).toBe((calls['greet'] ?? 0) + 1);
+});
+
 test('wrong types where the spec fixes them: cursor, progressToken, logLevel', async () => {
   const cursor = await post('tools/list', { cursor: 42, _meta: envelope });
   expect(cursor.body.error?.code).toBe(-32602);

@@ -146,6 +146,35 @@ describe('protected resource metadata and the challenge', () => {
     expect(c['scope']).toBe('mcp:tools');
     expect(c['error']).toBeUndefined();
   });
+
+  // mcp-remote 0.15.1 probes the endpoint twice with exactly this GET (no token) before it connects: the
+  // first reads the challenge's resource_metadata and scope, the second decides whether to start its
+  // OAuth callback listener before opening the browser (only on a 401). Any other method is no different.
+  test.each(['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'])(
+    'a %s without a token gets the 401 challenge, not 405; with a good token it is 405',
+    async (method) => {
+      const bare = await fetch(resource('secure'), {
+        method,
+        headers: { Accept: 'application/json, text/event-stream' },
+      });
+      expect(bare.status).toBe(401);
+      const header = bare.headers.get('www-authenticate') ?? '';
+      expect(header).toContain(
+        `resource_metadata="${base}/.well-known/oauth-protected-resource/v1/mcp/secure"`,
+      );
+      expect(header).toContain('scope="mcp:tools"');
+      // A project that does not exist looks the same to a caller without a token.
+      expect((await fetch(resource('no-such-project'), { method })).status).toBe(401);
+
+      const signedIn = await fetch(resource('secure'), {
+        method,
+        headers: { Authorization: `Bearer ${await idp.sign(claims())}` },
+      });
+      expect(signedIn.status).toBe(405);
+      expect(signedIn.headers.get('allow')).toBe('POST');
+      expect(signedIn.headers.get('www-authenticate')).toBeNull();
+    },
+  );
 });
 
 describe('access tokens', () => {

@@ -22,6 +22,11 @@ export const CASE_META_KEY = 'com.taskrouter.fuzz/case';
 export const CASE_PARAM = 'fuzzCase';
 /** The gateway's configured body limit in this test (small, so "too large" is cheap to send). */
 export const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * The gateway's configured JSON shape limits in this test (`http.maxJson*`), small enough that a body
+ * over each fits in MAX_BODY_BYTES.
+ */
+export const JSON_LIMITS = { maxJsonMembers: 500, maxJsonKeys: 2_000, maxJsonContainers: 2_000 };
 
 /** What a case must be answered with: statuses, and JSON-RPC codes (`null`: no body at all). */
 export interface Expectation {
@@ -485,6 +490,12 @@ const legacyInit: fc.Arbitrary<Base> = fc
 
 type Mutation =
   | { kind: 'valid' }
+  /** Valid, with an object as large as the limits allow in `_meta` (relayed upstream unchanged). */
+  | { kind: 'valid-large' }
+  /** Over a shape limit; `broken`: the JSON is cut short too, and still the shape is refused first. */
+  | { kind: 'many-members'; where: 'meta' | 'params'; broken: boolean }
+  | { kind: 'many-keys'; broken: boolean }
+  | { kind: 'many-containers'; broken: boolean }
   | { kind: 'bad-json'; cut: number }
   | { kind: 'invalid-utf8'; bytes: number[] }
   | { kind: 'not-an-object'; raw: string }
@@ -535,10 +546,16 @@ const frameMutations: fc.Arbitrary<Mutation>[] = [
     .map((where): Mutation => ({ kind: 'duplicate-member', where })),
   fc.constantFrom('gzip', 'deflate', 'br').map((value): Mutation => ({ kind: 'content-encoding', value })),
   fc.constant<Mutation>({ kind: 'too-large' }),
+  fc
+    .record({ where: fc.constantFrom('meta' as const, 'params' as const), broken: fc.boolean() })
+    .map(({ where, broken }): Mutation => ({ kind: 'many-members', where, broken })),
+  fc.boolean().map((broken): Mutation => ({ kind: 'many-keys', broken })),
+  fc.boolean().map((broken): Mutation => ({ kind: 'many-containers', broken })),
 ];
 
 const modernMutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 30, arbitrary: fc.constant({ kind: 'valid' as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'valid-large' as const }) },
   ...frameMutations.map((arbitrary) => ({ weight: 3, arbitrary })),
   {
     weight: 3,
@@ -663,6 +680,7 @@ const modernMutation: fc.Arbitrary<Mutation> = fc.oneof(
 
 const legacyMutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 12, arbitrary: fc.constant({ kind: 'valid' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'valid-large' as const }) },
   ...frameMutations.map((arbitrary) => ({ weight: 1, arbitrary })),
   {
     weight: 3,
@@ -789,6 +807,38 @@ export function render(
   switch (mutation.kind) {
     case 'valid':
       if (base.notification) expect = refused(202, null);
+      break;
+    case 'valid-large': {
+      // As many members as one object may have (the other keys of `_meta` are fewer than 20), and well
+      // within the keys and containers of a whole request.
+      const m = params._meta as Record<string, unknown>;
+      const room = JSON_LIMITS.maxJsonMembers - Object.keys(m).length;
+      for (let i = 0; i < room; i++) m[`com.example.fuzz/k${i}`] = i;
+      if (base.notification) expect = refused(202, null);
+      break;
+    }
+    case 'many-members': {
+      const big = wideObject(JSON_LIMITS.maxJsonMembers + 1);
+      if (mutation.where === 'meta') Object.assign(params._meta as Record<string, unknown>, big);
+      else params.bulk = big;
+      text = cutShort(JSON.stringify(frame), mutation.broken);
+      expect = refused(400, -32600);
+      break;
+    }
+    case 'many-keys': {
+      // Objects each within the members limit, together over the keys limit.
+      const per = JSON_LIMITS.maxJsonMembers;
+      params.bulk = Array.from({ length: Math.ceil(JSON_LIMITS.maxJsonKeys / per) + 1 }, () =>
+        wideObject(per),
+      );
+      text = cutShort(JSON.stringify(frame), mutation.broken);
+      expect = refused(400, -32600);
+      break;
+    }
+    case 'many-containers':
+      params.bulk = Array.from({ length: JSON_LIMITS.maxJsonContainers + 1 }, () => []);
+      text = cutShort(JSON.stringify(frame), mutation.broken);
+      expect = refused(400, -32600);
       break;
     case 'bad-json':
       text = JSON.stringify(frame);
@@ -968,14 +1018,30 @@ export function render(
     mutation: mutation.kind,
     request: r,
     ...(expect && { expect }),
-    forwardsOnce: mutation.kind === 'valid' && base.forwards,
+    forwardsOnce: isValid(mutation.kind) && base.forwards,
     era: base.era,
   };
+}
+
+/** Mutations that leave the request valid: answered, and forwarded where the method is. */
+export function isValid(mutation: string): boolean {
+  return mutation === 'valid' || mutation === 'valid-large';
+}
+
+/** An object with `members` distinct names. */
+function wideObject(members: number): Record<string, number> {
+  return Object.fromEntries(Array.from({ length: members }, (_, i) => [`k${i}`, i]));
+}
+
+/** The text cut before its end when `broken`: no longer JSON, and yet refused for its shape first. */
+function cutShort(text: string, broken: boolean): string {
+  return broken ? text.slice(0, -3) : text;
 }
 
 /** Refusals decided after the frame was read: the error carries the request's id. */
 const ECHOES_ID = new Set<string>([
   'valid',
+  'valid-large',
   'unknown-method',
   'no-meta',
   'bad-meta-type',

@@ -122,6 +122,24 @@ test('a user connects the upstream through its authorization server and calls it
   expect(JSON.stringify(reply.body.result)).toContain('alice');
 });
 
+test("what a user's own credential lists and reads is marked private, whatever the upstream says", async () => {
+  // The example upstream answers `public` (here through the demo project, with no credential); behind
+  // a per_user upstream the same answers are one user's.
+  for (const method of ['server/discover', 'resources/list']) {
+    const shared = await gw.client.request(method, {}, { tasks: false });
+    expect(shared.body.result?.cacheScope).toBe('public');
+  }
+  for (const [method, params] of [
+    ['server/discover', {}],
+    ['tools/list', {}],
+    ['resources/list', {}],
+    ['resources/read', { uri: 'test://static-text' }],
+  ] as const) {
+    const reply = await front('alice').request(method, params, { tasks: false });
+    expect(reply.body.result?.cacheScope).toBe('private');
+  }
+});
+
 async function aliceAuthorization(): Promise<{ id: string; expiresAt: string; status: string }> {
   const res = await fetch(`${a}/v1/admin/projects/front/authorizations`, {
     headers: { authorization: `Bearer ${TOKENS.alice}` },

@@ -39,6 +39,15 @@ describe('relayableMeta', () => {
     expect(relayableMeta({})).toEqual({});
   });
 
+  it('never relays task ids a client names: they are its gateway task ids, secrets the upstream cannot use', () => {
+    const meta = {
+      [META.relatedTaskIds]: ['trt_secret-one'],
+      [META.legacyRelatedTask]: { taskId: 'trt_secret-two' },
+      'com.example/kept': 1,
+    };
+    expect(relayableMeta(meta)).toEqual({ 'com.example/kept': 1 });
+  });
+
   it('does not mutate its input', () => {
     const input = { [META.clientInfo]: { name: 'c', version: '1' }, traceparent: 't' };
     relayableMeta(input);

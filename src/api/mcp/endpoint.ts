@@ -5,6 +5,11 @@
  *
  *   POST:        jsonRpcReplies → refuseForeignOrigin → authenticate → readFrame → dispatch | legacy
  *   GET, DELETE: jsonRpcReplies → refuseForeignOrigin → authenticate → sessionRequest (2025 sessions)
+ *   otherwise:   jsonRpcReplies → refuseForeignOrigin → authenticate → 405
+ *
+ * Every method authenticates before its method is judged: a caller without valid credentials hears the
+ * 401 challenge whatever it sent (a sign-in bridge probes with a bare GET and starts listening for the
+ * OAuth callback only on a 401), and only an authenticated one learns that the method is not served.
  *
  * `jsonRpcReplies` is the one place a reply is written: a result from `dispatch`, or whatever a later step
  * threw, mapped by `toJsonRpcError`. Replies are JSON unless an upstream notification has to be relayed
@@ -14,6 +19,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { randomBytes } from 'node:crypto';
 import compose from 'koa-compose';
 import type { Logger } from 'pino';
+import { DEFAULT_JSON_SHAPE } from '../../config/config';
 import type { StreamsConfig } from '../../config/streams';
 import { DEFAULT_STREAMS } from '../../config/streams';
 import type { McpGateway } from '../../gateway/gateway';
@@ -32,7 +38,7 @@ import type { OAuthResourceServer } from '../oauth/resource-server';
 import type { OriginPolicy } from '../origin';
 import { refuseOrigin } from '../origin';
 import { checkedEnvelope } from './envelope';
-import type { FrameLimits } from './frame';
+import type { FrameLimits, JsonShapeLimits } from './frame';
 import { readMessage } from './frame';
 import type { LegacyClients, LegacyExchange } from './legacy/adapter';
 import { LegacyClients as Legacy } from './legacy/adapter';
@@ -44,8 +50,8 @@ export interface McpEndpointDeps {
   controlPlane: ControlPlane;
   logger: Logger;
   maxBodyBytes: number;
-  /** Deepest JSON nesting read (default 128). */
-  maxJsonDepth?: number;
+  /** Bounds on a request body's JSON shape (`http.maxJson*`; default `DEFAULT_JSON_SHAPE`). */
+  jsonShape?: JsonShapeLimits;
   origin: OriginPolicy;
   subscriptions: Subscriptions;
   /** The 2025-era client adapter; without it 2025 requests are answered as 2026 ones (refused). */
@@ -86,10 +92,11 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
   ];
   const post = compose<McpContext>([
     ...common,
-    readFrame({ maxBytes: deps.maxBodyBytes, maxDepth: deps.maxJsonDepth ?? 128 }),
+    readFrame({ maxBytes: deps.maxBodyBytes, ...(deps.jsonShape ?? DEFAULT_JSON_SHAPE) }),
     dispatch(deps),
   ]);
   const sessionOnly = compose<McpContext>([...common, sessionRequest(deps.legacy)]);
+  const notServed = compose<McpContext>([...common, methodNotAllowed]);
   return async (ctx, next) => {
     const match = MCP_PATH.exec(ctx.path);
     if (!match) {
@@ -144,10 +151,16 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
     ) {
       return sessionOnly(ctx);
     }
-    emptyReply(ctx, 405);
-    ctx.set('Allow', 'POST');
+    return notServed(ctx);
   }
 }
+
+/** A method the endpoint does not serve, told only to an authenticated caller (the chain's last step). */
+const methodNotAllowed: Step = async (ctx) => {
+  ctx.state.mcp.status = 405;
+  emptyReply(ctx, 405);
+  ctx.set('Allow', 'POST');
+};
 
 /** Writes the reply: the result `dispatch` left, or the JSON-RPC error for whatever was thrown. */
 function jsonRpcReplies(logger: Logger, oauth: OAuthResourceServer | undefined): Step {

@@ -33,6 +33,7 @@ import { watchLegacyLists } from './list-watch';
 export { EraRefusedError } from './sessions';
 
 export interface LegacyUpstreamDeps {
+  /** The dispatcher toward an endpoint's upstream (its own pool, src/upstream/pools.ts). */
   dispatcher: DispatcherFor;
   /** For list watches' GET streams: no body timeout (list-watch.ts). Default: `dispatcher`. */
   watchDispatcher?: DispatcherFor;
@@ -168,6 +169,7 @@ export class LegacyUpstream {
         ...(opts.signal && { signal: opts.signal }),
         ...(opts.onNotification && { onNotification: opts.onNotification }),
         ...(opts.prepare && { prepare: { ...opts.prepare, legacy: true } }),
+        ...(opts.traceHeaders && { headers: opts.traceHeaders }),
         onRequest: (request) => this.streams.refuse(current, request),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);

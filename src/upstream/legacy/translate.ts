@@ -68,6 +68,8 @@ export function modernResult(method: string, result: JsonObject, endpoint: Upstr
     ...result,
     resultType: 'complete',
     ...(LIST_METHODS.has(method) && { ttlMs: LEGACY_LIST_TTL_MS, cacheScope: cacheScopeOf(endpoint) }),
+    // 2026-07-28 requires cache hints on a read too; a 2025 server said nothing of freshness: not cached.
+    ...(method === 'resources/read' && { ttlMs: 0, cacheScope: cacheScopeOf(endpoint) }),
   };
 }
 

@@ -40,6 +40,8 @@ export interface ExchangeOptions {
   onRequest?: (request: ServerRequest) => boolean | void;
   /** What a worker thread does to a large answer's result (UpstreamRequestOptions.prepare). */
   prepare?: AnswerPreparation;
+  /** Headers of this one message besides the session's (W3C trace context). */
+  headers?: Record<string, string>;
 }
 
 export type Exchange =
@@ -130,7 +132,7 @@ export class LegacyWire {
     try {
       res = await request(target.endpoint.url, {
         method: 'POST',
-        headers: { ...this.headers(target), 'content-type': 'application/json' },
+        headers: { ...opts.headers, ...this.headers(target), 'content-type': 'application/json' },
         body: JSON.stringify(message),
         dispatcher: this.dispatcherFor(target.endpoint),
         ...(opts.signal && { signal: opts.signal }),
