@@ -1,15 +1,29 @@
 /**
- * The last word before a task's first upstream call is sent (the call itself is in index.ts). The claim
+ * A task's first upstream call: the last word before it is sent, the sending, and the record of what
+ * the upstream answered (the activity around them is in index.ts). The claim
  * in the store (store/first-calls.ts) decides, not the clock alone: the first call is a local activity,
  * which runs again when its worker dies before the workflow task completes, by then often past the start
- * deadline. Only the store knows whether the earlier run had already sent the call and, once the
- * upstream answered with a task, which one (recorded before anything else), so the task is taken up
- * instead of being reported as never sent while it runs upstream.
+ * deadline. Only the store knows whether the earlier run had already sent the call and what the upstream
+ * answered: the task it created or its synchronous answer, each recorded before anything else. The run
+ * after a crash takes that answer up instead of sending the call again or reporting it as never sent;
+ * only an answer lost with the worker (between its arrival and its record) ends the task with an error.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Implementation, JsonRpcErrorObject } from '../protocol';
+import { METHOD } from '../protocol';
 import type { FirstCalls } from '../store/first-calls';
 import type { PayloadStore } from '../store/payload-store';
-import type { CallUpstreamToolInput } from './types';
+import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
+import {
+  boundError,
+  UpstreamAddressRefusedError,
+  UpstreamAnswerTooLarge,
+  UpstreamDeadlineExceeded,
+  UpstreamTransportError,
+} from '../upstream/errors';
+import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
+import type { UpstreamCallPayload } from '../workflows/messages';
+import type { CallUpstreamToolInput, UpstreamAccess } from './types';
 
 /** Failure types the workflow's retry policies refer to. */
 export const FAILURE = {
@@ -21,14 +35,34 @@ export const FAILURE = {
   upstreamProtocol: 'UpstreamProtocolViolation',
 } as const;
 
-/** Send the call now, or take up the upstream task an earlier run of the activity created. */
-export type FirstCallClaim = { send: true } | { send: false; upstreamTaskId: string };
+/** A synchronous answer to the first call, as recorded (kinds `result`, `error`) with its payload id. */
+export type RecordedAnswer =
+  | { kind: 'result'; ref: string; result: Record<string, unknown> }
+  | { kind: 'error'; ref: string; error: JsonRpcErrorObject };
+
+/**
+ * Send the call now, or take up what an earlier run of the activity got: the upstream task its call
+ * created, or the upstream's synchronous answer.
+ */
+export type FirstCallClaim =
+  { send: true } | { send: false; upstreamTaskId: string } | { send: false; answer: RecordedAnswer };
 
 interface ClaimDeps {
   /** Absent in unit tests: then only the deadline counts. */
   firstCalls?: FirstCalls;
   payloads: PayloadStore;
 }
+
+/** What sending the call needs (ActivityDeps in index.ts). */
+interface SendDeps {
+  upstream: UpstreamClient;
+  payloads: PayloadStore;
+  resolveUpstream(access: UpstreamAccess): Promise<UpstreamEndpoint>;
+  gatewayInfo: Implementation;
+}
+
+/** In-activity retries for failures that certainly did not reach the upstream (connection refused). */
+const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
 
 function notStarted(): ApplicationFailure {
   return ApplicationFailure.create({
@@ -42,8 +76,8 @@ function notStarted(): ApplicationFailure {
  * In time, the call is claimed as `sending`. Past the deadline the API may already have told the client
  * that nothing was sent: the creation is claimed as abandoned instead, unless a run of this activity
  * claimed the call first. A claim already there is the API's abandonment (nothing is sent) or an earlier
- * run's: its recorded upstream task is taken up; without one the call may have been sent, and it is sent
- * again only for idempotent tools.
+ * run's: the answer it recorded (an upstream task or a synchronous answer) is taken up; without one the
+ * call may have been sent and its answer lost, and it is sent again only for idempotent tools.
  */
 export async function claimFirstCall(deps: ClaimDeps, input: CallUpstreamToolInput): Promise<FirstCallClaim> {
   const late = input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline);
@@ -53,15 +87,30 @@ export async function claimFirstCall(deps: ClaimDeps, input: CallUpstreamToolInp
     return { send: true };
   }
   if (claim.state === 'abandoned') throw notStarted();
-  const upstreamTaskId = await deps.payloads.firstOf<string>(input.taskKey, 'upstream_task_id');
-  if (upstreamTaskId !== undefined) return { send: false, upstreamTaskId };
+  const recorded = await deps.payloads.firstOfKinds<unknown>(input.taskKey, ANSWER_KINDS);
+  if (recorded?.kind === 'upstream_task_id') return { send: false, upstreamTaskId: String(recorded.value) };
+  if (recorded?.kind === 'result') {
+    return {
+      send: false,
+      answer: { kind: 'result', ref: recorded.id, result: recorded.value as Record<string, unknown> },
+    };
+  }
+  if (recorded?.kind === 'error') {
+    return {
+      send: false,
+      answer: { kind: 'error', ref: recorded.id, error: recorded.value as JsonRpcErrorObject },
+    };
+  }
   if (input.call.idempotent) return { send: true };
   throw ApplicationFailure.create({
-    message: `The call to upstream "${input.upstream}" may already have been sent; it was not repeated because the tool is not idempotent`,
+    message: `The call to upstream "${input.upstream}" was interrupted after it was sent and its answer was lost; it was not repeated because the tool is not idempotent`,
     type: FAILURE.callOutcomeUnknown,
     nonRetryable: true,
   });
 }
+
+/** What a run of the first call records of the upstream's answer, first thing (one of these). */
+const ANSWER_KINDS = ['upstream_task_id', 'result', 'error'] as const;
 
 /** Recorded as soon as the upstream names the task its first call created, for a run after a crash. */
 export async function recordUpstreamTask(
@@ -70,4 +119,74 @@ export async function recordUpstreamTask(
   upstreamTaskId: string,
 ): Promise<void> {
   await deps.payloads.put(taskKey, 'upstream_task_id', upstreamTaskId);
+}
+
+/**
+ * A synchronous answer, recorded as soon as it arrives: the payload the API reads it from, and what a
+ * run after a crash answers with instead of sending the call again.
+ */
+export async function recordAnswer(
+  deps: ClaimDeps,
+  taskKey: string,
+  reply: UpstreamReply,
+): Promise<RecordedAnswer> {
+  return reply.kind === 'error'
+    ? { kind: 'error', ref: await deps.payloads.put(taskKey, 'error', reply.error), error: reply.error }
+    : { kind: 'result', ref: await deps.payloads.put(taskKey, 'result', reply.result), result: reply.result };
+}
+
+/** The client's tools/call, sent upstream; only failures that certainly preceded delivery are retried. */
+export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput): Promise<UpstreamReply> {
+  const endpoint = await deps.resolveUpstream(input);
+  const { call } = input;
+  const request = await deps.payloads.get<UpstreamCallPayload>(call.requestRef, input.taskKey, 'request');
+  if (!request) {
+    throw ApplicationFailure.create({
+      message: 'The request of this task is no longer stored',
+      type: FAILURE.upstreamProtocol,
+      nonRetryable: true,
+    });
+  }
+  const params = {
+    name: call.tool,
+    ...(request.arguments !== undefined && { arguments: request.arguments }),
+    ...(request.inputResponses !== undefined && { inputResponses: request.inputResponses }),
+    ...(request.requestState !== undefined && { requestState: request.requestState }),
+    _meta: upstreamMeta({
+      relayedMeta: request.relayedMeta,
+      protocolVersion: call.protocolVersion,
+      capabilities: taskPathCapabilities(call.elicitationForm),
+      gatewayInfo: deps.gatewayInfo,
+    }),
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
+        signal: Context.current().cancellationSignal,
+        ...(request.headers && { headers: request.headers }),
+      });
+    } catch (err) {
+      // Past a bound or the deadline: the upstream's answer (or what it did) is no better a second
+      // time; the client hears which bound, as an error or as the task's failure.
+      if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
+        const { kind: _kind, ...error } = boundError(err);
+        return { kind: 'error', error, httpStatus: 200 };
+      }
+      if (!(err instanceof UpstreamTransportError)) throw err;
+      // A refused address is refused again: no retry.
+      const retryable =
+        !(err instanceof UpstreamAddressRefusedError) && (!err.mayHaveReached || call.idempotent);
+      const delay = CONNECT_RETRY_DELAYS_MS[attempt];
+      if (!retryable || delay === undefined) {
+        throw ApplicationFailure.create({
+          message: err.mayHaveReached
+            ? `The call to upstream "${input.upstream}" failed after it may have been delivered; it was not repeated because the tool is not idempotent`
+            : err.message,
+          type: err.mayHaveReached ? FAILURE.callOutcomeUnknown : FAILURE.upstreamUnreachable,
+          nonRetryable: true,
+        });
+      }
+      await Context.current().sleep(delay);
+    }
+  }
 }

@@ -10,23 +10,18 @@ import { taskTerminal, taskTransitions } from '../telemetry/metrics';
 import type { PayloadStore } from '../store/payload-store';
 import type { FirstCalls } from '../store/first-calls';
 import type { TaskStore } from '../store/task-store';
-import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
+import type { TaskObservation } from '../workflows/messages';
 import type {
   UpstreamClient,
   UpstreamEndpoint,
   UpstreamReply,
   UpstreamRequestOptions,
 } from '../upstream/client';
-import {
-  boundError,
-  UpstreamAddressRefusedError,
-  UpstreamAnswerTooLarge,
-  UpstreamDeadlineExceeded,
-  UpstreamTransportError,
-} from '../upstream/errors';
+import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
-import { claimFirstCall, FAILURE, recordUpstreamTask } from './first-call';
+import type { RecordedAnswer } from './first-call';
+import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
 import { toSnapshot } from './snapshot';
 import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
@@ -82,9 +77,6 @@ export interface ActivityDeps {
 
 export { FAILURE } from './first-call';
 
-/** In-activity retries for failures that certainly did not reach the upstream (connection refused). */
-const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
-
 export function createActivities(deps: ActivityDeps) {
   const { settings, logger } = deps;
 
@@ -132,6 +124,8 @@ export function createActivities(deps: ActivityDeps) {
       upstream: input.upstream,
       principal: input.principal,
       authorizationId: input.authorizationId,
+      // Bound to the address the task was created against, like every later request of the task.
+      ...(input.upstreamAddress !== undefined && { upstreamAddress: input.upstreamAddress }),
       upstreamTaskId,
       protocolVersion: input.call.protocolVersion,
     };
@@ -142,6 +136,49 @@ export function createActivities(deps: ActivityDeps) {
       detailOf(await taskRequest(ref, METHOD.tasksGet), upstreamTaskId);
     if (!snapshot) throw invalidTask(input.upstream);
     return { kind: 'task', upstreamTaskId, observation: await observe(input.taskKey, snapshot) };
+  }
+
+  /**
+   * A synchronous answer (already recorded) as the first outcome: a payload handed back to the API by
+   * id, or, when the client asked for a task whatever happens, a task that already ended.
+   */
+  async function firstAnswer(
+    input: CallUpstreamToolInput,
+    answer: RecordedAnswer,
+  ): Promise<CallUpstreamToolResult> {
+    if (input.call.forceTask) {
+      const observation = await observe(input.taskKey, finishedSnapshot(answer, settings));
+      return { kind: 'task', upstreamTaskId: '', observation };
+    }
+    return answer.kind === 'error'
+      ? { kind: 'error', errorRef: answer.ref }
+      : { kind: 'result', resultRef: answer.ref };
+  }
+
+  /**
+   * The upstream task an earlier run's call created, taken up after a crash. If it cannot be read now,
+   * the workflow still takes it up, with the task as last recorded (or as `working`): its watch reads
+   * the upstream again, within its failure budget, and records whatever the task became.
+   */
+  async function resumeTask(
+    input: CallUpstreamToolInput,
+    upstreamTaskId: string,
+  ): Promise<CallUpstreamToolResult> {
+    try {
+      return await firstTask(input, upstreamTaskId);
+    } catch (err) {
+      if (Context.current().cancellationSignal.aborted) throw err;
+      logger.warn({ upstream: input.upstream, err: errorMessage(err) }, 'resumed task not readable yet');
+      const now = new Date().toISOString();
+      const recorded = await deps.store.getTask(input.taskKey);
+      const snapshot = recorded?.snapshot ?? {
+        status: 'working',
+        createdAt: now,
+        lastUpdatedAt: now,
+        ttlMs: null,
+      };
+      return { kind: 'task', upstreamTaskId, observation: await observe(input.taskKey, snapshot) };
+    }
   }
 
   /** The input requests of the last observation, split into still open and answered (see the watch). */
@@ -160,82 +197,24 @@ export function createActivities(deps: ActivityDeps) {
     /**
      * Sends the client's tools/call upstream, declaring the gateway's own capabilities. Sent at most once
      * unless the tool is idempotent: only errors that certainly preceded delivery are retried here, and
-     * the workflow gives this activity a single attempt.
+     * the workflow gives this activity a single attempt. The upstream's answer is recorded before
+     * anything else, so a run after a crash takes it up (first-call.ts) instead of sending again.
      */
     async callUpstreamTool(input: CallUpstreamToolInput): Promise<CallUpstreamToolResult> {
-      const endpoint = await deps.resolveUpstream(input);
-      const { call } = input;
-      const request = await deps.payloads.get<UpstreamCallPayload>(call.requestRef, input.taskKey, 'request');
-      if (!request) {
-        throw ApplicationFailure.create({
-          message: 'The request of this task is no longer stored',
-          type: FAILURE.upstreamProtocol,
-          nonRetryable: true,
-        });
-      }
-      const params = {
-        name: call.tool,
-        ...(request.arguments !== undefined && { arguments: request.arguments }),
-        ...(request.inputResponses !== undefined && { inputResponses: request.inputResponses }),
-        ...(request.requestState !== undefined && { requestState: request.requestState }),
-        _meta: upstreamMeta({
-          relayedMeta: request.relayedMeta,
-          protocolVersion: call.protocolVersion,
-          capabilities: taskPathCapabilities(call.elicitationForm),
-          gatewayInfo: deps.gatewayInfo,
-        }),
-      };
       const claim = await claimFirstCall(deps, input);
-      if (!claim.send) return firstTask(input, claim.upstreamTaskId);
-      let reply: UpstreamReply | undefined;
-      for (let attempt = 0; reply === undefined; attempt++) {
-        try {
-          reply = await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
-            signal: Context.current().cancellationSignal,
-            ...(request.headers && { headers: request.headers }),
-          });
-        } catch (err) {
-          // Past a bound or the deadline: the upstream's answer (or what it did) is no better a second
-          // time; the client hears which bound, as an error or as the task's failure.
-          if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
-            const { kind: _kind, ...error } = boundError(err);
-            reply = { kind: 'error', error, httpStatus: 200 };
-            break;
-          }
-          if (!(err instanceof UpstreamTransportError)) throw err;
-          // A refused address is refused again: no retry.
-          const retryable =
-            !(err instanceof UpstreamAddressRefusedError) && (!err.mayHaveReached || call.idempotent);
-          const delay = CONNECT_RETRY_DELAYS_MS[attempt];
-          if (!retryable || delay === undefined) {
-            throw ApplicationFailure.create({
-              message: err.mayHaveReached
-                ? `The call to upstream "${input.upstream}" failed after it may have been delivered; it was not repeated because the tool is not idempotent`
-                : err.message,
-              type: err.mayHaveReached ? FAILURE.callOutcomeUnknown : FAILURE.upstreamUnreachable,
-              nonRetryable: true,
-            });
-          }
-          await Context.current().sleep(delay);
-        }
+      if (!claim.send) {
+        return 'upstreamTaskId' in claim
+          ? resumeTask(input, claim.upstreamTaskId)
+          : firstAnswer(input, claim.answer);
       }
-      // The client asked for a task whatever happens: a synchronous answer is a task that already ended.
-      if (call.forceTask && (reply.kind === 'error' || reply.result.resultType !== 'task')) {
-        const observation = await observe(input.taskKey, finishedSnapshot(reply, settings));
-        return { kind: 'task', upstreamTaskId: '', observation };
+      const reply = await sendFirstCall(deps, input);
+      if (reply.kind === 'result' && reply.result.resultType === 'task') {
+        const created = CreateTaskResultSchema.safeParse(reply.result);
+        if (!created.success) throw invalidTask(input.upstream);
+        await recordUpstreamTask(deps, input.taskKey, created.data.taskId);
+        return firstTask(input, created.data.taskId, created.data);
       }
-      // Synchronous outcomes are payloads: stored here, handed back to the API by id.
-      if (reply.kind === 'error') {
-        const errorRef = await deps.payloads.put(input.taskKey, 'error', reply.error);
-        return { kind: 'error', errorRef };
-      }
-      if (reply.result.resultType !== 'task') {
-        return { kind: 'result', resultRef: await deps.payloads.put(input.taskKey, 'result', reply.result) };
-      }
-      const created = CreateTaskResultSchema.safeParse(reply.result);
-      if (!created.success) throw invalidTask(input.upstream);
-      await recordUpstreamTask(deps, input.taskKey, created.data.taskId);
-      return firstTask(input, created.data.taskId, created.data);
+      return firstAnswer(input, await recordAnswer(deps, input.taskKey, reply));
     },
 
     /**
@@ -315,10 +294,18 @@ export function createActivities(deps: ActivityDeps) {
       return control(await taskRequest(input, METHOD.tasksCancel));
     },
 
-    /** Records a new task (before its id is returned to the client), with its detail from the payload. */
+    /**
+     * Records a new task (before its id is returned to the client), with its detail from the payload. A
+     * task already recorded was recorded by an earlier attempt of the first workflow task, whose worker
+     * died before the attempt completed: this attempt's observation is the newer one (perhaps already
+     * terminal, when nothing else would record it), so it is recorded as a change.
+     */
     async recordTaskCreated(input: RecordTaskCreatedInput): Promise<void> {
       const { observation, ...task } = input;
-      await deps.store.insertTask({ ...task, snapshot: await snapshotOf(input.taskKey, observation) });
+      const snapshot = await snapshotOf(input.taskKey, observation);
+      if (!(await deps.store.insertTask({ ...task, snapshot }))) {
+        await deps.store.recordSnapshot(input.taskKey, snapshot);
+      }
     },
 
     async recordTaskSnapshot(input: RecordTaskSnapshotInput): Promise<void> {
@@ -367,6 +354,10 @@ type TaskDetail = Pick<
   TaskSnapshot,
   'statusMessage' | 'inputRequests' | 'result' | 'error' | 'meta' | 'extensions'
 >;
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
 
 function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;

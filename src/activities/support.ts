@@ -5,15 +5,19 @@
 import { Context } from '@temporalio/activity';
 import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import type { UpstreamReply } from '../upstream/client';
+import type { RecordedAnswer } from './first-call';
 import { boundedStatusMessage } from './snapshot';
+import { withoutHopMeta } from './task-metadata';
 import type { ControlResult } from './types';
 
 /**
  * A synchronous answer as a finished task: `completed` with the result, or `failed` with the error, whose
- * message (the upstream's) becomes the status message within `maxStatusMessageChars`.
+ * message (the upstream's) becomes the status message within `maxStatusMessageChars`. The result's
+ * `_meta` loses what described the upstream hop (its serverInfo): whoever relays the result later
+ * stamps the gateway's own.
  */
 export function finishedSnapshot(
-  reply: UpstreamReply,
+  reply: UpstreamReply | RecordedAnswer,
   bounds: { finishedTaskTtlMs?: number; maxStatusMessageChars?: number },
 ): TaskSnapshot {
   const now = new Date().toISOString();
@@ -25,7 +29,7 @@ export function finishedSnapshot(
         statusMessage: boundedStatusMessage(reply.error.message, bounds.maxStatusMessageChars),
         error: reply.error,
       }
-    : { ...fields, status: 'completed', result: reply.result };
+    : { ...fields, status: 'completed', result: withoutHopMeta(reply.result) };
 }
 
 /** Past the upstream's own `createdAt + ttlMs` (the snapshot still carries the upstream's createdAt). */

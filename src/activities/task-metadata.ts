@@ -75,6 +75,15 @@ export function taskMetadata(upstreamTask: Record<string, unknown>): TaskMetadat
   };
 }
 
+/** A result without the `_meta` keys that describe the upstream hop (`_meta` dropped if nothing is left). */
+export function withoutHopMeta(result: Record<string, unknown>): Record<string, unknown> {
+  const meta = result._meta;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return result;
+  const { _meta: _dropped, ...rest } = result;
+  const kept = Object.entries(meta).filter(([k]) => !HOP_META.has(k));
+  return kept.length > 0 ? { ...rest, _meta: Object.fromEntries(kept) } : rest;
+}
+
 /**
  * Replaces every occurrence of the upstream task id in strings (and object keys) with the placeholder
  * the gateway swaps for its own id, so the upstream id never reaches a client, whatever field echoed it.

@@ -85,9 +85,15 @@ async function waitForTask(
   }
 }
 
-/** The final result, or the task's error, as if the upstream had answered the call directly. */
+/**
+ * The final result, or the task's error, as if the upstream had answered the call directly. A task's
+ * result is final whatever `resultType` it carries (often none).
+ */
 function finalAnswer(ctx: RequestContext, taskId: string, s: TaskSnapshot): Result {
-  if (s.status === 'completed') return finishToolResult(ctx, revealId(s.result ?? { content: [] }, taskId));
+  if (s.status === 'completed') {
+    const result = revealId(s.result ?? { content: [] }, taskId);
+    return finishToolResult(ctx, { ...result, resultType: 'complete' });
+  }
   if (s.status === 'failed' && s.error) {
     const error = revealId(s.error, taskId);
     throw new RelayedError(error.code, error.message, error.data);

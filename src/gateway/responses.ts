@@ -15,6 +15,16 @@ export function withGatewayMeta<T extends Record<string, unknown>>(
   return { ...result, _meta: meta };
 }
 
+/**
+ * A stored result relayed as the answer to a call: every result the gateway sends carries `resultType`,
+ * while a task's result may have none (the Tasks extension leaves it free-form) and SDK clients reject
+ * a 2026-07-28 result without it. `complete` unless the result says otherwise.
+ */
+export function asCallResult<T extends Record<string, unknown>>(result: T): T & { resultType: string } {
+  const resultType = typeof result.resultType === 'string' ? result.resultType : 'complete';
+  return { ...result, resultType };
+}
+
 /** Puts the gateway's task id wherever the upstream's id had been echoed (see `TASK_ID_PLACEHOLDER`). */
 export function revealId<T>(value: T, gatewayTaskId: string): T {
   const text = JSON.stringify(value);

@@ -16,7 +16,7 @@ import type { GatewayDeps, RequestContext, Result } from './context';
 import { errorName, shareOwner } from './context';
 import { finishToolResult } from './ordinary-call';
 import { declaresFormElicitation } from './qualification';
-import { createTaskResult } from './responses';
+import { asCallResult, createTaskResult } from './responses';
 import type { RoutedTool } from './routing';
 import { mintTaskId } from './task-ids';
 import { fromUpstream } from './upstream-errors';
@@ -149,7 +149,7 @@ export async function firstResult(ctx: RequestContext, launched: LaunchedTask): 
   const { outcome, taskKey } = launched;
   if (outcome.kind === 'result') {
     const result = await payload<Result>(deps, outcome.resultRef, taskKey, 'result');
-    return finishToolResult(ctx, result);
+    return finishToolResult(ctx, asCallResult(result));
   }
   if (outcome.kind === 'error') {
     const error =

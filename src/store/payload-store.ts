@@ -10,6 +10,7 @@ import type { Database } from './schema';
 
 export type PayloadKind =
   | 'request'
+  /** A synchronous answer to the first call (also what an attempt of it after a crash takes up). */
   | 'result'
   | 'error'
   | 'input_responses'
@@ -43,16 +44,26 @@ export class PayloadStore {
 
   /** The first payload of this kind stored for a task (e.g. its request), if still kept. */
   async firstOf<T>(taskKey: string, kind: PayloadKind): Promise<T | undefined> {
+    return (await this.firstOfKinds<T>(taskKey, [kind]))?.value;
+  }
+
+  /** The first payload of any of these kinds stored for a task, with its id and kind, if still kept. */
+  async firstOfKinds<T>(
+    taskKey: string,
+    kinds: readonly PayloadKind[],
+  ): Promise<{ id: string; kind: PayloadKind; value: T } | undefined> {
     const row = await this.db
       .selectFrom('payloads')
-      .select(['id', 'ciphertext'])
+      .select(['id', 'kind', 'ciphertext'])
       .where('task_key', '=', taskKey)
-      .where('kind', '=', kind)
+      .where('kind', 'in', kinds)
       .orderBy('created_at')
       .orderBy('id')
       .limit(1)
       .executeTakeFirst();
-    return row ? this.cipher.openJson<T>(row.ciphertext, aad(row.id, taskKey, kind)) : undefined;
+    if (!row) return undefined;
+    const kind = row.kind as PayloadKind;
+    return { id: row.id, kind, value: this.cipher.openJson<T>(row.ciphertext, aad(row.id, taskKey, kind)) };
   }
 
   /** The payload, or undefined once retention removed it (or the id belongs to another task or kind). */

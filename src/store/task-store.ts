@@ -61,10 +61,10 @@ export class TaskStore {
     this.retention = opts.retention;
   }
 
-  /** Idempotent: a retried insert of the same task is a no-op. */
-  async insertTask(task: NewTask): Promise<void> {
+  /** Idempotent: a retried insert of the same task is a no-op. False when the task was already there. */
+  async insertTask(task: NewTask): Promise<boolean> {
     const s = task.snapshot;
-    await this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
       const inserted = await trx
         .insertInto('tasks')
         .values({
@@ -87,9 +87,9 @@ export class TaskStore {
         })
         .onConflict((oc) => oc.column('task_key').doNothing())
         .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) {
-        await addStatusEvent(trx, this.sealing, task.taskKey, s);
-      }
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      await addStatusEvent(trx, this.sealing, task.taskKey, s);
+      return true;
     });
   }
 

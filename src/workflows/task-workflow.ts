@@ -4,8 +4,8 @@
  * signals for input and cancellation interrupt it, every change is recorded in the store, and the run
  * continues as new when the server suggests it so history stays bounded however long the task runs.
  */
-import type { ActivityFailure } from '@temporalio/workflow';
 import {
+  ActivityFailure,
   allHandlersFinished,
   ActivityCancellationType,
   CancellationScope,
@@ -60,6 +60,8 @@ const localIdempotentCall = proxyLocalActivities<TaskActivities>({
 const LOCAL_FIRST_CALL = 'first-call-local-activity';
 /** Workflows started before the start deadline was judged by the first call's claim replay their own check. */
 const DEADLINE_BY_CLAIM = 'first-call-deadline-by-claim';
+/** Workflows whose first call failed before such a failure settled a task already recorded replay without it. */
+const SETTLE_RECORDED = 'first-call-error-settles-recorded-task';
 /** Long-lived poller: heartbeats detect a lost worker within seconds; TRY_CANCEL lets signals preempt it. */
 const { watchUpstreamTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '1 hour',
@@ -105,6 +107,16 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   if (!state) {
     const outcome = await firstCall(input);
     if (outcome.kind !== 'task') {
+      // The gateway's own failure of a first call run again after a crash (its worker died inside this
+      // workflow task) may find the task recorded by the attempt that died: it ends failed there too,
+      // never `working` forever under a completed workflow. Without such a record this changes nothing.
+      if (outcome.kind === 'error' && 'error' in outcome && patched(SETTLE_RECORDED)) {
+        await recordTaskSnapshot({
+          taskKey: input.taskKey,
+          observation: failedObservation(startObservation(input), outcome.error),
+          project: input.projectSlug,
+        });
+      }
       first = outcome;
       await condition(allHandlersFinished);
       return { outcome: outcome.kind };
@@ -177,7 +189,8 @@ async function firstCall(input: TaskWorkflowInput) {
       ...(input.startDeadline !== undefined && { startDeadline: input.startDeadline }),
     });
   } catch (err) {
-    const cause = (err as ActivityFailure).cause;
+    // A local activity's failure comes as it was thrown; an activity's is wrapped in an ActivityFailure.
+    const cause = err instanceof ActivityFailure ? err.cause : err;
     const message = cause instanceof Error ? cause.message : `Upstream "${input.upstream}" call failed`;
     return { kind: 'error', error: { code: -32603, message } } as const;
   }
@@ -304,6 +317,17 @@ const NOT_STARTED = {
   code: -32603,
   message: 'The task did not start before its deadline; nothing was sent to the upstream',
 };
+
+/** The task as it stood when created, before anything was observed (the base of a failure at its start). */
+function startObservation(input: TaskWorkflowInput): TaskObservation {
+  return {
+    status: 'working',
+    createdAt: input.createdAt,
+    lastUpdatedAt: input.createdAt,
+    ttlMs: null,
+    key: '',
+  };
+}
 
 /** A terminal failure decided by the gateway (the upstream forgot the task, expired, or asked the impossible). */
 function failedObservation(o: TaskObservation, error: JsonRpcErrorObject): TaskObservation {

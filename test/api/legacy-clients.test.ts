@@ -63,6 +63,8 @@ async function post(sessionId: string, body: unknown, headers: Record<string, st
   });
 }
 
+const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
 const TASK_CAPABILITIES = { tasks: { list: {}, cancel: {}, requests: { elicitation: { create: {} } } } };
 
 async function sdk1(capabilities: Record<string, unknown> = {}, fetchFn?: typeof fetch) {
@@ -151,6 +153,29 @@ describe('SDK 1.x client', () => {
       if (m.type === 'error') throw m.error;
     }
     expect(text(confirmed)).toMatch(/deleted/i);
+    await client.close();
+  });
+});
+
+describe('SDK 1.x client, a 2025-11-25 task the upstream answered at once', () => {
+  test("tasks/result carries the gateway's serverInfo, not the upstream's", async () => {
+    const { client } = await sdk1(TASK_CAPABILITIES);
+    await client.listTools();
+    let created = '';
+    let final: CallToolResult | undefined;
+    for await (const m of client.experimental.tasks.callToolStream(
+      { name: 'greet', arguments: { name: 'Vera' } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    )) {
+      if (m.type === 'taskCreated') created = m.task.status;
+      if (m.type === 'result') final = m.result as CallToolResult;
+      if (m.type === 'error') throw m.error;
+    }
+    expect(created).toBe('completed');
+    expect(text(final)).toContain('Vera');
+    expect(final?._meta?.[SERVER_INFO]).toMatchObject({ name: 'taskrouter' });
+    expect(JSON.stringify(final)).not.toContain('example-upstream');
     await client.close();
   });
 });

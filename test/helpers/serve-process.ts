@@ -24,6 +24,8 @@ export function writeServeConfig(
     upstreamUrl: string;
     store: Record<string, unknown>;
     http?: Record<string, unknown>;
+    /** Added to `tasks`. */
+    tasks?: Record<string, unknown>;
     projects?: Array<Record<string, unknown>>;
     /** Further top-level sections (`streams`, `health`, `bootstrapFile`…). */
     sections?: Record<string, unknown>;
@@ -42,7 +44,7 @@ export function writeServeConfig(
       },
       store: opts.store,
       encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
-      tasks: { minPollIntervalMs: 50 },
+      tasks: { minPollIntervalMs: 50, ...opts.tasks },
       projects: [
         {
           slug: 'demo',
@@ -58,17 +60,27 @@ export function writeServeConfig(
   return file;
 }
 
+/** Which roles a gateway process runs, and modules Node loads before it (test-only preloads). */
+export interface ServeProcessOptions {
+  role?: 'api' | 'worker' | 'all';
+  /** Paths (from the repository root) given to Node with `--import`, after tsx. */
+  imports?: string[];
+}
+
 /**
- * Starts `serve.ts all`. Node itself runs the gateway (tsx as a loader, not as a wrapper process), so
- * signals reach the gateway.
+ * Starts `serve.ts all` (or the role `opts` names). Node itself runs the gateway (tsx as a loader, not
+ * as a wrapper process), so signals reach the gateway.
  */
 export function spawnServe(
   configFile: string,
   logLevel: string,
   stdio: StdioOptions,
   env: Record<string, string> = {},
+  opts: ServeProcessOptions = {},
 ): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
+  const imports = (opts.imports ?? []).flatMap((m) => ['--import', `./${m}`]);
+  const args = ['--import', 'tsx', ...imports, 'src/main/serve.ts', opts.role ?? 'all'];
+  return spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: logLevel, ...env },
     stdio,
@@ -98,7 +110,8 @@ export async function waitFor(done: () => boolean, failure: () => string, timeou
  * Starts `serve.ts all` (logging at `logLevel` to a captured stderr) and resolves once it answers
  * `/readyz` on `port` — its worker is polling, not only its HTTP server listening (a task created
  * before that waits for the worker, up to the start deadline, on a loaded machine); `children` gets the
- * process, for killChildren. `env` adds to the environment.
+ * process, for killChildren. `env` adds to the environment. With `opts.role` 'worker', `port` is the
+ * worker's `health.port`.
  */
 export async function startServeProcess(
   configFile: string,
@@ -106,8 +119,9 @@ export async function startServeProcess(
   children: ChildProcess[],
   logLevel = 'warn',
   env: Record<string, string> = {},
+  opts: ServeProcessOptions = {},
 ): Promise<ChildProcess> {
-  const child = spawnServe(configFile, logLevel, ['ignore', 'ignore', 'pipe'], env);
+  const child = spawnServe(configFile, logLevel, ['ignore', 'ignore', 'pipe'], env, opts);
   children.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

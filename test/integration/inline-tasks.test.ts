@@ -3,6 +3,7 @@
  * gateway runs the durable task and answers the call, within the project's wait limit; past it the answer
  * names the task, which keeps running. Real gateway, Temporal dev server and example upstream.
  */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 
@@ -83,4 +84,23 @@ test('past the wait limit the answer names the task, which keeps running and can
   expect(taskId).toMatch(/^trt_/);
   const done = await client.waitForTask(taskId as string);
   expect(done).toMatchObject({ status: 'completed', result: { isError: true } });
+});
+
+describe('a task result without resultType (the extension leaves it free-form)', () => {
+  test('answered inline, it carries resultType, and the SDK 2.x client in 2026-07-28 mode takes it', async () => {
+    const client = new Client(
+      { name: 'sdk2-inline', version: '2.4.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(gw.client.url)));
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const result = await client.callTool({ name: 'bare_result_job', arguments: {} });
+    expect(result.content).toEqual([{ type: 'text', text: 'A bare result' }]);
+    expect(result.isError).toBe(false);
+    await client.close();
+
+    // On the wire, as any client sees it.
+    const reply = await gw.client.callTool('bare_result_job', {}, { tasks: false });
+    expect(reply.body.result).toMatchObject({ resultType: 'complete', content: [{ text: 'A bare result' }] });
+  });
 });

@@ -16,6 +16,7 @@ import { FirstCalls } from '../../src/store/first-calls';
 import { PayloadStore } from '../../src/store/payload-store';
 import { TaskStore } from '../../src/store/task-store';
 import type { UpstreamClient } from '../../src/upstream/client';
+import { UpstreamTransportError } from '../../src/upstream/errors';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { TASKS_CAPS } from '../helpers/mcp-client';
@@ -65,7 +66,7 @@ describe('with no worker polling', () => {
 });
 
 describe('the first call is claimed before it is sent', () => {
-  test('a second run of the activity for the same task does not send again', async () => {
+  test('a second run of the activity for the same task does not send again: it answers as the first', async () => {
     let sent = 0;
     const upstream = {
       send: async () => {
@@ -89,12 +90,24 @@ describe('the first call is claimed before it is sent', () => {
         idempotent: false,
       },
     };
-    await new MockActivityEnvironment().run(activities.callUpstreamTool, input);
-    await expect(new MockActivityEnvironment().run(activities.callUpstreamTool, input)).rejects.toMatchObject(
-      {
-        type: 'UpstreamCallOutcomeUnknown',
-      },
-    );
+    const first = await new MockActivityEnvironment().run(activities.callUpstreamTool, input);
+    expect(first).toMatchObject({ kind: 'result' });
+    // A run after a crash answers with what the upstream answered the first run (recorded at once).
+    expect(await new MockActivityEnvironment().run(activities.callUpstreamTool, input)).toEqual(first);
+    expect(sent).toBe(1);
+    // A claimed call whose answer was never recorded (lost with its worker) is not sent again.
+    const lostKey = 'e'.repeat(64);
+    expect(await new FirstCalls(db).claim(lostKey, 'sending')).toEqual({ won: true, state: 'sending' });
+    await expect(
+      new MockActivityEnvironment().run(activities.callUpstreamTool, {
+        ...input,
+        taskKey: lostKey,
+        call: { ...input.call, requestRef: await payloads.put(lostKey, 'request', { relayedMeta: {} }) },
+      }),
+    ).rejects.toMatchObject({
+      type: 'UpstreamCallOutcomeUnknown',
+      message: expect.stringMatching(/interrupted after it was sent and its answer was lost/),
+    });
     expect(sent).toBe(1);
     // An abandoned creation is never sent, and a claim the API lost tells it the call is on its way.
     const abandonedKey = 'b'.repeat(64);
@@ -128,9 +141,14 @@ describe('a first call run again after its worker died', () => {
 
   async function setUp() {
     const sent: string[] = [];
+    /** While set, the upstream is unreachable for reads (tasks/get). */
+    const reads = { down: false };
     const upstream = {
       send: async (_endpoint: unknown, method: string) => {
         sent.push(method);
+        if (reads.down && method === 'tasks/get') {
+          throw new UpstreamTransportError('connect ECONNREFUSED', false);
+        }
         return {
           kind: 'result',
           result: method === 'tools/call' ? upstreamTask : { ...upstreamTask, resultType: 'complete' },
@@ -153,7 +171,7 @@ describe('a first call run again after its worker died', () => {
         idempotent: false,
       },
     });
-    return { db, activities, sent, input };
+    return { db, activities, sent, input, reads };
   }
 
   test('past the start deadline it takes up the task the crashed run created instead of saying nothing was sent', async () => {
@@ -185,6 +203,23 @@ describe('a first call run again after its worker died', () => {
     });
     expect(sent).toEqual([]);
     expect(await new FirstCalls(db).claim(taskKey, 'sending')).toEqual({ won: false, state: 'abandoned' });
+    await db.destroy();
+  });
+
+  test('a task it cannot read at once is still taken up, as working: the watch reads it again', async () => {
+    const { db, activities, sent, input, reads } = await setUp();
+    const taskKey = 'f'.repeat(64);
+    const call = await input(taskKey, new Date(Date.now() + 60_000).toISOString());
+    await new MockActivityEnvironment().run(activities.callUpstreamTool, call);
+    reads.down = true;
+    const again = await new MockActivityEnvironment().run(activities.callUpstreamTool, call);
+    expect(again).toMatchObject({
+      kind: 'task',
+      upstreamTaskId: 'upstream-task-1',
+      observation: { status: 'working', detailRef: expect.any(String) },
+    });
+    expect(sent.filter((m) => m === 'tools/call')).toHaveLength(1);
+    expect(sent).toContain('tasks/get');
     await db.destroy();
   });
 });

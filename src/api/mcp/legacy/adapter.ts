@@ -63,7 +63,7 @@ export class LegacyClients {
   private readonly callInput: CallInputBridge;
 
   constructor(private readonly deps: LegacyDeps) {
-    this.tasks = new LegacyTasks(deps.inputIds);
+    this.tasks = new LegacyTasks(deps.inputIds, deps.serverInfo);
     this.callInput = new CallInputBridge(deps.inputIds, deps.answers);
   }
 

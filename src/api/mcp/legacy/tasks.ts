@@ -8,7 +8,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_INLINE_TASK_WAIT_MS } from '../../../config/config';
 import type { McpCall, McpGateway } from '../../../gateway/gateway';
-import type { InputRequests, JsonRpcErrorObject } from '../../../protocol';
+import { withGatewayMeta } from '../../../gateway/responses';
+import type { Implementation, InputRequests, JsonRpcErrorObject } from '../../../protocol';
 import { LEGACY_METHOD, ProtocolError, RelayedError } from '../../../protocol';
 import { taskKeyOf } from '../../../store/task-store';
 import type { ResponseStream } from '../response-stream';
@@ -41,7 +42,10 @@ const CHECK_EVERY_MS = 500;
 const KEEP_ALIVE_MS = 15_000;
 
 export class LegacyTasks {
-  constructor(private readonly inputIds: InputRequestIds) {}
+  constructor(
+    private readonly inputIds: InputRequestIds,
+    private readonly serverInfo: Implementation,
+  ) {}
 
   /**
    * `tools/call`: with `params.task` (and a session that takes tasks) always a task; without it, a plain
@@ -115,7 +119,9 @@ export class LegacyTasks {
       }
       lastStatus = status;
       if (task.status === 'completed') {
-        const result = (task.result ?? { content: [] }) as Result;
+        // The result as stored carries the upstream's `_meta`, and its serverInfo when the upstream
+        // answered at once: the answer names the gateway, as every answer on this endpoint does.
+        const result = withGatewayMeta((task.result ?? { content: [] }) as Result, this.serverInfo);
         return { ...legacyResult(result), _meta: relatedTaskMeta(taskId, result._meta) };
       }
       if (task.status === 'failed') {

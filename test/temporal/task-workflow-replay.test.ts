@@ -1,0 +1,49 @@
+/**
+ * Task workflow histories recorded by earlier versions of the workflow replay on today's bundle, so a
+ * change that would break running (or recorded) tasks fails here first. The fixtures in
+ * test/fixtures/histories/ were recorded from a gateway (`startTestGateway`, the example upstream behind
+ * it) with the workflow as of commit 30a67ca, each with the encryption keys its payloads were sealed
+ * with (test keys only): a task that completed (`slow_compute`), a synchronous result (`greet`), and a
+ * first call that failed before the gateway settled a recorded task on such a failure (the upstream
+ * offline). Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
+ * to the workflow's commands, and add them here.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import type { Keyring } from '../../src/store/cipher';
+import { Cipher } from '../../src/store/cipher';
+import { createDataConverter } from '../../src/temporal/codec';
+import { workflowSpanSinks } from '../../src/temporal/tracing';
+import { workflowBundleOptions } from '../../src/temporal/worker';
+
+interface Fixture {
+  workflowId: string;
+  encryption: Keyring;
+  history: unknown;
+}
+
+let bundle: WorkflowBundleWithSourceMap;
+beforeAll(async () => {
+  bundle = await bundleWorkflowCode(workflowBundleOptions());
+}, 120_000);
+
+function fixture(name: string): Fixture {
+  const file = path.join(__dirname, '../fixtures/histories', `${name}.json`);
+  return JSON.parse(readFileSync(file, 'utf8')) as Fixture;
+}
+
+test.each(['task-completed', 'sync-result', 'first-call-error'])(
+  '%s replays',
+  async (name) => {
+    const { workflowId, encryption, history } = fixture(name);
+    const options = {
+      workflowBundle: bundle,
+      dataConverter: createDataConverter(new Cipher(encryption)),
+      sinks: workflowSpanSinks(),
+    };
+    await expect(Worker.runReplayHistory(options, history, workflowId)).resolves.toBeUndefined();
+  },
+  60_000,
+);
