@@ -24,7 +24,17 @@ function configFromEnv(env: NodeJS.ProcessEnv): Config {
   if (!file) throw new ConfigError('TASKROUTER_CONFIG must name the configuration file');
   const input = withSecretsFromEnv(loadConfigFile(file), env);
   const adminToken = env['TASKROUTER_ADMIN_TOKEN'];
-  return parseConfig({ ...input, ...(adminToken && { admin: { token: adminToken } }) }, file);
+  // Each process serves the internal health port, so two roles on one host with one configuration
+  // file need a port each: TASKROUTER_HEALTH_PORT sets this process's.
+  const healthPort = env['TASKROUTER_HEALTH_PORT'];
+  return parseConfig(
+    {
+      ...input,
+      ...(adminToken && { admin: { token: adminToken } }),
+      ...(healthPort !== undefined && { health: { ...input.health, port: Number(healthPort) } }),
+    },
+    file,
+  );
 }
 
 async function main(): Promise<void> {
