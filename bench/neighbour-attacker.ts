@@ -26,8 +26,9 @@ async function main(): Promise<void> {
       if (m.type === 'start') {
         const attack = attacks().find((a) => a.name === m.name);
         if (!attack) throw new Error(`no attack ${m.name}`);
-        const client = new McpHttpClient(m.url, dispatcher, { token: m.token });
-        stop = await attack.start({ url: m.url, token: m.token, client, dispatcher });
+        const client = new McpHttpClient(m.url, dispatcher, { token: m.token, tasks: false });
+        const tasksClient = new McpHttpClient(m.url, dispatcher, { token: m.token });
+        stop = await attack.start({ url: m.url, token: m.token, client, tasksClient, dispatcher });
         send({ type: 'started' });
       } else if (m.type === 'stop') {
         await stop?.();

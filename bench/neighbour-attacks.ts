@@ -17,8 +17,10 @@ export interface AttackContext {
   /** The attacking project's MCP endpoint. */
   url: string;
   token: string;
-  /** The attacker's client (Tasks declared) on a dispatcher with room for every lane. */
+  /** The attacker's client without Tasks (ordinary calls), on a dispatcher with room for every lane. */
   client: McpHttpClient;
+  /** The same, declaring Tasks (creations). */
+  tasksClient: McpHttpClient;
   dispatcher: Dispatcher;
 }
 
@@ -76,7 +78,8 @@ function callFlood(
     what,
     tasks,
     async start(ctx) {
-      const stop = lanes(count, (lane, i) => ctx.client.callTool(tool, args(lane, i)));
+      const client = tasks ? ctx.tasksClient : ctx.client;
+      const stop = lanes(count, (lane, i) => client.callTool(tool, args(lane, i)));
       await sleep(2000);
       return stop;
     },
