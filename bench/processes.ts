@@ -177,6 +177,11 @@ export async function startGatewayProcess(opts: {
   role?: 'all' | 'api' | 'worker';
   /** Further configuration sections (e.g. `streams` for a benchmark that holds thousands of streams). */
   sections?: Record<string, unknown>;
+  /**
+   * Another checkout whose built `dist/` runs instead of this one's (a "before" side measured in the same
+   * run); it is not built here.
+   */
+  root?: string;
 }): Promise<GatewayProcess> {
   const role = opts.role ?? 'all';
   const port = await getFreePort();
@@ -204,7 +209,7 @@ export async function startGatewayProcess(opts: {
   // Node flags for the gateway, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (written when it stops).
   const nodeArgs = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, 'dist/src/main/serve.js', role], {
-    cwd: ROOT,
+    cwd: opts.root ?? ROOT,
     env,
     stdio: ['ignore', fd, fd],
   });
