@@ -1,5 +1,5 @@
 /**
- * `npm run bench:neighbours [-- --seconds 10 --lanes 4 --only stalled-sse,drip]`
+ * `npm run bench:neighbours [-- --seconds 10 --lanes 4 --only stalled-sse,drip --root ../before]`
  *
  * Noisy neighbours (issue 22): one tenant attacks a shared gateway while another tenant works, and the
  * victim's latency is measured before, during and after each attack, side by side in one run. The
@@ -13,7 +13,8 @@
  * The victim makes ordinary calls (`example.work {ms: 2}` from a client without Tasks, unique arguments so
  * the result cache stays out of it) from `--lanes` clients; during the attacks on the task path it also creates tasks. Target: the
  * victim's p99 during an attack within 2x of its unloaded p99, no victim call failing, the gateway alive.
- * The gateway's RSS is sampled every 200 ms. Prints a table and one JSON line; the exit code is 0
+ * The gateway's RSS is sampled every 200 ms. `--root` runs another built checkout's gateway (its `dist/`) under
+ * the same attacks: the "before" side of a change. Prints a table and one JSON line; the exit code is 0
  * whatever the verdicts (a dead gateway ends the run with 1).
  */
 import { existsSync } from 'node:fs';
@@ -56,12 +57,14 @@ function options() {
       seconds: { type: 'string', default: '10' },
       lanes: { type: 'string', default: '4' },
       only: { type: 'string', default: '' },
+      root: { type: 'string' },
     },
   });
   return {
     seconds: Math.max(2, Number(values.seconds)),
     lanes: Math.max(1, Number(values.lanes)),
     only: new Set(values.only.split(',').filter(Boolean)),
+    root: values.root,
   };
 }
 
@@ -120,6 +123,7 @@ async function main(): Promise<void> {
     ReturnType<typeof benchUsers>[0],
   ];
   const gateway = await startGatewayProcess({
+    ...(opts.root !== undefined && { root: opts.root }),
     temporal,
     dir,
     users: [victimUser, attackerUser],

@@ -47,11 +47,24 @@ const closeUnreadBodies: Koa.Middleware = async (ctx, next) => {
   if (!ctx.req.complete && !ctx.res.headersSent) ctx.set('Connection', 'close');
 };
 
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+function isClientGone(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code !== undefined && CLIENT_GONE.has(code);
+}
+
 export function createApp(deps: AppDeps): RequestHandler {
   const app = new Koa();
   app.proxy = deps.trustProxy ?? false;
   app.silent = true; // errors are logged by our own handlers, without request payloads
-  app.on('error', (err: unknown) => deps.logger.error({ err }, 'unhandled request failure'));
+  app.on('error', (err: unknown) => {
+    // A client that hangs up mid-request or mid-stream is not a failure of ours (a stalled reader the
+    // stream bounds cut off, a client that gave up): logged quietly, so errors stay for our own faults.
+    if (isClientGone(err))
+      deps.logger.debug({ code: (err as NodeJS.ErrnoException).code }, 'client went away');
+    else deps.logger.error({ err }, 'unhandled request failure');
+  });
   app.use(closeUnreadBodies);
   app.use(mcpEndpoint(deps));
   if (deps.oauth) app.use(deps.oauth.metadataRoute());
