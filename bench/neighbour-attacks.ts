@@ -64,6 +64,13 @@ function retryAfterMs(reply: unknown): number | undefined {
   return typeof ms === 'number' ? ms : 1000;
 }
 
+/** The `-31013` refusal quoted in a failed listen's message (`HTTP 429 {…}`), as a reply `lanes` reads. */
+function refusalIn(err: unknown): unknown {
+  const ms = /"retryAfterMs":(\d+)/.exec(err instanceof Error ? err.message : '')?.[1];
+  if (ms === undefined) throw err;
+  return { error: { code: -31013, data: { retryAfterMs: Number(ms) } } };
+}
+
 /** A loop attack of `count` lanes calling `tool` with `args(lane, i)`, held until stopped. */
 function callFlood(
   name: string,
@@ -151,9 +158,15 @@ const listenFlood: Attack = {
   async start(ctx) {
     const held: ListenStream[] = [];
     const stop = lanes(400, async () => {
-      const stream = await ctx.client.listen({ toolsListChanged: true });
+      let stream: ListenStream;
+      try {
+        stream = await ctx.client.listen({ toolsListChanged: true });
+      } catch (err) {
+        return refusalIn(err); // a refused listen waits as its Retry-After says
+      }
       held.push(stream);
       await stream.ended;
+      return undefined;
     });
     await sleep(3000);
     return async () => {
