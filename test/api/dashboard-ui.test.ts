@@ -216,10 +216,14 @@ test('the original caller answers an elicitation and watches the task complete w
     { capabilities: TASKS_AND_FORM_CAPS },
   );
   const page = await signIn('alice');
+  // The seed's label for input_required, in the list as on the task's page and its timeline.
+  await page.goto(`${f.baseUrl}/dashboard/#/p/board`);
+  const row = page.locator(`tr[data-ref="${ref}"]`);
+  await row.locator('[data-label="Status"]').getByText('Waiting for input').waitFor({ timeout: 20_000 });
   await page.goto(`${f.baseUrl}/dashboard/#/p/board/t/${ref}`);
   const form = page.locator('form.elicitation');
   await form.getByText(`Delete ${filename}?`).waitFor({ timeout: 20_000 });
-  expect(await page.getByTestId('task-status').textContent()).toBe('input required');
+  expect(await page.getByTestId('task-status').textContent()).toBe('Waiting for input');
   await shot(page, 'task-input');
   await page.evaluate('window.marker = 7');
   await form.getByLabel('Confirm').check();
@@ -229,6 +233,8 @@ test('the original caller answers an elicitation and watches the task complete w
   expect(await page.locator('form.elicitation').count()).toBe(0);
   expect(await page.evaluate('window.marker')).toBe(7);
   await page.getByTestId('timeline').getByText('completed').waitFor();
+  expect(await page.getByTestId('timeline').getByText('Waiting for input').count()).toBeGreaterThan(0);
+  expect(await page.getByText('input required').count()).toBe(0);
   await shot(page, 'task-completed');
 });
 

@@ -14,8 +14,13 @@ export function ago(iso) {
   return `${Math.round(seconds / 86400)} d ago`;
 }
 
+/** How a task status reads: the seed names `input_required` "Waiting for input" wherever it is shown. */
+export function statusLabel(status) {
+  return status === 'input_required' ? 'Waiting for input' : status.replace('_', ' ');
+}
+
 export function statusBadge(status) {
-  return h('span', { class: `badge status-${status}` }, status.replace('_', ' '));
+  return h('span', { class: `badge status-${status}` }, statusLabel(status));
 }
 
 export function personName(p) {

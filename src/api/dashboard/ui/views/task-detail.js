@@ -4,7 +4,7 @@
 import { api } from '../api.js';
 import { announce, h, keepFocus, replace } from '../dom.js';
 import { elicitationForm } from '../elicitation.js';
-import { statusBadge } from '../format.js';
+import { statusBadge, statusLabel } from '../format.js';
 import { setCrumbs } from '../frame.js';
 import { tasksHash } from '../nav.js';
 import { keepRefreshing } from '../refresh.js';
@@ -93,8 +93,7 @@ export async function renderTask(main, route, renderId) {
     if (renderId !== state.renderId) return;
     const text = JSON.stringify(fresh);
     if (text === seen) return;
-    if (fresh.task.status !== data.task.status)
-      announce(`Task is now ${fresh.task.status.replace('_', ' ')}`);
+    if (fresh.task.status !== data.task.status) announce(`Task is now ${statusLabel(fresh.task.status)}`);
     seen = text;
     data = fresh;
     draw();

@@ -1,14 +1,14 @@
 // The read-only sections of one task's page: its details (and workflow link), its inputs and results or
 // why they are hidden, and its timeline. Each draws one section element from the task's data.
 import { h, replace } from '../dom.js';
-import { callerText, formatTime, json, personName, statusBadge } from '../format.js';
+import { callerText, formatTime, json, personName, statusBadge, statusLabel } from '../format.js';
 
 export function drawMeta(meta, data) {
   const t = data.task;
   const rows = [
     ['Tool', t.tool],
     ['Upstream', t.upstream],
-    ['Status', t.status.replace('_', ' ')],
+    ['Status', statusLabel(t.status)],
     ['Status message', t.statusMessage ?? '—'],
     ['Started by', callerText(t.caller)],
     ['Caller kind', t.caller.kind === 'api_key' ? 'API key' : t.caller.kind],
