@@ -55,11 +55,8 @@ export async function startTracing(
   const { UndiciInstrumentation } = await import('@opentelemetry/instrumentation-undici');
   const name = process.env['OTEL_SERVICE_NAME'] ?? serviceName;
   const spanProcessors = opts.spanProcessors ?? getSpanProcessorsFromEnv(undefined);
-  const sdk = new NodeSDK({
-    serviceName: name,
-    spanProcessors,
-    instrumentations: [new HttpInstrumentation(), new UndiciInstrumentation()],
-  });
+  const instrumentations = [new HttpInstrumentation(), new UndiciInstrumentation()];
+  const sdk = new NodeSDK({ serviceName: name, spanProcessors, instrumentations });
   sdk.start();
   enabled = true;
   workflowSpans = {
@@ -72,6 +69,10 @@ export async function startTracing(
   return async () => {
     workflowSpans = undefined;
     enabled = false;
+    // The SDK's shutdown leaves instrumentations on: their diagnostics-channel subscriptions and http
+    // patches are process-wide and would outlive this SDK (a later start, e.g. the next test file in
+    // the same process, would then see every upstream request get a second traceparent).
+    for (const instrumentation of instrumentations) instrumentation.disable();
     await sdk.shutdown();
   };
 }
