@@ -26,8 +26,12 @@ function floor(name, allowed, comment) {
     'api',
     'main',
     'tooling',
+    'telemetry',
   ];
-  const forbidden = all.filter((f) => f !== name && !allowed.includes(f));
+  // Telemetry (metrics, tracing, readiness) is usable from every floor but workflows (replayed code
+  // must not count or trace twice) and the two vocabularies below it.
+  const withTelemetry = ['protocol', 'config', 'workflows', 'telemetry'].includes(name) ? [] : ['telemetry'];
+  const forbidden = all.filter((f) => f !== name && !allowed.includes(f) && !withTelemetry.includes(f));
   return {
     name: `layer-${name}`,
     comment,

@@ -46,8 +46,10 @@ export default tseslint.config(
                 '**/gateway/**',
                 '**/main/**',
                 '**/config/**',
+                '**/telemetry/**',
               ],
-              message: 'Workflow code may not import I/O modules.',
+              message:
+                'Workflow code may not import I/O modules (nor telemetry: replayed code would count twice).',
             },
             {
               group: ['**/activities/**', '**/activities'],
@@ -64,6 +66,8 @@ export default tseslint.config(
                 'kysely',
                 'undici',
                 'pino',
+                'prom-client',
+                '@opentelemetry/sdk-node',
               ],
               message: 'Not allowed in workflow code.',
             },
