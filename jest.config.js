@@ -1,4 +1,6 @@
 // @ts-check
+const fs = process.getBuiltinModule('node:fs');
+const path = process.getBuiltinModule('node:path');
 /**
  * The whole suite runs once per database (jest `projects`: `sqlite` and `postgres`, shown as the test's
  * display name). TASKROUTER_TEST_DB=sqlite|postgres runs one of them only (`--selectProjects` works too).
@@ -47,6 +49,37 @@ const DATABASE_FREE = [
   // The generated hostile-input run: its gateway process brings its own SQLite file.
   '/test/fuzz/',
 ];
+
+/** Folders whose tests open the gateway's database: they run once per database. */
+const TWO_DATABASES = ['/test/api/', '/test/integration/', '/test/main/', '/test/store/'];
+
+/**
+ * Every folder of tests is classified in exactly one list above, or the run stops: a new folder must say
+ * whether it is a unit test (no servers, also run on Node 22 and 24), database-free, or run on both
+ * databases, instead of silently becoming one of them.
+ */
+function checkTestFolders() {
+  const holdsTests = (dir) =>
+    fs
+      .readdirSync(dir, { withFileTypes: true })
+      .some((e) => (e.isDirectory() ? holdsTests(path.join(dir, e.name)) : e.name.endsWith('.test.ts')));
+  const lists = [UNIT, DATABASE_FREE.filter((p) => p.endsWith('/') && !UNIT.includes(p)), TWO_DATABASES];
+  for (const entry of fs.readdirSync(path.join(__dirname, 'test'), { withFileTypes: true })) {
+    if (!entry.isDirectory()) {
+      if (entry.name.endsWith('.test.ts')) throw new Error(`test/${entry.name}: put it in a folder of test/`);
+      continue;
+    }
+    if (!holdsTests(path.join(__dirname, 'test', entry.name))) continue;
+    const inLists = lists.filter((list) => list.includes(`/test/${entry.name}/`)).length;
+    if (inLists !== 1) {
+      throw new Error(
+        `test/${entry.name}/ holds tests but is in ${inLists} of UNIT, DATABASE_FREE and TWO_DATABASES ` +
+          '(jest.config.js): put it in exactly one',
+      );
+    }
+  }
+}
+checkTestFolders();
 
 const SCOPES = ['all', 'unit'];
 const scope = process.env.TASKROUTER_TEST_SCOPE ?? 'all';
