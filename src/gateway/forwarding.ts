@@ -5,7 +5,7 @@
  */
 import type { ClientCapabilities, DiscoverResult } from '../protocol';
 import type { ErrorKind } from '../protocol';
-import { ERROR, META, ProtocolError, TASKS_EXTENSION } from '../protocol';
+import { ERROR, META, MULTI_ROUND_TRIP_METHODS, ProtocolError, TASKS_EXTENSION } from '../protocol';
 import type { ControlPlane, UpstreamRecord } from '../store/control-plane/types';
 import type { AnswerPreparation } from '../upstream/answer-parse';
 import type { UpstreamEndpoint } from '../upstream/client';
@@ -125,7 +125,6 @@ export async function forwardReply(
 }
 
 /** The only methods an `InputRequiredResult` may answer (core "Multi Round-Trip Requests"). */
-const MRTR_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /**
  * Refuses a result the upstream may not give on this path: a task (the gateway never declared Tasks on
@@ -135,7 +134,7 @@ const MRTR_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 
  */
 function checkedResultType(endpoint: UpstreamEndpoint, method: string, result: Result): Result {
   const type = result.resultType;
-  if (type === 'task' || (type === 'input_required' && !MRTR_METHODS.has(method))) {
+  if (type === 'task' || (type === 'input_required' && !MULTI_ROUND_TRIP_METHODS.has(method))) {
     throw new ProtocolError(
       'InternalError',
       `Upstream "${endpoint.alias}" answered ${method} with an unrequested ${type === 'task' ? 'task' : 'input request'}`,

@@ -3,8 +3,8 @@
  * answers it (listing, prompts and resources, tools/call, task follow-ups) with a per-request context.
  * Transport-free: the API hands it a validated request and writes what it returns or throws.
  */
-import type { InputResponses, TaskSnapshot } from '../protocol';
-import { CallToolParamsSchema, META, METHOD, ProtocolError } from '../protocol';
+import type { GatewayMethod, InputResponses, TaskSnapshot } from '../protocol';
+import { CallToolParamsSchema, META, ProtocolError, capabilityFor, isGatewayMethod } from '../protocol';
 import { inMcpServerSpan } from '../telemetry/mcp-spans';
 import type { TaskRecord } from '../store/task-store';
 import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
@@ -37,16 +37,21 @@ export type { ListKind, ListWatchTarget } from './list-push';
 export type { ResourceWatchTarget } from './resource-push';
 export { CACHE_META_KEY } from './ordinary-call';
 
-/** Methods this gateway answers; anything else is -32601. */
-export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
-  ...Object.values(METHOD),
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'completion/complete',
-]);
+/** The module that answers each method of the table (protocol/methods.ts) the gateway dispatches. */
+const HANDLERS: Record<GatewayMethod, (ctx: RequestContext) => Promise<Result>> = {
+  'server/discover': discover,
+  'tools/list': listTools,
+  'tools/call': (ctx) => callTool(ctx, parseParams(CallToolParamsSchema, ctx.call.params)),
+  'prompts/list': listPrompts,
+  'prompts/get': getPrompt,
+  'resources/list': listResources,
+  'resources/templates/list': listResources,
+  'resources/read': readResource,
+  'completion/complete': complete,
+  'tasks/get': getTask,
+  'tasks/update': updateTask,
+  'tasks/cancel': cancelTask,
+};
 
 export class McpGateway {
   private readonly router: Router;
@@ -76,39 +81,14 @@ export class McpGateway {
   }
 
   private async route(call: McpCall): Promise<Result> {
-    const ctx = this.context(call);
-    switch (call.method) {
-      case METHOD.discover:
-        return discover(ctx);
-      case METHOD.toolsList:
-        return listTools(ctx);
-      case METHOD.toolsCall:
-        return callTool(ctx, parseParams(CallToolParamsSchema, call.params));
-      case 'prompts/list':
-        await requireCapability(ctx, 'prompts');
-        return listPrompts(ctx);
-      case 'prompts/get':
-        await requireCapability(ctx, 'prompts');
-        return getPrompt(ctx);
-      case 'resources/list':
-      case 'resources/templates/list':
-        await requireCapability(ctx, 'resources');
-        return listResources(ctx);
-      case 'resources/read':
-        await requireCapability(ctx, 'resources');
-        return readResource(ctx);
-      case 'completion/complete':
-        await requireCapability(ctx, 'completions');
-        return complete(ctx);
-      case METHOD.tasksGet:
-        return getTask(ctx);
-      case METHOD.tasksUpdate:
-        return updateTask(ctx);
-      case METHOD.tasksCancel:
-        return cancelTask(ctx);
-      default:
-        throw new ProtocolError('MethodNotFound', `Method not found: ${call.method}`);
+    if (!isGatewayMethod(call.method)) {
+      throw new ProtocolError('MethodNotFound', `Method not found: ${call.method}`);
     }
+    const ctx = this.context(call);
+    // A method of a capability the project's upstreams lack does not exist here (-32601 as well).
+    const capability = capabilityFor(call.method);
+    if (capability) await requireCapability(ctx, capability);
+    return HANDLERS[call.method](ctx);
   }
 
   // The two protocol controls by task key, for the dashboard's answer and cancel buttons: the same code

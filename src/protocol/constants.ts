@@ -1,4 +1,5 @@
 /** Protocol constants for MCP core 2026-07-28 and the Tasks extension. */
+import type { McpMethod } from './methods';
 
 export const PROTOCOL_VERSION = '2026-07-28';
 /** Versions this gateway serves. Anything else is answered with -32022. */
@@ -40,18 +41,7 @@ export const METHOD = {
   tasksGet: 'tasks/get',
   tasksUpdate: 'tasks/update',
   tasksCancel: 'tasks/cancel',
-} as const;
-
-/** Methods removed in 2026-07-28 or belonging to the legacy 2025 task surface: always -32601 / 404. */
-export const REMOVED_METHODS: ReadonlySet<string> = new Set([
-  'initialize',
-  'ping',
-  'logging/setLevel',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'tasks/list',
-  'tasks/result',
-]);
+} as const satisfies Record<string, McpMethod>;
 
 export const TASK_STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const;
 export const TERMINAL_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);

@@ -2,7 +2,8 @@
  * Streamable HTTP header rules (2026-07-28): `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version`
  * mirror body fields. Values that are not plain visible ASCII travel as `=?base64?…?=`.
  */
-import { HEADER, METHOD } from './constants';
+import { HEADER } from './constants';
+import { nameFieldFor } from './methods';
 
 /** `=?base64?…?=` with canonical, padded base64 inside. */
 const SENTINEL = /^=\?base64\?((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)\?=$/;
@@ -43,23 +44,6 @@ export function requestHeaders(
   const name = field ? params[field] : undefined;
   if (typeof name === 'string') headers[HEADER.name] = encodeHeaderValue(name);
   return headers;
-}
-
-/** Which body field `Mcp-Name` mirrors for a method, if any. */
-export function nameFieldFor(method: string): 'name' | 'uri' | 'taskId' | undefined {
-  switch (method) {
-    case METHOD.toolsCall:
-    case 'prompts/get':
-      return 'name';
-    case 'resources/read':
-      return 'uri';
-    case METHOD.tasksGet:
-    case METHOD.tasksUpdate:
-    case METHOD.tasksCancel:
-      return 'taskId';
-    default:
-      return undefined;
-  }
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

@@ -1,4 +1,5 @@
 export * from './constants';
+export * from './methods';
 export * from './errors';
 export * from './jsonrpc';
 export * from './core';

@@ -9,7 +9,7 @@ import type { UpstreamAnswerLimits } from '../config/upstream-traffic';
 import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
 import type { AddressPolicy } from './address-policy';
-import { METHOD } from '../protocol';
+import { UPSTREAM_METHODS } from '../protocol';
 import { inMcpClientSpan } from '../telemetry/mcp-spans';
 import { upstreamCallSeconds, upstreamCalls } from '../telemetry/metrics';
 import type { AnswerPreparation } from './answer-parse';
@@ -62,15 +62,6 @@ export interface UpstreamClientOptions {
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'taskrouter', version: '0' };
 
 /** The methods the gateway sends upstream; anything else is counted as `other`, so labels stay bounded. */
-const METRIC_METHODS: ReadonlySet<string> = new Set([
-  ...Object.values(METHOD),
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/read',
-  'resources/templates/list',
-  'completion/complete',
-]);
 
 /** A closed set: whether the request may have reached the upstream is what an operator acts on. */
 function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
@@ -176,7 +167,7 @@ export class UpstreamClient {
     const labels = {
       project: endpoint.project ?? '',
       upstream: endpoint.alias,
-      method: METRIC_METHODS.has(method) ? method : 'other',
+      method: UPSTREAM_METHODS.has(method) ? method : 'other',
     };
     const stopTimer = upstreamCallSeconds.startTimer(labels);
     const { ms, limit } = this.deadlineOf(endpoint);

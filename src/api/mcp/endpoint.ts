@@ -23,9 +23,8 @@ import { DEFAULT_JSON_SHAPE } from '../../config/config';
 import type { StreamsConfig } from '../../config/streams';
 import { DEFAULT_STREAMS } from '../../config/streams';
 import type { McpGateway } from '../../gateway/gateway';
-import { GATEWAY_METHODS } from '../../gateway/gateway';
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../protocol';
-import { HEADER, LEGACY_METHOD, PROTOCOL_VERSION, ProtocolError, REMOVED_METHODS } from '../../protocol';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, McpMethod, RequestId } from '../../protocol';
+import { HEADER, MODERN_METHODS, PROTOCOL_VERSION, ProtocolError, isKnownMethod } from '../../protocol';
 import { withLogContext } from '../../telemetry/log-context';
 import { mcpRequestSeconds, mcpRequests } from '../../telemetry/metrics';
 import type { ControlPlane } from '../../store/control-plane/types';
@@ -63,7 +62,7 @@ export interface McpEndpointDeps {
 }
 
 const MCP_PATH = /^\/v1\/mcp\/([^/]+)\/?$/;
-const LISTEN = 'subscriptions/listen';
+const LISTEN: McpMethod = 'subscriptions/listen';
 
 /** What the steps of one MCP request learn, in the order they learn it. */
 interface McpRequest {
@@ -245,7 +244,7 @@ function dispatch(deps: McpEndpointDeps): Step {
     }
     if (!('method' in message) || id === null)
       throw new ProtocolError('InvalidRequest', 'Invalid JSON-RPC message');
-    if (REMOVED_METHODS.has(method) || !(GATEWAY_METHODS.has(method) || method === LISTEN)) {
+    if (!MODERN_METHODS.has(method)) {
       throw new ProtocolError('MethodNotFound', `Method not found: ${method}`);
     }
     const header = (name: string) => ctx.get(name);
@@ -326,15 +325,9 @@ function sessionRequest(legacy: LegacyClients | undefined): Step {
 }
 
 /** Methods as a metrics label: the ones the gateway knows; anything a client invents is `other`. */
-const KNOWN_METHODS = new Set([
-  ...GATEWAY_METHODS,
-  LISTEN,
-  ...Object.values(LEGACY_METHOD),
-  'resources/subscribe',
-]);
 function metricMethod(method: string): string {
   if (method === '') return 'none';
-  return KNOWN_METHODS.has(method) ? method : 'other';
+  return isKnownMethod(method) ? method : 'other';
 }
 
 /** Whose listen streams count together against the per-caller cap. */

@@ -6,7 +6,7 @@
  * the upstream runs `tools/call` as 2025-11-25 tasks).
  */
 import type { ClientCapabilities, InitializeResult } from '../../protocol';
-import { ERROR, META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../protocol';
+import { ERROR, LIST_METHODS, META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../protocol';
 import type { UpstreamEndpoint, UpstreamReply } from '../endpoint';
 import type { JsonObject } from '../http';
 import { isPlainObject } from '../http';
@@ -24,13 +24,6 @@ const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
   META.logLevel,
   META.serverInfo,
   META.subscriptionId,
-]);
-
-const LIST_METHODS: ReadonlySet<string> = new Set([
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
 ]);
 
 /** The request's params for a 2025 upstream: no 2026 envelope keys, no MRTR members (2026 only). */

@@ -7,6 +7,7 @@
 import type { McpCall, McpGateway } from '../../../gateway/gateway';
 import type { Implementation, JsonRpcRequest } from '../../../protocol';
 import {
+  FORWARDED_FOR_2025,
   HEADER,
   InitializeParamsSchema,
   isLegacyVersion,
@@ -46,17 +47,6 @@ export interface LegacyExchange {
   stream: ResponseStream;
   signal: AbortSignal;
 }
-
-/** Methods the gateway answers for 2025 clients by forwarding them into the internal model unchanged. */
-const FORWARDED = new Set([
-  'tools/list',
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'completion/complete',
-]);
 
 export class LegacyClients {
   private readonly tasks: LegacyTasks;
@@ -177,7 +167,7 @@ export class LegacyClients {
           throw new ProtocolError('InvalidParams', 'params.uri must be a string');
         return {};
       default:
-        if (!FORWARDED.has(message.method)) throw methodNotFound(message.method);
+        if (!FORWARDED_FOR_2025.has(message.method)) throw methodNotFound(message.method);
         return legacyResult(
           await this.bridge(x, session).forward(message.method, params, {
             ...(message.method === 'tools/list' && { advertise: sessionTakesTasks(session) }),
