@@ -1,46 +1,54 @@
 /**
  * Caches each upstream's `server/discover` answer for the `ttlMs` it states. Capability decisions use a
- * fresh (unexpired) answer only: an expired entry is refetched before it is used.
+ * fresh (unexpired) answer only: an expired entry is refetched before it is used. Bounded (MAX_ANSWERS,
+ * least recently used out first).
  */
+import { LRUCache } from 'lru-cache';
 import type { DiscoverResult, Meta } from '../protocol';
 import { DiscoverResultSchema, META, PROTOCOL_VERSION } from '../protocol';
 import type { UpstreamClient, UpstreamEndpoint } from './client';
 import { UpstreamTransportError } from './errors';
 
-interface Entry {
-  result: DiscoverResult;
-  expiresAt: number;
-}
+/**
+ * Answers kept at most: one per upstream and credential scope (a `per_user` upstream has one per user),
+ * so a gateway with many users does not keep every answer it ever fetched. An answer is a few KB.
+ */
+const MAX_ANSWERS = 10_000;
 
 export class DiscoveryCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<DiscoverResult>>();
+  // lru-cache: the bound, each answer's own TTL, and one fetch per key however many callers wait for it.
+  private readonly answers: LRUCache<string, DiscoverResult, UpstreamEndpoint>;
 
   constructor(
     private readonly client: UpstreamClient,
     private readonly gatewayMeta: () => Meta,
-    private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.answers = new LRUCache({
+      max: MAX_ANSWERS,
+      fetchMethod: async (_key, _stale, { options, context }) => {
+        const result = await this.fetch(context);
+        // Fresh for the time the upstream states (a TTL of 0 would mean "forever" to lru-cache).
+        options.ttl = Math.max(1, result.ttlMs);
+        return result;
+      },
+    });
+  }
 
   async get(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
-    const key = endpoint.cacheKey ?? endpoint.url;
-    const hit = this.entries.get(key);
-    if (hit && hit.expiresAt > this.now()) return hit.result;
-    const pending = this.inflight.get(key);
-    if (pending) return pending;
-    const p = this.fetch(endpoint).finally(() => this.inflight.delete(key));
-    this.inflight.set(key, p);
-    return p;
+    const result = await this.answers.fetch(endpoint.cacheKey ?? endpoint.url, { context: endpoint });
+    if (!result)
+      throw new UpstreamTransportError(`Upstream "${endpoint.alias}" sent no server/discover`, true);
+    return result;
   }
 
   invalidate(endpoint: UpstreamEndpoint): void {
-    this.entries.delete(endpoint.cacheKey ?? endpoint.url);
+    this.answers.delete(endpoint.cacheKey ?? endpoint.url);
   }
 
   /** Drops one upstream's answers under every credential (keys are `upstreamId#…`). */
   invalidateUpstream(upstreamId: string): void {
-    for (const key of [...this.entries.keys()])
-      if (key.startsWith(`${upstreamId}#`)) this.entries.delete(key);
+    for (const key of [...this.answers.keys()])
+      if (key.startsWith(`${upstreamId}#`)) this.answers.delete(key);
   }
 
   private async fetch(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
@@ -64,10 +72,6 @@ export class DiscoveryCache {
     }
     // A private answer may depend on who asked; the gateway always asks as itself, so it is safe to
     // share between the gateway's callers.
-    this.entries.set(endpoint.cacheKey ?? endpoint.url, {
-      result: parsed.data,
-      expiresAt: this.now() + parsed.data.ttlMs,
-    });
     return parsed.data;
   }
 }
