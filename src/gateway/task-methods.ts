@@ -164,15 +164,24 @@ function auditDenied(ctx: RequestContext, reason: string): void {
 }
 
 /**
- * The stored snapshot, refined by the live workflow while the task runs: the live view already hides
- * answered input keys, so it decides the status and which input requests are still open. It is used
- * only when it describes the same observation as the store (the store lags it by one write at most;
- * while all input is answered the store says `working` and is served as it is);
- * if no worker answers within 5 s, the stored snapshot is the answer.
+ * The stored snapshot, refined by the live workflow while the task waits for input: the live view
+ * already hides answered input keys, so it decides the status and which input requests are still open.
+ * It is used only when it describes the same observation as the store (the store lags it by one write
+ * at most; while all input is answered the store says `working` and is served as it is); if no worker
+ * answers within 5 s, the stored snapshot is the answer.
+ *
+ * Any other status is answered from the store alone: the live view can only differ from it by hiding
+ * answered inputs (TaskState.present), and a live view of another observation is never used, so for a
+ * `working` task the query could only confirm the store. Skipping it makes polling a working task an
+ * ordinary read instead of a Temporal round trip through a worker (issue 23).
  */
 export async function currentSnapshot(deps: GatewayDeps, task: TaskRecord): Promise<TaskSnapshot> {
   const stored = task.snapshot;
   if (TERMINAL_TASK_STATUSES.has(stored.status)) return stored;
+  if (stored.status !== 'input_required') {
+    const { inputRequests: _none, ...working } = stored;
+    return working;
+  }
   let live;
   try {
     live = await deps.engine.snapshot(task.workflowId, deps.snapshotQueryTimeoutMs ?? 5_000);
