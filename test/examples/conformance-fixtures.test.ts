@@ -509,7 +509,10 @@ describe('example upstream conformance fixtures', () => {
   });
 
   describe('subscriptions/listen', () => {
-    /** Opens a listen stream, runs `during` once the ack arrived, and collects messages for `ms`. */
+    /**
+     * Opens a listen stream, runs `during` once the ack arrived, and collects messages for `ms` after
+     * `during` is done (not from the open: on a loaded machine its calls alone can take longer).
+     */
     async function listen(filter: Json, during: () => Promise<unknown>, ms = 300): Promise<Json[]> {
       const controller = new AbortController();
       const id = nextId++;
@@ -538,7 +541,8 @@ describe('example upstream conformance fixtures', () => {
       const messages: Json[] = [];
       let buffer = '';
       let triggered = false;
-      const deadline = setTimeout(() => controller.abort(), ms);
+      // Until the ack arrives and `during` has run, only a guard against a stream that never answers.
+      let deadline = setTimeout(() => controller.abort(), 30_000);
       try {
         for (;;) {
           const { value, done } = await reader.read();
@@ -551,6 +555,8 @@ describe('example upstream conformance fixtures', () => {
           if (!triggered && messages.length > 0) {
             triggered = true;
             await during();
+            clearTimeout(deadline);
+            deadline = setTimeout(() => controller.abort(), ms);
           }
         }
       } catch (err) {
