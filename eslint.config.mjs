@@ -77,6 +77,27 @@ export default tseslint.config(
     },
   },
   {
+    // File size (issue 25): a file over these is several things in one; split it by concern. All lines
+    // count, blank and comment lines too, so the limit is what `wc -l` shows.
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    files: ['bench/**/*.ts', 'test/**/*.ts'],
+    rules: { 'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    // Temporary: split after the oauth/watch merges (other branches are editing these files now).
+    files: ['test/integration/upstream-oauth-connect.test.ts', 'bench/scale.ts'],
+    rules: { 'max-lines': 'off' },
+  },
+  {
+    // Temporary: over 400 lines before the rule came; new settings land here from several branches, so it is
+    // split once those are merged.
+    files: ['src/config/config.ts'],
+    rules: { 'max-lines': 'off' },
+  },
+  {
     files: ['**/*.mjs', '**/*.js', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },

@@ -27,15 +27,9 @@ import { getFreePort } from '../../src/tooling/processes';
 import { killChildren, startServeProcess, writeServeConfig } from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
 import type { FuzzCase, Session } from './requests';
-import {
-  CASE_META_KEY,
-  CASE_PARAM,
-  caseArbitrary,
-  isValid,
-  JSON_LIMITS,
-  MAX_BODY_BYTES,
-  render,
-} from './requests';
+import { caseArbitrary } from './mutations';
+import { isValid, render } from './oracle';
+import { CASE_META_KEY, CASE_PARAM, JSON_LIMITS, MAX_BODY_BYTES } from './requests';
 import type { RawReply } from './wire';
 import { answerOf, closeAgent, send } from './wire';
 

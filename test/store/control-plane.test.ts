@@ -1,73 +1,33 @@
 /**
  * The control plane on the database under test (the `sqlite` and `postgres` jest projects): roles, tokens
- * and keys stored only as hashes, upstream credentials sealed at rest, per-user authorizations, audit.
+ * and keys stored only as hashes, upstream credentials sealed at rest, per-user authorizations, and the
+ * audit of every mutation these tests made (so they share one database and run in this order; deletion,
+ * the gateway's own audit events and list changes are in control-plane-changes.test.ts).
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import type { Kysely } from 'kysely';
 import { Cipher, generateKey } from '../../src/store/cipher';
-import { ControlPlaneError, ControlPlaneStore } from '../../src/store/control-plane';
-import type { Principal, ProjectRecord } from '../../src/store/control-plane/types';
-import { openDatabase } from '../../src/store/database';
-import type { Database } from '../../src/store/schema';
+import { ControlPlaneStore } from '../../src/store/control-plane';
+import { testDatabase } from '../helpers/store';
 import {
-  CONTROL_PLANE_SCOPE,
-  LIST_KINDS,
-  UpstreamEvents,
-  userControlPlaneScope,
-} from '../../src/store/upstream-events';
-import { testDatabase, testStoreConfig, type TestStoreConfig } from '../helpers/store';
+  admin,
+  alice,
+  alpha,
+  anonymous,
+  bob,
+  carol,
+  clock,
+  config,
+  cp,
+  db,
+  expectCode,
+  k1,
+  reloadAlpha,
+  setClock,
+  sha256,
+  useControlPlane,
+} from './control-plane-fixture';
 
-const k1 = generateKey();
-const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1 } });
-const admin: Principal = { kind: 'admin' };
-const anonymous: Principal = { kind: 'anonymous' };
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-let config: TestStoreConfig;
-let db: Kysely<Database>;
-let clock: Date;
-let cp: ControlPlaneStore;
-const deleted: ProjectRecord[] = [];
-
-// Fixture: team `core` (alice) owns project `alpha`; bob is a direct member of alpha; carol is in team
-// `other`, which owns project `beta`.
-let alice: Principal;
-let bob: Principal;
-let carol: Principal;
-let alpha: ProjectRecord;
-
-beforeAll(async () => {
-  config = await testStoreConfig();
-  db = await openDatabase(config);
-  clock = new Date('2026-03-01T12:00:00.000Z');
-  cp = new ControlPlaneStore(db, cipher, {
-    now: () => clock,
-    onProjectDeleted: async (p) => void deleted.push(p),
-  });
-  const [a, b, c] = await Promise.all(
-    ['alice', 'bob', 'carol'].map((handle) => cp.createUser(admin, { handle, name: handle.toUpperCase() })),
-  );
-  alice = { kind: 'user', userId: a!.id };
-  bob = { kind: 'user', userId: b!.id };
-  carol = { kind: 'user', userId: c!.id };
-  await cp.createTeam(admin, { slug: 'core', name: 'Core' });
-  await cp.createTeam(admin, { slug: 'other', name: 'Other' });
-  await cp.addTeamMember(admin, 'core', 'alice');
-  await cp.addTeamMember(admin, 'other', 'carol');
-  await cp.createProject(admin, { slug: 'alpha', team: 'core' });
-  await cp.createProject(admin, { slug: 'beta', team: 'other' });
-  await cp.addProjectMember(alice, 'alpha', 'bob');
-  alpha = (await cp.projectBySlug('alpha'))!;
-});
-
-afterAll(async () => {
-  await db?.destroy();
-});
-
-async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
-  await expect(p).rejects.toMatchObject({ name: 'ControlPlaneError', code });
-}
+useControlPlane();
 
 describe('roles', () => {
   it('a team member can change their team’s project', async () => {
@@ -200,9 +160,9 @@ describe('tokens and keys', () => {
     });
     expect(await cp.authenticate(token)).toEqual(bob);
     const saved = clock;
-    clock = new Date(clock.getTime() + 120_000);
+    setClock(new Date(clock.getTime() + 120_000));
     expect(await cp.authenticate(token)).toBeUndefined();
-    clock = saved;
+    setClock(saved);
     await expectCode(
       cp.issueUserToken(bob, 'bob', { name: 'past', expiresAt: '2000-01-01T00:00:00Z' }),
       'invalid',
@@ -267,7 +227,7 @@ describe('upstream credentials', () => {
       url: 'http://127.0.0.1:9/gh',
       auth: { mode: 'per_user' },
     });
-    alpha = (await cp.projectBySlug('alpha'))!;
+    await reloadAlpha();
   });
 
   const upstream = (alias: string) => alpha.upstreams.find((u) => u.alias === alias)!;
@@ -363,13 +323,13 @@ describe('upstream credentials', () => {
 
     // Expiry.
     const saved = clock;
-    clock = new Date(clock.getTime() + 2 * 3600_000);
+    setClock(new Date(clock.getTime() + 2 * 3600_000));
     expect(await cp.authorizationValid(granted.id)).toBe(false);
     expect(await cp.upstreamCredential(bob, alpha, github)).toEqual({
       ok: false,
       reason: `Upstream "github" needs your authorization; yours expired at ${refreshed.expiresAt}`,
     });
-    clock = saved;
+    setClock(saved);
 
     // Revocation (by a project manager on bob's behalf), then a fresh grant gets a new id.
     const revoked = await cp.revokeUpstreamAuthorization(alice, 'alpha', 'github', { user: 'bob' });
@@ -412,7 +372,7 @@ describe('upstream credentials', () => {
 
   it('disabled upstreams refuse; updates re-seal credentials and are no-ops when nothing changes', async () => {
     await cp.updateUpstream(alice, 'alpha', 'open', { enabled: false });
-    alpha = (await cp.projectBySlug('alpha'))!;
+    await reloadAlpha();
     expect(await cp.upstreamCredential(alice, alpha, upstream('open'))).toEqual({
       ok: false,
       reason: 'Upstream "open" is disabled',
@@ -425,7 +385,7 @@ describe('upstream credentials', () => {
     await cp.updateUpstream(alice, 'alpha', 'nocred', {
       auth: { mode: 'project', credential: `${MARKER}-3` },
     });
-    alpha = (await cp.projectBySlug('alpha'))!;
+    await reloadAlpha();
     expect(await cp.upstreamCredential(alice, alpha, upstream('nocred'))).toMatchObject({
       ok: true,
       headers: { Authorization: `Bearer ${MARKER}-3` },
@@ -525,108 +485,5 @@ describe('audit and deletion', () => {
     expect(first!.id > second!.id).toBe(true);
     expect((await cp.listAudit(admin, { before: first!.id, limit: 1 }))[0]!.id).toBe(second!.id);
     await expectCode(cp.listAudit(alice), 'forbidden');
-  });
-
-  it('the gateway can record its own events (e.g. denied task access)', async () => {
-    await cp.audit({
-      projectId: alpha.id,
-      actor: 'user:x',
-      action: 'task.access_denied',
-      detail: { reason: 'other caller' },
-    });
-    const [latest] = await cp.listAudit(alice, { project: 'alpha', limit: 1 });
-    expect(latest).toMatchObject({ action: 'task.access_denied', detail: { reason: 'other caller' } });
-  });
-
-  it('deleting a project removes its rows, keys and authorizations; the audit trail stays', async () => {
-    await cp.createProject(alice, { slug: 'doomed', team: 'core' });
-    const { key } = await cp.createApiKey(alice, 'doomed', { name: 'k' });
-    await cp.addUpstream(alice, 'doomed', {
-      alias: 'gh',
-      url: 'http://127.0.0.1:9/gh',
-      auth: { mode: 'per_user' },
-    });
-    const auth = await cp.grantUpstreamAuthorization(alice, 'doomed', 'gh', { credential: 'tok' });
-    await cp.addProjectMember(alice, 'doomed', 'bob');
-    const project = (await cp.projectBySlug('doomed'))!;
-
-    await expectCode(cp.deleteProject(carol, 'doomed'), 'forbidden');
-    await cp.deleteProject(alice, 'doomed');
-    expect(deleted.map((p) => p.slug)).toContain('doomed');
-    expect(await cp.projectBySlug('doomed')).toBeUndefined();
-    expect(await cp.authenticate(key)).toBeUndefined();
-    expect(await cp.authorizationValid(auth.id)).toBe(false);
-    for (const t of ['upstreams', 'api_keys', 'project_members'] as const) {
-      const rows = await db.selectFrom(t).select('project_id').where('project_id', '=', project.id).execute();
-      expect(rows).toHaveLength(0);
-    }
-    const trail = await cp.listAudit(admin, { project: project.id });
-    expect(trail[0]).toMatchObject({ action: 'project.deleted', detail: { slug: 'doomed' } });
-  });
-
-  it('errors are ControlPlaneErrors', () => {
-    expect(new ControlPlaneError('conflict', 'x')).toBeInstanceOf(Error);
-  });
-});
-
-describe('control-plane changes as list changes', () => {
-  const events = () => new UpstreamEvents(db);
-  /** The rows written since `after`, as `scope kind`. */
-  async function rowsAfter(after: number): Promise<string[]> {
-    return (await events().after(after)).map((e) => `${e.scope} ${e.kind}`);
-  }
-  const every = (scope: string) => LIST_KINDS.map((k) => `${scope} ${k}`);
-
-  it('writes rows exactly with the changes that alter what the project lists, and none for a refused one', async () => {
-    await cp.createProject(admin, { slug: 'gamma', team: 'core' });
-    await cp.addProjectMember(alice, 'gamma', 'bob');
-    let from = await events().latestId();
-    await cp.addUpstream(alice, 'gamma', { alias: 'one', url: 'http://127.0.0.1:9/one' });
-    expect(await rowsAfter(from)).toEqual(every(CONTROL_PLANE_SCOPE));
-
-    // Refused (the alias exists): the transaction wrote nothing, rows included. Added disabled: nothing.
-    from = await events().latestId();
-    await expectCode(
-      cp.addUpstream(alice, 'gamma', { alias: 'one', url: 'http://127.0.0.1:9/x' }),
-      'conflict',
-    );
-    await cp.addUpstream(alice, 'gamma', { alias: 'off', url: 'http://127.0.0.1:9/off', enabled: false });
-    await cp.removeUpstream(alice, 'gamma', 'off');
-    expect(await rowsAfter(from)).toEqual([]);
-
-    // Settings that do not touch the lists: nothing; namespacing: tools and prompts; tool profile: tools.
-    await cp.updateProject(alice, 'gamma', { limits: { maxResultBytes: 5_000 } });
-    await cp.updateProject(alice, 'gamma', { namespacing: false });
-    await cp.updateProject(alice, 'gamma', { toolProfile: 'standard' });
-    expect(await rowsAfter(from)).toEqual([
-      `${CONTROL_PLANE_SCOPE} tools`,
-      `${CONTROL_PLANE_SCOPE} prompts`,
-      `${CONTROL_PLANE_SCOPE} tools`,
-    ]);
-
-    // A user's own authorization: only that user's scope; refreshing it in place changes nothing seen.
-    await cp.addUpstream(alice, 'gamma', {
-      alias: 'mine',
-      url: 'http://127.0.0.1:9/mine',
-      auth: { mode: 'per_user' },
-    });
-    from = await events().latestId();
-    const bobScope = userControlPlaneScope((bob as { userId: string }).userId);
-    await cp.grantUpstreamAuthorization(bob, 'gamma', 'mine', { credential: 'first' });
-    await cp.grantUpstreamAuthorization(bob, 'gamma', 'mine', { credential: 'refreshed' });
-    await cp.revokeUpstreamAuthorization(bob, 'gamma', 'mine');
-    expect(await rowsAfter(from)).toEqual([...every(bobScope), ...every(bobScope)]);
-
-    from = await events().latestId();
-    await cp.updateUpstream(alice, 'gamma', 'one', { enabled: false });
-    await cp.updateUpstream(alice, 'gamma', 'one', { url: 'http://127.0.0.1:9/moved' });
-    await cp.updateUpstream(alice, 'gamma', 'one', { enabled: true });
-    await cp.removeUpstream(alice, 'gamma', 'one');
-    // Disabled, then moved while disabled (nobody saw it), enabled, removed.
-    expect(await rowsAfter(from)).toEqual([
-      ...every(CONTROL_PLANE_SCOPE),
-      ...every(CONTROL_PLANE_SCOPE),
-      ...every(CONTROL_PLANE_SCOPE),
-    ]);
   });
 });
