@@ -24,6 +24,7 @@ import {
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { UpstreamCallPayload } from '../workflows/messages';
 import type { CallUpstreamToolInput, UpstreamAccess } from './types';
+import { cancellableSleep } from './support';
 
 /** Failure types the workflow's retry policies refer to. */
 export const FAILURE = {
@@ -186,7 +187,7 @@ export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput
           nonRetryable: true,
         });
       }
-      await Context.current().sleep(delay);
+      await cancellableSleep(delay, Context.current().cancellationSignal);
     }
   }
 }
