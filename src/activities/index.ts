@@ -6,7 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { Implementation, InputResponses, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
-import { taskTerminal, taskTransitions } from '../telemetry/metrics';
+import { taskTerminal, taskTransitions, watchesRunning } from '../telemetry/metrics';
 import type { PayloadStore } from '../store/payload-store';
 import type { FirstCalls } from '../store/first-calls';
 import type { TaskStore } from '../store/task-store';
@@ -224,56 +224,18 @@ export function createActivities(deps: ActivityDeps) {
      * An unchanged observation counts as changed once the stored detail is due for a refresh.
      */
     async watchUpstreamTask(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
-      const ctx = Context.current();
-      const started = Date.now();
-      const storedAt =
-        settings.detailRefreshMs === undefined ? undefined : await deps.store.detailStoredAt(input.taskKey);
-      const refreshAt =
-        storedAt === undefined ? Infinity : Date.parse(storedAt) + (settings.detailRefreshMs ?? 0);
-      const taskInput = await openInputOf(input);
-      let failures = 0;
-      let lastError = '';
-      for (;;) {
-        if (deps.stopping?.aborted) return { kind: 'unchanged' };
-        ctx.heartbeat();
-        let reply: UpstreamReply | undefined;
-        try {
-          // A 2025-era upstream's input request is read from a stream that may take a while.
-          reply = await heartbeating(() => taskRequest(input, METHOD.tasksGet, {}, taskInput));
-        } catch (err) {
-          if (ctx.cancellationSignal.aborted) throw err;
-          // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
-          if (err instanceof ApplicationFailure && err.nonRetryable)
-            return { kind: 'unreachable', message: err.message };
-          // Its answer is too large to read: the next poll's would be as well (a deadline is retried).
-          if (err instanceof UpstreamAnswerTooLarge) {
-            const { kind: _kind, ...error } = boundError(err);
-            return { kind: 'failed', error };
-          }
-          lastError = err instanceof Error ? err.message : String(err);
-        }
-        if (reply?.kind === 'error' && reply.error.code === -32602)
-          return { kind: 'lost', error: reply.error };
-        const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
-        if (snapshot) {
-          failures = 0;
-          if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= refreshAt) {
-            return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
-          }
-          if (expired(snapshot)) return { kind: 'expired' };
-          if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged' };
-          await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs, deps.stopping);
-          continue;
-        }
-        if (reply?.kind === 'error') lastError = `upstream error ${reply.error.code}: ${reply.error.message}`;
-        else if (reply) lastError = 'upstream sent an invalid task';
-        failures++;
-        logger.warn({ upstream: input.upstream, failures }, 'task poll failed');
-        if (failures >= settings.pollFailureBudget) return { kind: 'unreachable', message: lastError };
-        await sleepWithHeartbeat(
-          Math.min(30_000, input.pollIntervalMs * 2 ** Math.min(failures, 6)),
-          deps.stopping,
-        );
+      watchesRunning.inc();
+      try {
+        // Polled again from now on; until the next watch starts, the task is due (store/task-watch.ts).
+        await deps.store.watchStarted(input.taskKey);
+        const watched = await watch(input);
+        const next =
+          watched.kind === 'unchanged' ||
+          (watched.kind === 'changed' && !TERMINAL_TASK_STATUSES.has(watched.observation.status));
+        if (next) await deps.store.watchDue(input.taskKey);
+        return watched;
+      } finally {
+        watchesRunning.dec();
       }
     },
 
@@ -317,6 +279,60 @@ export function createActivities(deps: ActivityDeps) {
       if (recorded) countTransition(input.project ?? 'unknown', status);
     },
   };
+
+  /** The watch itself (see watchUpstreamTask). */
+  async function watch(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
+    const ctx = Context.current();
+    const started = Date.now();
+    const storedAt =
+      settings.detailRefreshMs === undefined ? undefined : await deps.store.detailStoredAt(input.taskKey);
+    const refreshAt =
+      storedAt === undefined ? Infinity : Date.parse(storedAt) + (settings.detailRefreshMs ?? 0);
+    const taskInput = await openInputOf(input);
+    let failures = 0;
+    let lastError = '';
+    for (;;) {
+      if (deps.stopping?.aborted) return { kind: 'unchanged' };
+      ctx.heartbeat();
+      let reply: UpstreamReply | undefined;
+      try {
+        // A 2025-era upstream's input request is read from a stream that may take a while.
+        reply = await heartbeating(() => taskRequest(input, METHOD.tasksGet, {}, taskInput));
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
+        if (err instanceof ApplicationFailure && err.nonRetryable)
+          return { kind: 'unreachable', message: err.message };
+        // Its answer is too large to read: the next poll's would be as well (a deadline is retried).
+        if (err instanceof UpstreamAnswerTooLarge) {
+          const { kind: _kind, ...error } = boundError(err);
+          return { kind: 'failed', error };
+        }
+        lastError = err instanceof Error ? err.message : String(err);
+      }
+      if (reply?.kind === 'error' && reply.error.code === -32602) return { kind: 'lost', error: reply.error };
+      const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
+      if (snapshot) {
+        failures = 0;
+        if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= refreshAt) {
+          return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
+        }
+        if (expired(snapshot)) return { kind: 'expired' };
+        if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged' };
+        await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs, deps.stopping);
+        continue;
+      }
+      if (reply?.kind === 'error') lastError = `upstream error ${reply.error.code}: ${reply.error.message}`;
+      else if (reply) lastError = 'upstream sent an invalid task';
+      failures++;
+      logger.warn({ upstream: input.upstream, failures }, 'task poll failed');
+      if (failures >= settings.pollFailureBudget) return { kind: 'unreachable', message: lastError };
+      await sleepWithHeartbeat(
+        Math.min(30_000, input.pollIntervalMs * 2 ** Math.min(failures, 6)),
+        deps.stopping,
+      );
+    }
+  }
 
   /**
    * Stores what the workflow must not carry (the detail: status message, input requests, result, error,

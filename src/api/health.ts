@@ -14,6 +14,8 @@ import { bearerToken } from './authenticate';
 
 export interface HealthDeps {
   checks?: Record<string, ReadinessCheck>;
+  /** Reported by `/readyz` as `degraded` when true, without failing it (telemetry/health.ts). */
+  degraded?: Record<string, () => boolean>;
   /** More exposition text appended to /metrics (the Temporal SDK's worker metrics). */
   extraMetrics?: () => Promise<string>;
   /** Serve `/metrics` here (with `token`: only to its bearer); absent, it is not served. */
@@ -28,7 +30,7 @@ export function healthRoutes(deps: HealthDeps = {}): Middleware {
       return;
     }
     if (ctx.path === '/readyz') {
-      const r = await readiness(deps.checks ?? {});
+      const r = await readiness(deps.checks ?? {}, deps.degraded);
       ctx.status = r.ready ? 200 : 503;
       ctx.body = r;
       return;

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { FairShareConfigSchema } from './fair-share';
 import { OAuthConfigSchema } from './oauth';
 import { StreamsConfigSchema } from './streams';
+import { TemporalConfigSchema } from './temporal';
 import { UpstreamTrafficConfigSchema } from './upstream-traffic';
 
 export const UpstreamConfigSchema = z.strictObject({
@@ -184,39 +185,7 @@ const ConfigObject = z.strictObject({
       path: ['headersTimeoutMs'],
     })
     .prefault({}),
-  temporal: z
-    .strictObject({
-      address: z.string().default('127.0.0.1:7233'),
-      namespace: z.string().default('taskrouter'),
-      taskQueue: z.string().default('taskrouter-tasks'),
-      /**
-       * Base URL of the Temporal Web UI (e.g. `http://localhost:8233`): the dashboard links each task to
-       * its workflow there, for team members. Without it the dashboard shows the workflow id only.
-       */
-      uiUrl: z.url({ protocol: /^https?$/ }).optional(),
-      /**
-       * Longest one workflow activation (the gateway's own workflow code, between two awaits) may run
-       * before the worker fails it, as a guard against a workflow stuck in a loop. Unset (the default):
-       * no limit, because enforcing one costs a watchdog thread per call into the workflow sandbox, about
-       * a third of the worker's CPU per task (docs/performance.md).
-       */
-      workflowActivationLimitMs: z.int().positive().max(4_294_967_294).optional(),
-      /**
-       * Local activities a worker runs at once: every task creation's first upstream call, and the short
-       * store writes of running tasks. 200: what the worker always ran (the SDK's own default is 100).
-       * The API keeps each replica's creations in flight (`fairShare.creations.inFlightTotal`) below
-       * what the workers offer (docs/operators.md, "Sizing fair shares").
-       */
-      maxConcurrentLocalActivities: z.int().positive().default(200),
-      /**
-       * Workflow tasks a worker runs at once. A creation's first workflow task stays open (holding its
-       * slot) while the first call runs as its local activity, and pollers reserve up to 10 slots more,
-       * so with the SDK's default of 40 about 30 slow first calls stopped every other creation. 250:
-       * local-activity slots plus pollers plus room for the tasks that only record a change.
-       */
-      maxConcurrentWorkflowTasks: z.int().positive().default(250),
-    })
-    .prefault({}),
+  temporal: TemporalConfigSchema.prefault({}),
   /**
    * The gateway's database: SQLite (embedded default, one file) or PostgreSQL (several gateway/worker
    * processes). `postgresUrl` wins when set.

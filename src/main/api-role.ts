@@ -182,6 +182,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     trustProxy: config.http.trustProxy,
     health: {
       checks: shared.readiness,
+      degraded: shared.degraded,
       extraMetrics: temporalMetricsText,
       // The public port serves /metrics only to the token's bearer, or when the operator made it public.
       ...(config.health.metricsToken !== undefined

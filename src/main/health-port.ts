@@ -18,6 +18,7 @@ export async function startHealthPort(shared: Shared, port: number) {
   app.use(
     healthRoutes({
       checks: shared.readiness,
+      degraded: shared.degraded,
       extraMetrics: temporalMetricsText,
       metrics: config.health.metricsToken !== undefined ? { token: config.health.metricsToken } : {},
     }),

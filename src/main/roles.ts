@@ -40,6 +40,8 @@ export interface Shared {
   phases: Phases;
   /** What `/readyz` checks in this process; each role adds its own (store, Temporal, polling). */
   readiness: Record<string, ReadinessCheck>;
+  /** What `/readyz` reports as degraded (still ready) when true: `watches` on a worker at its activity cap. */
+  degraded: Record<string, () => boolean>;
 }
 
 /** A running role. `graceMs`: how long running work may take to finish before it is cut off. */

@@ -120,6 +120,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         await sql`select 1`.execute(db);
       },
     },
+    degraded: {},
   };
   const release = async () => {
     await upstream.close();

@@ -15,6 +15,7 @@ import { createDataConverter } from '../temporal/codec';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
 import { createTaskWorker } from '../temporal/worker';
+import { setWatchLagSource } from '../telemetry/metrics';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { freeLoopbackPort } from './ports';
 import type { Role, Shared } from './roles';
@@ -75,6 +76,10 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         cipher,
         activities,
         shutdownGraceMs: config.shutdownGraceMs,
+        maxConcurrentActivities: config.temporal.maxConcurrentActivities,
+        ...(config.temporal.maxCachedWorkflows !== undefined && {
+          maxCachedWorkflows: config.temporal.maxCachedWorkflows,
+        }),
         maxConcurrentLocalActivities: config.temporal.maxConcurrentLocalActivities,
         maxConcurrentWorkflowTasks: config.temporal.maxConcurrentWorkflowTasks,
         ...(config.temporal.workflowActivationLimitMs !== undefined && {
@@ -94,8 +99,24 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   shared.readiness['worker'] = async () => {
     if (w.getState() !== 'RUNNING') throw new Error(`worker is ${w.getState().toLowerCase()}`);
   };
+  // Every activity slot taken: a task whose watch is due now waits in Temporal's queue, unpolled. The
+  // worker is still alive and doing its work, so this degrades /readyz without failing it.
+  shared.degraded['watches'] = () =>
+    w.getStatus().numInFlightNonLocalActivities >= config.temporal.maxConcurrentActivities;
+  setWatchLagSource(async () => {
+    const now = Date.now();
+    const overdue = await store.overdueWatches();
+    return Promise.all(
+      overdue.map(async (o) => ({
+        project: (await controlPlane.projectById(o.project))?.slug ?? o.project,
+        upstream: o.upstream,
+        seconds: Math.max(0, (now - Date.parse(o.dueSince)) / 1000),
+      })),
+    );
+  });
   return {
     async close() {
+      setWatchLagSource(undefined);
       // Running activities get the worker's shutdown grace time (config.shutdownGraceMs), then are
       // cancelled; the worker's own grace is fixed when it is created.
       stopping.abort();

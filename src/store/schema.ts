@@ -24,6 +24,8 @@ export interface TasksTable {
   payload_expired_at: string | null;
   /** When the gateway stored `detail`, by its own clock (migration 0011): the payload clock starts here. */
   detail_stored_at?: string | null;
+  /** When the task's upstream became due for a poll that no watch is making (migration 0017). */
+  watch_due_at?: string | null;
   /** The human the task is assigned to on the dashboard (migration 0006); never grants access. */
   assignee_user_id?: string | null;
 }

@@ -24,6 +24,8 @@ import {
   purgePayloadsBefore,
 } from './task-retention';
 import { TaskSealing } from './task-sealing';
+import type { OverdueWatch } from './task-watch';
+import { overdueWatches, watchDue, watchStarted } from './task-watch';
 import type {
   ActiveTaskRef,
   NewTask,
@@ -84,6 +86,8 @@ export class TaskStore {
           poll_interval_ms: s.pollIntervalMs ?? null,
           detail: this.sealing.sealDetail(task.taskKey, s),
           detail_stored_at: this.now().toISOString(),
+          // Due for its first watch from now on (task-watch.ts).
+          watch_due_at: TERMINAL_TASK_STATUSES.has(s.status) ? null : this.now().toISOString(),
         })
         .onConflict((oc) => oc.column('task_key').doNothing())
         .executeTakeFirst();
@@ -118,6 +122,8 @@ export class TaskStore {
           poll_interval_ms: s.pollIntervalMs ?? null,
           detail: this.sealing.sealDetail(taskKey, s),
           detail_stored_at: this.now().toISOString(),
+          // A finished task is watched no more.
+          ...(TERMINAL_TASK_STATUSES.has(s.status) && { watch_due_at: null }),
         })
         .where('task_key', '=', taskKey)
         .execute();
@@ -167,6 +173,7 @@ export class TaskStore {
       snapshot,
       ...(row.payload_expired_at !== null && { payloadExpired: true as const }),
       ...(row.assignee_user_id != null && { assigneeUserId: row.assignee_user_id }),
+      ...(row.watch_due_at != null && { watchDueAt: row.watch_due_at }),
     };
   }
 
@@ -213,6 +220,21 @@ export class TaskStore {
   }
 
   /** When the task's current detail was stored (the watch refreshes a running task's copy before it ages out). */
+  /** A watch of the task started: it is polled again (task-watch.ts). */
+  watchStarted(taskKey: string): Promise<void> {
+    return watchStarted(this.db, taskKey);
+  }
+
+  /** A watch of the running task ended and the workflow is to start the next: due from now. */
+  watchDue(taskKey: string): Promise<void> {
+    return watchDue(this.db, taskKey, this.now().toISOString());
+  }
+
+  /** The oldest due-and-unwatched time of running tasks, per project and upstream. */
+  overdueWatches(): Promise<OverdueWatch[]> {
+    return overdueWatches(this.db);
+  }
+
   async detailStoredAt(taskKey: string): Promise<string | undefined> {
     const row = await this.db
       .selectFrom('tasks')

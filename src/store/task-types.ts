@@ -30,6 +30,8 @@ export interface TaskRecord extends Omit<NewTask, 'snapshot'> {
   payloadExpired?: true;
   /** The dashboard's human assignee (a user id); assignment grants nothing (docs/dashboard.md). */
   assigneeUserId?: string;
+  /** Since when the task's upstream is due for a poll no watch is making (store/task-watch.ts). */
+  watchDueAt?: string;
 }
 
 /** The dashboard's task groups: `pending` is `working` + `input_required`. */

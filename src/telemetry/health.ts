@@ -10,11 +10,20 @@ export type ReadinessCheck = () => Promise<void>;
 export interface Readiness {
   ready: boolean;
   checks: Record<string, 'ok' | string>;
+  /**
+   * What works but is falling behind (e.g. `watches`: every activity slot of the worker taken, so
+   * tasks wait unwatched in Temporal's queue). Still ready: the process is alive and doing its work,
+   * and taking it out of rotation would not help. Absent when nothing is.
+   */
+  degraded?: string[];
 }
 
 const CHECK_LIMIT_MS = 2000;
 
-export async function readiness(checks: Record<string, ReadinessCheck>): Promise<Readiness> {
+export async function readiness(
+  checks: Record<string, ReadinessCheck>,
+  degradedWhen: Record<string, () => boolean> = {},
+): Promise<Readiness> {
   const entries = await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {
       try {
@@ -25,7 +34,20 @@ export async function readiness(checks: Record<string, ReadinessCheck>): Promise
       }
     }),
   );
-  return { ready: entries.every(([, v]) => v === 'ok'), checks: Object.fromEntries(entries) };
+  const degraded = Object.entries(degradedWhen)
+    .filter(([, when]) => {
+      try {
+        return when();
+      } catch {
+        return false;
+      }
+    })
+    .map(([name]) => name);
+  return {
+    ready: entries.every(([, v]) => v === 'ok'),
+    checks: Object.fromEntries(entries),
+    ...(degraded.length > 0 && { degraded }),
+  };
 }
 
 function withLimit<T>(p: Promise<T>, ms: number): Promise<T> {

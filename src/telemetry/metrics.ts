@@ -3,7 +3,7 @@
  * both roles. Labels are bounded: methods and statuses are from closed sets, projects and upstreams are
  * the operator's own slugs and aliases; never ids, tokens or arguments.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'taskrouter_' });
@@ -108,6 +108,40 @@ export const streamRefusals = new Counter({
   help: 'subscriptions/listen streams refused at a cap (limit: caller or project; streams.maxPerCaller, streams.maxPerProject), by project.',
   labelNames: ['project', 'limit'] as const,
   registers: [registry],
+});
+
+export const watchesRunning = new Gauge({
+  name: 'taskrouter_watches_running',
+  help: 'Watch activities running in this worker (one per task in flight it polls); at temporal.maxConcurrentActivities, more tasks wait unwatched and /readyz says degraded.',
+  registers: [registry],
+});
+
+/** Running tasks due for a poll that no watch makes, per project slug and upstream (store/task-watch.ts). */
+export type WatchLagSource = () => Promise<Array<{ project: string; upstream: string; seconds: number }>>;
+let watchLagSource: WatchLagSource | undefined;
+const lagLabels = new Map<string, { project: string; upstream: string }>();
+
+/** Set by the worker role: where the watch lag comes from when `/metrics` is read. */
+export function setWatchLagSource(source: WatchLagSource | undefined): void {
+  watchLagSource = source;
+}
+
+export const watchLag = new Gauge({
+  name: 'taskrouter_watch_lag_seconds',
+  help: "How long the oldest running task of the project's upstream has been due for a poll that no watch makes (its watch waits for a worker slot); 0 while every task is watched.",
+  labelNames: ['project', 'upstream'] as const,
+  registers: [registry],
+  async collect() {
+    if (!watchLagSource) return;
+    const overdue = await watchLagSource().catch(() => undefined);
+    if (!overdue) return;
+    // Series seen once stay, at 0 when caught up, so a graph shows the recovery.
+    for (const labels of lagLabels.values()) this.set(labels, 0);
+    for (const { project, upstream, seconds } of overdue) {
+      lagLabels.set(`${project}\u0000${upstream}`, { project, upstream });
+      this.set({ project, upstream }, seconds);
+    }
+  },
 });
 
 /** The exposition text: the gateway's metrics, then any extra text (the Temporal SDK's own). */

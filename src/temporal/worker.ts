@@ -47,8 +47,10 @@ export interface TaskWorkerOptions {
   taskQueue: string;
   activities: TaskActivities;
   cipher: Cipher;
-  /** Concurrent watch activities are mostly idle I/O; allow many per process. */
+  /** Concurrent watch activities are mostly idle I/O; allow many per process (`temporal.maxConcurrentActivities`). */
   maxConcurrentActivities?: number;
+  /** Workflows kept cached between workflow tasks (`temporal.maxCachedWorkflows`); the SDK's default when unset. */
+  maxCachedWorkflows?: number;
   /** First upstream calls of task creations and short store writes (`temporal.maxConcurrentLocalActivities`). */
   maxConcurrentLocalActivities?: number;
   /** Workflow tasks at once; a first call's task holds its slot while the call runs (`temporal.maxConcurrentWorkflowTasks`). */
@@ -66,6 +68,8 @@ export interface TaskWorkerOptions {
  */
 export const NO_ACTIVATION_LIMIT_MS = 4_294_967_295;
 
+export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 2000;
+
 export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker> {
   return Worker.create(
     withActivationLimit(opts.activationLimitMs ?? NO_ACTIVATION_LIMIT_MS, {
@@ -75,7 +79,8 @@ export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker>
       workflowBundle: await workflowBundle(),
       activities: opts.activities,
       dataConverter: createDataConverter(opts.cipher),
-      maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 2000,
+      maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
+      ...(opts.maxCachedWorkflows !== undefined && { maxCachedWorkflows: opts.maxCachedWorkflows }),
       maxConcurrentLocalActivityExecutions: opts.maxConcurrentLocalActivities ?? 200,
       maxConcurrentWorkflowTaskExecutions: opts.maxConcurrentWorkflowTasks ?? 250,
       shutdownGraceTime: opts.shutdownGraceMs ?? 5000,

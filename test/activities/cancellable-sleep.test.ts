@@ -47,11 +47,12 @@ test('an activity sleeping with heartbeats rejects with its CancelledFailure whe
 
 test("an activity's sleeps leave nothing on its cancellation signal", async () => {
   const env = new MockActivityEnvironment();
-  const listeners = await env.run(async () => {
+  const listeners = { before: -1, after: -2 };
+  await env.run(async () => {
     const signal = Context.current().cancellationSignal;
-    const before = getEventListeners(signal, 'abort').length;
+    listeners.before = getEventListeners(signal, 'abort').length;
     for (let i = 0; i < 200; i++) await sleepWithHeartbeat(1);
-    return { before, after: getEventListeners(signal, 'abort').length };
+    listeners.after = getEventListeners(signal, 'abort').length;
   });
   expect(listeners.after).toBe(listeners.before);
 });

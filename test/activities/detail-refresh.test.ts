@@ -25,7 +25,11 @@ function watchWith(storedAt: string) {
   const stored: unknown[] = [];
   const activities = createActivities({
     upstream: { send: async () => ({ kind: 'result', result: { ...task } }) } as unknown as UpstreamClient,
-    store: { detailStoredAt: async () => storedAt } as never,
+    store: {
+      detailStoredAt: async () => storedAt,
+      watchStarted: async () => {},
+      watchDue: async () => {},
+    } as never,
     payloads: {
       put: async (_key: string, _kind: string, value: unknown) => {
         stored.push(value);

@@ -31,7 +31,7 @@ test('a watch returns unchanged once the worker is stopping', async () => {
   const stopping = new AbortController();
   const activities = createActivities({
     upstream,
-    store: {} as never,
+    store: { watchStarted: async () => {}, watchDue: async () => {} } as never,
     payloads: {} as never,
     resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
     gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
