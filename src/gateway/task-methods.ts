@@ -32,7 +32,31 @@ export async function getTask(ctx: RequestContext): Promise<Result> {
   // Payload retention removed the result (docs/retention.md); the metadata stays until its own purge.
   if (task.payloadExpired)
     throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task has expired');
-  return getTaskResult(params.taskId, await currentSnapshot(ctx.deps, task), ctx.deps.serverInfo);
+  const snapshot = await currentSnapshot(ctx.deps, task);
+  return withStaleness(getTaskResult(params.taskId, snapshot, ctx.deps.serverInfo), task, snapshot);
+}
+
+/** The `_meta` key of a status the gateway cannot vouch for as current (docs/tasks.md, "Stale status"). */
+export const STALE_STATUS_META_KEY = 'com.taskrouter/staleStatus';
+
+/**
+ * A running task whose next poll is more than two poll intervals (at least 2 s) late, because its watch
+ * waits for a worker slot (store/task-watch.ts): the status is still the last one the upstream gave,
+ * but the answer says since when it has not been checked, under the gateway's own `_meta` key. The
+ * status itself is never changed: only the upstream knows it, and `working` is the truth as last seen.
+ */
+function withStaleness<T extends { _meta: Record<string, unknown> }>(
+  result: T,
+  task: TaskRecord,
+  snapshot: TaskSnapshot,
+): T {
+  if (task.watchDueAt === undefined || TERMINAL_TASK_STATUSES.has(snapshot.status)) return result;
+  const overdueMs = Date.now() - Date.parse(task.watchDueAt);
+  if (!(overdueMs > Math.max(2 * (snapshot.pollIntervalMs ?? 1000), 2000))) return result;
+  return {
+    ...result,
+    _meta: { ...result._meta, [STALE_STATUS_META_KEY]: { checkedAt: task.watchDueAt, overdueMs } },
+  };
 }
 
 export async function updateTask(ctx: RequestContext): Promise<Result> {

@@ -48,6 +48,8 @@ export async function startTestGateway(
     logSink?: (line: string) => void;
     /** `temporal.uiUrl`: the dashboard links task workflows there. */
     temporalUiUrl?: string;
+    /** More of the `temporal` section (e.g. `maxConcurrentActivities`), next to the test's server and queue. */
+    temporal?: Record<string, unknown>;
   } = {},
 ): Promise<TestGateway> {
   const temporal = testTemporal();
@@ -60,6 +62,7 @@ export async function startTestGateway(
       namespace: temporal.namespace,
       taskQueue: `tq-${randomUUID()}`,
       ...(opts.temporalUiUrl !== undefined && { uiUrl: opts.temporalUiUrl }),
+      ...opts.temporal,
     },
     store: await testStoreConfig(dir),
     encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },

@@ -1,0 +1,161 @@
+/**
+ * A worker with every activity slot taken (issue 23, "No silent staleness"): with
+ * `temporal.maxConcurrentActivities` 3 and six long tasks on a real HTTP upstream, three tasks are watched
+ * and three wait in Temporal's queue, unpolled. The worker says so: `/readyz` stays 200 with
+ * `degraded: ["watches"]`, `/metrics` shows `taskrouter_watches_running` at the cap and a growing
+ * `taskrouter_watch_lag_seconds` for the upstream, and tasks/get of a waiting task marks its status as
+ * not checked since (`_meta["com.taskrouter/staleStatus"]`) without changing it. Once the upstream's
+ * tasks finish and every task has been seen finished, all of it clears.
+ */
+import type { TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+
+/** Runs `check` until it holds (every 100 ms); throws `failure()` after `timeoutMs`. */
+async function until(check: () => Promise<boolean>, failure: () => string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(failure());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const CAP = 3;
+const TASKS = 6;
+const STALE = 'com.taskrouter/staleStatus';
+let gw: TestGateway;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    temporal: { maxConcurrentActivities: CAP },
+    config: { health: { publicMetrics: true } as never },
+  });
+  expect(gw.config.temporal.maxConcurrentActivities).toBe(CAP);
+});
+
+afterAll(async () => {
+  await gw?.close();
+});
+
+const base = () => gw.client.url.replace(/\/v1\/mcp\/demo$/, '');
+
+async function readyz(): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${base()}/readyz`);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function metrics(): Promise<string> {
+  const res = await fetch(`${base()}/metrics`);
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const want = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
+    .join(',');
+  for (const line of text.split('\n')) {
+    const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m?.[1] !== name) continue;
+    const have = (m[2] ?? '')
+      .split(/,(?=\w+=")/)
+      .filter(Boolean)
+      .sort()
+      .join(',');
+    if (have === want) return Number(m[3]);
+  }
+  return undefined;
+}
+
+const LAG = { project: 'demo', upstream: 'example' };
+
+test('a saturated worker says so on /readyz, /metrics and tasks/get, and recovers', async () => {
+  let state = { ready: await readyz(), metrics: await metrics() };
+  expect(state.ready).toEqual({
+    status: 200,
+    body: expect.not.objectContaining({ degraded: expect.anything() }),
+  });
+
+  const ids: string[] = [];
+  for (let i = 0; i < TASKS; i++) {
+    const reply = await gw.client.callTool('slow_compute', { seconds: 20, label: `t${i}` });
+    const taskId = reply.body.result?.['taskId'];
+    expect(typeof taskId).toBe('string');
+    ids.push(String(taskId));
+  }
+
+  // Saturated: degraded but ready, the cap's worth of watches running, the rest lagging.
+  const refresh = async () => {
+    state = { ready: await readyz(), metrics: await metrics() };
+  };
+  const saturated = () =>
+    state.ready.status === 200 &&
+    JSON.stringify(state.ready.body['degraded']) === '["watches"]' &&
+    sample(state.metrics, 'taskrouter_watches_running') === CAP &&
+    (sample(state.metrics, 'taskrouter_watch_lag_seconds', LAG) ?? 0) > 0;
+  await until(
+    async () => {
+      await refresh();
+      return saturated();
+    },
+    () =>
+      `not saturated: ${JSON.stringify(state.ready)} running=${sample(state.metrics, 'taskrouter_watches_running')} lag=${sample(state.metrics, 'taskrouter_watch_lag_seconds', LAG)}`,
+    60_000,
+  );
+  expect(state.ready.body['ready']).toBe(true);
+  const firstLag = sample(state.metrics, 'taskrouter_watch_lag_seconds', LAG) ?? 0;
+
+  // The lag grows while the waiting tasks stay unwatched.
+  let laterLag = firstLag;
+  await until(
+    async () => {
+      laterLag = sample(await metrics(), 'taskrouter_watch_lag_seconds', LAG) ?? 0;
+      return laterLag > firstLag;
+    },
+    () => `lag did not grow past ${firstLag}`,
+    30_000,
+  );
+
+  // tasks/get of the waiting tasks says since when their status was not checked; the watched ones do not.
+  let marked: string[] = [];
+  await until(
+    async () => {
+      const replies = await Promise.all(ids.map((id) => gw.client.getTask(id)));
+      marked = replies
+        .filter((r) => r.body.result?.['status'] === 'working')
+        .filter(
+          (r) => (r.body.result?.['_meta'] as Record<string, unknown> | undefined)?.[STALE] !== undefined,
+        )
+        .map((r) => String(r.body.result?.['taskId']));
+      return marked.length === TASKS - CAP;
+    },
+    () => `${marked.length} tasks marked stale, expected ${TASKS - CAP}`,
+    30_000,
+  );
+  const stale = (await gw.client.getTask(marked[0] as string)).body.result ?? {};
+  expect(stale['status']).toBe('working');
+  const note = (stale['_meta'] as Record<string, { checkedAt: string; overdueMs: number }>)[STALE];
+  expect(Date.parse(note?.checkedAt ?? '')).toBeLessThanOrEqual(Date.now());
+  expect(note?.overdueMs).toBeGreaterThan(2000);
+
+  // The upstream finishes them; every task is seen completed, unmarked, and the worker recovers.
+  for (const id of ids) {
+    const done = await gw.client.waitForTask(id, undefined, 120_000);
+    expect(done['status']).toBe('completed');
+    expect((done['_meta'] as Record<string, unknown>)[STALE]).toBeUndefined();
+  }
+  await until(
+    async () => {
+      await refresh();
+      return (
+        state.ready.status === 200 &&
+        state.ready.body['degraded'] === undefined &&
+        sample(state.metrics, 'taskrouter_watch_lag_seconds', LAG) === 0 &&
+        sample(state.metrics, 'taskrouter_watches_running') === 0
+      );
+    },
+    () =>
+      `not recovered: ${JSON.stringify(state.ready)} lag=${sample(state.metrics, 'taskrouter_watch_lag_seconds', LAG)}`,
+    60_000,
+  );
+}, 180_000);
