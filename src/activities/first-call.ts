@@ -24,7 +24,7 @@ import {
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { UpstreamCallPayload } from '../workflows/messages';
 import type { CallUpstreamToolInput, UpstreamAccess } from './types';
-import { cancellableSleep } from './support';
+import { cancellableSleep } from './sleep';
 
 /** Failure types the workflow's retry policies refer to. */
 export const FAILURE = {

@@ -6,7 +6,8 @@
 import { getEventListeners } from 'node:events';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { cancellableSleep, sleepWithHeartbeat } from '../../src/activities/support';
+import { cancellableSleep } from '../../src/activities/sleep';
+import { sleepWithHeartbeat } from '../../src/activities/support';
 
 test('resolves after its time and leaves no listener behind', async () => {
   const abort = new AbortController();
