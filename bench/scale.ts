@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale [-- --tasks 5000 --seconds 90 --poll 5000 --clients 32 --calls 200 --watch 100
- *   --short 60 --long 600]` (`--help` lists all)
+ *   --short 60 --long 600 --root ../before]` (`--help` lists all)
  *
  * Many tasks in flight at once on the dev server, measured on what users run: an in-memory Temporal dev
  * server, example upstreams as processes of their own and the gateway (`node dist/src/main/serve.js
@@ -65,6 +65,8 @@ interface Options {
   watch: number;
   short: number;
   long: number;
+  /** Another built checkout whose gateway runs instead of this one's (a before side). */
+  root?: string;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -79,6 +81,7 @@ function parseOptions(argv: string[]): Options {
       watch: { type: 'string', default: '100' },
       short: { type: 'string', default: '60' },
       long: { type: 'string', default: '600' },
+      root: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -92,7 +95,8 @@ function parseOptions(argv: string[]): Options {
         '  --clients  clients creating tasks at once\n' +
         '  --calls    ordinary calls timed unloaded and loaded\n' +
         '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
-        '  --short, --long  the two history tasks, s (the run lasts at least --long)\n',
+        '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
+        '  --root     run another built checkout\'s gateway (its dist/; not built here)\n',
     );
     process.exit(0);
   }
@@ -112,6 +116,7 @@ function parseOptions(argv: string[]): Options {
     watch: Math.floor(num('watch', 0, PER_STREAM * STREAMS_PER_CALLER)),
     short: num('short', 1),
     long: num('long', 1),
+    ...(values.root !== undefined && { root: values.root }),
   };
 }
 
@@ -247,6 +252,7 @@ async function main(): Promise<void> {
   // One user: listen streams follow only the caller's own tasks (16 streams per caller: --watch <= 400).
   const users = benchUsers(1);
   const gateway = await startGatewayProcess({
+    ...(opts.root !== undefined && { root: opts.root }),
     temporal,
     dir,
     users,
