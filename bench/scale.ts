@@ -96,7 +96,7 @@ function parseOptions(argv: string[]): Options {
         '  --calls    ordinary calls timed unloaded and loaded\n' +
         '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
         '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
-        '  --root     run another built checkout\'s gateway (its dist/; not built here)\n',
+        "  --root     run another built checkout's gateway (its dist/; not built here)\n",
     );
     process.exit(0);
   }

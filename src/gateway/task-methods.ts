@@ -36,7 +36,7 @@ export async function getTask(ctx: RequestContext): Promise<Result> {
   return withStaleness(getTaskResult(params.taskId, snapshot, ctx.deps.serverInfo), task, snapshot);
 }
 
-/** The `_meta` key of a status the gateway cannot vouch for as current (docs/tasks.md, "Stale status"). */
+/** The `_meta` key of a status the gateway cannot vouch for as current (docs/gateway.md, "`_meta`"). */
 export const STALE_STATUS_META_KEY = 'com.taskrouter/staleStatus';
 
 /**
