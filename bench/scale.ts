@@ -222,6 +222,21 @@ class CompletionWatch {
   }
 }
 
+/**
+ * The gateway's heap in use (from its /metrics), lowest of 20 readings over 5 s: close to what is live
+ * after the collections in between, without forcing one.
+ */
+async function lowHeap(url: string): Promise<number> {
+  let low = Infinity;
+  for (let i = 0; i < 20; i++) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const m = /^taskrouter_nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
+    if (m) low = Math.min(low, Number(m[1]));
+    await sleep(250);
+  }
+  return low;
+}
+
 /** RSS of the gateway and Temporal every second, with the peak of each. */
 function sampleRss(gateway: GatewayProcess, temporalPid: number) {
   const peak = { gateway: 0, temporal: 0 };
@@ -256,6 +271,8 @@ async function main(): Promise<void> {
     temporal,
     dir,
     users,
+    // /metrics on the API port: the heap figures below (default settings otherwise).
+    sections: { health: { publicMetrics: true } },
     projects: [
       {
         slug: 'bench',
@@ -346,6 +363,23 @@ async function main(): Promise<void> {
     gateway: round((100 * (cpuMs(gateway.pid) - cpu0.gateway)) / quietMs, 0),
     temporal: round((100 * (cpuMs(temporal.pid) - cpu0.temporal)) / quietMs, 0),
   };
+
+  // The heap's growth while the tasks only wait: what each task in flight accrues with its age.
+  const heapEarly = { at: Date.now(), bytes: await lowHeap(gateway.url) };
+  const firstDue = Math.min(...durations.map((d) => d.createdAtMs + d.seconds * 1000));
+  await sleep(Math.max(0, firstDue - 8000 - Date.now()));
+  const heapLate = { at: Date.now(), bytes: await lowHeap(gateway.url) };
+  const heapGrowth = {
+    seconds: round((heapLate.at - heapEarly.at) / 1000, 0),
+    kbPerTaskPerMinute: round(
+      (heapLate.bytes - heapEarly.bytes) / 1024 / inFlightAtEnd / ((heapLate.at - heapEarly.at) / 60_000),
+      1,
+    ),
+  };
+  note(
+    `   heap in use ${round(heapEarly.bytes / 1024 ** 2, 0)} -> ${round(heapLate.bytes / 1024 ** 2, 0)} MB over ${heapGrowth.seconds} s: ` +
+      `${heapGrowth.kbPerTaskPerMinute} KB per task in flight per minute`,
+  );
 
   note(`4. waiting for the ${watched} followed tasks to complete`);
   await watch.finish(2 * pollMs + 60_000);
@@ -491,6 +525,7 @@ async function main(): Promise<void> {
         peakInFlight: peak,
         inFlightAtEnd,
       },
+      heapGrowth,
       rssMB: {
         before: mb(rssBefore),
         atEnd: mb(rssAtEnd),

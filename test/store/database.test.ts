@@ -101,11 +101,39 @@ describe(`store on ${DB}`, () => {
       tool: 'slow_echo',
       authorizationId: null,
       snapshot: { ...task.snapshot, ttlMs: null },
+      // Due for its first watch from the moment it is recorded.
+      watchDueAt: expect.any(String),
     });
     expect(await store.listEvents(task.taskKey)).toEqual([
       { at: task.snapshot.lastUpdatedAt, kind: 'status', status: 'working', statusMessage: 'started' },
     ]);
     expect(await store.getTask(taskKeyOf('unknown'))).toBeUndefined();
+  });
+
+  it('marks a running task due between its watches, reports the oldest per project and upstream, and forgets a finished one', async () => {
+    const upstream = `up-${randomUUID().slice(0, 8)}`;
+    const [a, b] = [newTask({ upstream }), newTask({ upstream })];
+    await store.insertTask(a);
+    await store.insertTask(b);
+    const due = async () => (await store.overdueWatches()).filter((o) => o.upstream === upstream);
+    const dueSince = (await store.getTask(a.taskKey))?.watchDueAt;
+    expect(await due()).toEqual([{ project: 'demo', upstream, dueSince }]);
+
+    await store.watchStarted(a.taskKey);
+    await store.watchStarted(b.taskKey);
+    expect((await store.getTask(a.taskKey))?.watchDueAt).toBeUndefined();
+    expect(await due()).toEqual([]);
+
+    await store.watchDue(b.taskKey);
+    expect(await due()).toEqual([
+      { project: 'demo', upstream, dueSince: (await store.getTask(b.taskKey))?.watchDueAt },
+    ]);
+    // A finished task is due for nothing, and a late watch's mark does not bring it back.
+    await store.recordSnapshot(b.taskKey, snapshot({ status: 'completed', result: { content: [] } }));
+    expect(await due()).toEqual([]);
+    await store.watchDue(b.taskKey);
+    expect((await store.getTask(b.taskKey))?.watchDueAt).toBeUndefined();
+    expect(await due()).toEqual([]);
   });
 
   it('records snapshots, with history only on changes, and a terminal status is final', async () => {
