@@ -238,6 +238,8 @@ export async function startGatewayProcess(opts: {
       const distinct = new Map<string, number>();
       for (const line of readLog().split('\n')) {
         if (!line.trim()) continue;
+        // Node's own lines when a bench runs the gateway with --inspect (bench:scale's live heap).
+        if (/^(Debugger (listening|attached|ending)|For help, see: )/.test(line)) continue;
         let level = 0;
         let msg = line;
         try {

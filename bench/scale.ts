@@ -31,8 +31,9 @@ import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
+import { Agent, WebSocket } from 'undici';
 import { Cipher } from '../src/store/cipher';
+import { getFreePort } from '../src/tooling/processes';
 import { taskKeyOf } from '../src/store/task-store';
 import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
@@ -223,18 +224,42 @@ class CompletionWatch {
 }
 
 /**
- * The gateway's heap in use (from its /metrics), lowest of 20 readings over 5 s: close to what is live
- * after the collections in between, without forcing one.
+ * The gateway's live heap: a full collection, then `heapUsed`, through its inspector (the gateway runs
+ * with `--inspect` on `port`; loopback only). Without the forced collection the heap in use mostly
+ * measures when the last one ran.
  */
-async function lowHeap(url: string): Promise<number> {
-  let low = Infinity;
-  for (let i = 0; i < 20; i++) {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    const m = /^taskrouter_nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
-    if (m) low = Math.min(low, Number(m[1]));
-    await sleep(250);
+async function liveHeap(port: number): Promise<number> {
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
+  const ws = new WebSocket(targets[0]?.webSocketDebuggerUrl ?? '');
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = reject;
+  });
+  let next = 0;
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const id = ++next;
+      ws.addEventListener('message', function onMessage(e) {
+        const msg = JSON.parse(String(e.data)) as { id?: number; result?: Record<string, unknown> };
+        if (msg.id !== id) return;
+        ws.removeEventListener('message', onMessage);
+        resolve(msg.result ?? {});
+      });
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  try {
+    await call('HeapProfiler.collectGarbage');
+    await call('HeapProfiler.collectGarbage');
+    const r = await call('Runtime.evaluate', {
+      expression: 'process.memoryUsage().heapUsed',
+      returnByValue: true,
+    });
+    return Number((r['result'] as { value?: unknown } | undefined)?.value);
+  } finally {
+    ws.close();
   }
-  return low;
 }
 
 /** RSS of the gateway and Temporal every second, with the peak of each. */
@@ -266,13 +291,15 @@ async function main(): Promise<void> {
   ]);
   // One user: listen streams follow only the caller's own tasks (16 streams per caller: --watch <= 400).
   const users = benchUsers(1);
+  // The gateway's inspector, on loopback, for the live-heap readings (liveHeap).
+  const inspectPort = await getFreePort();
+  process.env['BENCH_GATEWAY_NODE_ARGS'] =
+    `${process.env['BENCH_GATEWAY_NODE_ARGS'] ?? ''} --inspect=127.0.0.1:${inspectPort}`;
   const gateway = await startGatewayProcess({
     ...(opts.root !== undefined && { root: opts.root }),
     temporal,
     dir,
     users,
-    // /metrics on the API port: the heap figures below (default settings otherwise).
-    sections: { health: { publicMetrics: true } },
     projects: [
       {
         slug: 'bench',
@@ -326,6 +353,7 @@ async function main(): Promise<void> {
   note(`2. creating ${opts.tasks} tasks of ${opts.seconds} s with ${opts.clients} clients`);
   const rss = sampleRss(gateway, temporal.pid);
   const rssBefore = gateway.rssBytes();
+  const heapBefore = await liveHeap(inspectPort);
   const watch = new CompletionWatch(streamClient);
   const watchEvery = opts.watch > 0 ? Math.max(1, Math.floor(opts.tasks / opts.watch)) : Infinity;
   let watched = 0;
@@ -365,11 +393,16 @@ async function main(): Promise<void> {
   };
 
   // The heap's growth while the tasks only wait: what each task in flight accrues with its age.
-  const heapEarly = { at: Date.now(), bytes: await lowHeap(gateway.url) };
+  const heapEarly = { at: Date.now(), bytes: await liveHeap(inspectPort) };
   const firstDue = Math.min(...durations.map((d) => d.createdAtMs + d.seconds * 1000));
   await sleep(Math.max(0, firstDue - 8000 - Date.now()));
-  const heapLate = { at: Date.now(), bytes: await lowHeap(gateway.url) };
+  const heapLate = { at: Date.now(), bytes: await liveHeap(inspectPort) };
   const heapGrowth = {
+    beforeMB: round(heapBefore / 1024 ** 2, 0),
+    earlyMB: round(heapEarly.bytes / 1024 ** 2, 0),
+    lateMB: round(heapLate.bytes / 1024 ** 2, 0),
+    kbPerTaskEarly: round((heapEarly.bytes - heapBefore) / 1024 / inFlightAtEnd, 1),
+    kbPerTaskLate: round((heapLate.bytes - heapBefore) / 1024 / inFlightAtEnd, 1),
     seconds: round((heapLate.at - heapEarly.at) / 1000, 0),
     kbPerTaskPerMinute: round(
       (heapLate.bytes - heapEarly.bytes) / 1024 / inFlightAtEnd / ((heapLate.at - heapEarly.at) / 60_000),
@@ -377,8 +410,9 @@ async function main(): Promise<void> {
     ),
   };
   note(
-    `   heap in use ${round(heapEarly.bytes / 1024 ** 2, 0)} -> ${round(heapLate.bytes / 1024 ** 2, 0)} MB over ${heapGrowth.seconds} s: ` +
-      `${heapGrowth.kbPerTaskPerMinute} KB per task in flight per minute`,
+    `   live heap ${heapGrowth.beforeMB} MB before creating, ${heapGrowth.earlyMB} MB after, ` +
+      `${heapGrowth.lateMB} MB ${heapGrowth.seconds} s later: ${heapGrowth.kbPerTaskEarly} -> ` +
+      `${heapGrowth.kbPerTaskLate} KB per task in flight, ${heapGrowth.kbPerTaskPerMinute} KB per task per minute`,
   );
 
   note(`4. waiting for the ${watched} followed tasks to complete`);
