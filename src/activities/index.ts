@@ -229,10 +229,8 @@ export function createActivities(deps: ActivityDeps) {
         // Polled again from now on; until the next watch starts, the task is due (store/task-watch.ts).
         await deps.store.watchStarted(input.taskKey);
         const watched = await watch(input);
-        const next =
-          watched.kind === 'unchanged' ||
-          (watched.kind === 'changed' && !TERMINAL_TASK_STATUSES.has(watched.observation.status));
-        if (next) await deps.store.watchDue(input.taskKey);
+        // The workflow starts the next watch; a change marks the task due when it is recorded.
+        if (watched.kind === 'unchanged') await deps.store.watchDue(input.taskKey);
         return watched;
       } finally {
         watchesRunning.dec();

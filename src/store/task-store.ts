@@ -122,8 +122,9 @@ export class TaskStore {
           poll_interval_ms: s.pollIntervalMs ?? null,
           detail: this.sealing.sealDetail(taskKey, s),
           detail_stored_at: this.now().toISOString(),
-          // A finished task is watched no more.
-          ...(TERMINAL_TASK_STATUSES.has(s.status) && { watch_due_at: null }),
+          // Recorded between two watches (the workflow writes after a watch ended, before the next): a
+          // running task is due from now until the next starts; a finished one is watched no more.
+          watch_due_at: TERMINAL_TASK_STATUSES.has(s.status) ? null : this.now().toISOString(),
         })
         .where('task_key', '=', taskKey)
         .execute();

@@ -5,7 +5,9 @@
  * ends. Normally the next watch starts within milliseconds; on a worker whose activity slots are all
  * taken it waits in Temporal's queue, unpolled, and the mark ages. That age is the watch lag
  * (`taskrouter_watch_lag_seconds`, docs/operators.md) and what tasks/get says about a status it cannot
- * vouch for (docs/tasks.md). Two writes per watch (one every `tasks.maxWatchMs`), none per poll.
+ * vouch for (docs/gateway.md, "`_meta`"). A watch that ends on a change marks the task due in the write
+ * that records the change (TaskStore.recordSnapshot); one that ends unchanged (every `tasks.maxWatchMs`)
+ * writes the mark itself, and each watch start clears it: at most two writes per watch, none per poll.
  */
 import type { Kysely } from 'kysely';
 import { TERMINAL_TASK_STATUSES } from '../protocol';

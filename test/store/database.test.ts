@@ -128,6 +128,10 @@ describe(`store on ${DB}`, () => {
     expect(await due()).toEqual([
       { project: 'demo', upstream, dueSince: (await store.getTask(b.taskKey))?.watchDueAt },
     ]);
+    // A change recorded between two watches marks the task due as well.
+    await store.watchStarted(b.taskKey);
+    await store.recordSnapshot(b.taskKey, snapshot({ statusMessage: 'half way' }));
+    expect((await store.getTask(b.taskKey))?.watchDueAt).toEqual(expect.any(String));
     // A finished task is due for nothing, and a late watch's mark does not bring it back.
     await store.recordSnapshot(b.taskKey, snapshot({ status: 'completed', result: { content: [] } }));
     expect(await due()).toEqual([]);
