@@ -31,14 +31,13 @@ import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { Agent, WebSocket } from 'undici';
+import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
 import { taskKeyOf } from '../src/store/task-store';
 import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
 import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
-import type { GatewayProcess } from './processes';
 import {
   benchUsers,
   buildIfNeeded,
@@ -47,13 +46,12 @@ import {
   startGatewayProcess,
   startUpstreamProcess,
 } from './processes';
-import type { ListenStream } from './support';
 import { McpHttpClient, percentile, ratio, replyProblem, round, sleep, summarize, table } from './support';
-import type { Created } from './task-support';
 import { createTask, effectivePollMs, historyOf, many } from './task-support';
+import { CompletionWatch, PER_STREAM, peakInFlight } from './scale-completions';
+import { liveHeap, sampleRss } from './scale-memory';
 
 const TARGET = { rssGiB: 1, loadedP50: 1.5, visibilityP99: 1.2, historyWithin: 0.5 };
-const PER_STREAM = 25;
 const STREAMS_PER_CALLER = 16;
 const GiB = 1024 ** 3;
 
@@ -134,146 +132,6 @@ async function ordinaryCalls(client: McpHttpClient, count: number) {
     else errors.push(problem);
   }
   return { latency: summarize(latencies), errors };
-}
-
-/** Peak of "created and not yet due" over the run, from each task's creation time and duration. */
-function peakInFlight(created: ReadonlyArray<{ createdAtMs: number; seconds: number }>) {
-  const events: Array<[number, number]> = [];
-  for (const c of created) events.push([c.createdAtMs, 1], [c.createdAtMs + c.seconds * 1000, -1]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let peak = 0;
-  for (const [, d] of events) peak = Math.max(peak, (now += d));
-  return peak;
-}
-
-/** Follows completions of tasks on listen streams, 25 ids a stream, opened as the tasks are created. */
-class CompletionWatch {
-  readonly lags = new Map<string, number>();
-  readonly failures: string[] = [];
-  private readonly followed = new Map<string, number>();
-  private readonly due = new Map<string, number>();
-  private readonly streams: Array<Promise<ListenStream | undefined>> = [];
-  private pending: string[] = [];
-  private early = 0;
-  private closing = false;
-  private endedEarly = 0;
-
-  /** `client` is the tasks' owner: a stream follows only the caller's own tasks. */
-  constructor(private readonly client: McpHttpClient) {}
-
-  add(task: Created, dueAtMs: number): void {
-    this.due.set(task.taskId, dueAtMs);
-    this.pending.push(task.taskId);
-    if (this.pending.length >= PER_STREAM) this.flush();
-  }
-
-  flush(): void {
-    if (this.pending.length === 0) return;
-    const ids = this.pending;
-    this.pending = [];
-    this.streams.push(
-      this.client
-        .listen({ taskIds: ids }, (m, at) => this.onMessage(m, at))
-        .then(
-          (stream) => {
-            const ackAt = Date.now();
-            // A stream the gateway ends before the bench closes it loses the pushes still due on it.
-            void stream.ended.then(() => {
-              if (!this.closing) this.endedEarly++;
-            });
-            for (const id of (stream.acknowledged.taskIds ?? []) as string[]) this.followed.set(id, ackAt);
-            return stream;
-          },
-          (err: unknown) => {
-            this.failures.push(`listen: ${err instanceof Error ? err.message : String(err)}`);
-            return undefined;
-          },
-        ),
-    );
-  }
-
-  private onMessage(m: Record<string, unknown>, receivedAt: number): void {
-    if (m.method !== 'notifications/tasks') return;
-    const p = m.params as { taskId?: string; status?: string; lastUpdatedAt?: string };
-    if (p.status !== 'completed' || !p.taskId || this.lags.has(p.taskId)) return;
-    const done = Date.parse(String(p.lastUpdatedAt));
-    if (done < (this.followed.get(p.taskId) ?? Infinity)) this.early++;
-    else this.lags.set(p.taskId, receivedAt - done);
-  }
-
-  /** Waits until every followed task was pushed, or `graceMs` after the last one was due. */
-  async finish(graceMs: number): Promise<void> {
-    this.flush();
-    const streams = await Promise.all(this.streams);
-    const lastDue = Math.max(0, ...this.due.values());
-    while (this.lags.size + this.early < this.followed.size && Date.now() < lastDue + graceMs)
-      await sleep(100);
-    this.closing = true;
-    await Promise.all(streams.map((s) => s?.close()));
-    if (this.endedEarly > 0)
-      this.failures.push(`${this.endedEarly} listen streams ended before the bench closed them`);
-    if (this.followed.size < this.due.size) {
-      this.failures.push(`${this.due.size - this.followed.size} task ids were not honoured by a listen`);
-    }
-    if (this.early > 0)
-      this.failures.push(`${this.early} tasks completed before their stream was acknowledged`);
-    const missing = this.followed.size - this.lags.size - this.early;
-    if (missing > 0) this.failures.push(`${missing} completions were never pushed`);
-  }
-}
-
-/**
- * The gateway's live heap: a full collection, then `heapUsed`, through its inspector (the gateway runs
- * with `--inspect` on `port`; loopback only). Without the forced collection the heap in use mostly
- * measures when the last one ran.
- */
-async function liveHeap(port: number): Promise<number> {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
-    webSocketDebuggerUrl: string;
-  }>;
-  const ws = new WebSocket(targets[0]?.webSocketDebuggerUrl ?? '');
-  await new Promise((resolve, reject) => {
-    ws.onopen = resolve;
-    ws.onerror = reject;
-  });
-  let next = 0;
-  const call = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<Record<string, unknown>>((resolve) => {
-      const id = ++next;
-      ws.addEventListener('message', function onMessage(e) {
-        const msg = JSON.parse(String(e.data)) as { id?: number; result?: Record<string, unknown> };
-        if (msg.id !== id) return;
-        ws.removeEventListener('message', onMessage);
-        resolve(msg.result ?? {});
-      });
-      ws.send(JSON.stringify({ id, method, params }));
-    });
-  try {
-    await call('HeapProfiler.collectGarbage');
-    await call('HeapProfiler.collectGarbage');
-    const r = await call('Runtime.evaluate', {
-      expression: 'process.memoryUsage().heapUsed',
-      returnByValue: true,
-    });
-    return Number((r['result'] as { value?: unknown } | undefined)?.value);
-  } finally {
-    ws.close();
-  }
-}
-
-/** RSS of the gateway and Temporal every second, with the peak of each. */
-function sampleRss(gateway: GatewayProcess, temporalPid: number) {
-  const peak = { gateway: 0, temporal: 0 };
-  const timer = setInterval(() => {
-    try {
-      peak.gateway = Math.max(peak.gateway, gateway.rssBytes());
-      peak.temporal = Math.max(peak.temporal, rssBytes(temporalPid));
-    } catch {
-      // a process that is gone has no RSS; the bench reports that elsewhere
-    }
-  }, 1000);
-  return { peak, stop: () => clearInterval(timer) };
 }
 
 async function main(): Promise<void> {

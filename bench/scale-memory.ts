@@ -1,0 +1,60 @@
+/**
+ * bench:scale's memory probes: the gateway's live heap through its inspector, and the RSS of the gateway
+ * and Temporal sampled every second.
+ */
+import { WebSocket } from 'undici';
+import type { GatewayProcess } from './processes';
+import { rssBytes } from './processes';
+
+/**
+ * The gateway's live heap: a full collection, then `heapUsed`, through its inspector (the gateway runs
+ * with `--inspect` on `port`; loopback only). Without the forced collection the heap in use mostly
+ * measures when the last one ran.
+ */
+export async function liveHeap(port: number): Promise<number> {
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
+  const ws = new WebSocket(targets[0]?.webSocketDebuggerUrl ?? '');
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = reject;
+  });
+  let next = 0;
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const id = ++next;
+      ws.addEventListener('message', function onMessage(e) {
+        const msg = JSON.parse(String(e.data)) as { id?: number; result?: Record<string, unknown> };
+        if (msg.id !== id) return;
+        ws.removeEventListener('message', onMessage);
+        resolve(msg.result ?? {});
+      });
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  try {
+    await call('HeapProfiler.collectGarbage');
+    await call('HeapProfiler.collectGarbage');
+    const r = await call('Runtime.evaluate', {
+      expression: 'process.memoryUsage().heapUsed',
+      returnByValue: true,
+    });
+    return Number((r['result'] as { value?: unknown } | undefined)?.value);
+  } finally {
+    ws.close();
+  }
+}
+
+/** RSS of the gateway and Temporal every second, with the peak of each. */
+export function sampleRss(gateway: GatewayProcess, temporalPid: number) {
+  const peak = { gateway: 0, temporal: 0 };
+  const timer = setInterval(() => {
+    try {
+      peak.gateway = Math.max(peak.gateway, gateway.rssBytes());
+      peak.temporal = Math.max(peak.temporal, rssBytes(temporalPid));
+    } catch {
+      // a process that is gone has no RSS; the bench reports that elsewhere
+    }
+  }, 1000);
+  return { peak, stop: () => clearInterval(timer) };
+}
