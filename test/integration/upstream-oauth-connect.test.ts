@@ -202,7 +202,7 @@ test('only the upstream whose configuration says so is connected with OAuth; the
   }>;
   expect(list.find((u) => u.alias === 'tracker')?.auth).toEqual({
     mode: 'per_user',
-    oauth: { clientId: CLIENT.id, clientSecretSet: true },
+    oauth: { clientId: CLIENT.id, clientSecretSet: true, registration: 'configured' },
   });
   expect(list.find((u) => u.alias === 'plain')?.auth).toEqual({ mode: 'per_user' });
 });
@@ -461,7 +461,7 @@ test('re-pointing the upstream ends its connections at the provider and here; th
     // The client secret was given for the old authorization server: it goes too.
     expect(((await moved.json()) as { auth: unknown }).auth).toEqual({
       mode: 'per_user',
-      oauth: { clientId: CLIENT.id, clientSecretSet: false },
+      oauth: { clientId: CLIENT.id, clientSecretSet: false, registration: 'configured' },
     });
     // Revoked at the provider that issued it (RFC 7009), and here.
     expect((await idp.introspect(refresh, CLIENT)).active).toBe(false);

@@ -15,6 +15,7 @@ import { m0012OAuth } from './0012-oauth';
 import { m0013UpstreamEvents } from './0013-upstream-events';
 import { m0015UpstreamOAuth } from './0015-upstream-oauth';
 import { m0016UpstreamAddressApproval } from './0016-upstream-address-approval';
+import { m0018UpstreamTokenExchange } from './0018-upstream-token-exchange';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013_upstream_events': m0013UpstreamEvents,
   '0015_upstream_oauth': m0015UpstreamOAuth,
   '0016_upstream_address_approval': m0016UpstreamAddressApproval,
+  '0018_upstream_token_exchange': m0018UpstreamTokenExchange,
 };
 
 export const migrationProvider: MigrationProvider = {
