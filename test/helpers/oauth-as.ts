@@ -77,7 +77,11 @@ export async function startTestAuthorizationServer(
     refusals: [],
     resourceTokens: [],
     expiresIn: 3600,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
