@@ -286,6 +286,13 @@ test('"Disconnect" in the dashboard (a real browser) revokes the tokens at the p
     await page.goto(`${a}/dashboard/#/p/front`);
     const row = page.locator('[data-connection="tracker"]');
     await row.locator('[data-status="active"]').waitFor();
+    // Which client the gateway uses at the provider: the configured one.
+    expect(await row.locator('[data-registration]').getAttribute('data-registration')).toBe('configured');
+    expect(await row.textContent()).toContain('configured client');
+    // And the project's upstream list says how calls to it get their credential.
+    expect(
+      await page.locator('section.upstreams li[data-upstream="tracker"] [data-credentials]').textContent(),
+    ).toContain('connect with OAuth (configured client)');
     await row.getByRole('button', { name: 'Disconnect tracker' }).click();
     await page.locator('[data-connection="tracker"] [data-status="revoked"]').waitFor();
     await page.getByRole('button', { name: 'Connect tracker' }).waitFor();

@@ -171,7 +171,9 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
     const as = await authorizationServerMetadata(issuer, via);
     const scope = prm.scopesSupported?.join(' ');
     const { client, registration } = await clientAt(as, upstream, scope);
-    if (upstream.auth.mode === 'per_user' && upstream.auth.oauth?.registration !== registration) {
+    // Shown on upstreams that say `auth.oauth` (not those connectable only through legacy `connectUpstreams`).
+    const shown = upstream.auth.mode === 'per_user' ? upstream.auth.oauth : undefined;
+    if (shown && shown.registration !== registration) {
       await deps.controlPlane.recordOAuthRegistration(upstream.id, registration);
     }
     const flow: Flow = {

@@ -136,9 +136,10 @@ async function readCredential(
   const exchange = auth.tokenExchange;
   if (exchange) {
     if (principal.kind !== 'user') {
+      const who = principal.kind === 'api_key' ? 'API key' : principal.kind;
       return {
         ok: false,
-        reason: `${name} obtains each caller's credential by exchanging their OAuth access token; ${principal.kind} callers have none (sign in with OAuth)`,
+        reason: `${name} obtains each caller's credential by exchanging their OAuth access token; ${who} callers have none (sign in with OAuth)`,
         tokenExchange: 'oauth_sign_in_required',
       };
     }
