@@ -7,6 +7,7 @@
  */
 import { ProtocolError } from '../protocol';
 import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane/types';
+import { CallerToken } from '../gateway/caller-token';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -18,6 +19,8 @@ export function bearerToken(authorization: string): string | undefined {
 export interface Caller {
   project: ProjectRecord;
   principal: Principal;
+  /** The OAuth access token the caller signed in with (not an API token): token exchange uses it. */
+  oauthToken?: CallerToken;
 }
 
 /**
@@ -41,14 +44,14 @@ export async function authenticateCaller(
     if (project?.authMode === 'anonymous') return { project, principal: { kind: 'anonymous' } };
     throw unauthorized('This endpoint needs a bearer token');
   }
-  const principal =
-    accessToken && JWT.test(token) ? await accessToken(token) : await controlPlane.authenticate(token);
+  const oauth = accessToken !== undefined && JWT.test(token);
+  const principal = oauth ? await accessToken(token) : await controlPlane.authenticate(token);
   if (principal === undefined) throw unauthorized('Unknown or revoked token');
   // A valid access token whose subject is no user may call nothing: like a project it cannot see.
   if (!principal || !project || !(await controlPlane.canCallProject(principal, project))) {
     throw new ProtocolError('ProjectNotFound', `Project "${slug}" not found`);
   }
-  return { project, principal };
+  return { project, principal, ...(oauth && { oauthToken: new CallerToken(token) }) };
 }
 
 function unauthorized(message: string): ProtocolError {

@@ -9,43 +9,11 @@ import { OAuthConfigSchema } from './oauth';
 import { StreamsConfigSchema } from './streams';
 import { TemporalConfigSchema } from './temporal';
 import { UpstreamTrafficConfigSchema } from './upstream-traffic';
+import { ConnectConfigSchema } from './connect';
+import { UpstreamConfigSchema } from './upstream';
 
-export const UpstreamConfigSchema = z.strictObject({
-  /** Short name used in tool namespacing, logs and search attributes. */
-  alias: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,49}$/),
-  url: z.url(),
-  /** A disabled upstream is left out of lists and refuses calls. */
-  enabled: z.boolean().default(true),
-  /**
-   * How the upstream is authorized: no credential, one project credential (sent as `Authorization:
-   * Bearer …` or in `header`), or each user's own authorization. Same shape as the bootstrap file.
-   */
-  auth: z
-    .discriminatedUnion('mode', [
-      z.strictObject({ mode: z.literal('none') }),
-      z.strictObject({
-        mode: z.literal('project'),
-        header: z.string().optional(),
-        credential: z.string().optional(),
-      }),
-      z.strictObject({
-        mode: z.literal('per_user'),
-        header: z.string().optional(),
-        /**
-         * Users connect this upstream with OAuth from the dashboard (docs/oauth.md): `{}` registers
-         * dynamically; `clientId` (+ `clientSecret`) for authorization servers without registration.
-         */
-        oauth: z
-          .strictObject({
-            clientId: z.string().min(1).optional(),
-            clientSecret: z.string().min(1).optional(),
-          })
-          .optional(),
-      }),
-    ])
-    .optional(),
-});
-export type UpstreamConfig = z.infer<typeof UpstreamConfigSchema>;
+export { UpstreamConfigSchema } from './upstream';
+export type { UpstreamConfig } from './upstream';
 
 /** Result cache for ordinary `tools/call`s of read-only tools (`readOnlyHint`) or allow-listed tools. */
 export const CacheConfigSchema = z.strictObject({
@@ -265,6 +233,8 @@ const ConfigObject = z.strictObject({
    * connected with OAuth from the dashboard, as if each had `auth.oauth: {}` (docs/oauth.md).
    */
   connectUpstreams: z.boolean().default(false),
+  /** The gateway as an OAuth client of upstreams' authorization servers (src/config/connect.ts). */
+  connect: ConnectConfigSchema.prefault({}),
   /**
    * On SIGTERM/SIGINT, how long running HTTP requests may take to finish after the server stops
    * accepting, and then how long running activities may take before the worker cancels them.

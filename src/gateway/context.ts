@@ -2,6 +2,7 @@
  * What every gateway handler receives: the gateway's dependencies, the request (`McpCall`) and the
  * per-request context tying them together, plus the small helpers all handlers share.
  */
+import type { CallerToken } from './caller-token';
 import type { Logger } from 'pino';
 import type { Implementation, InputRequests, RequestMeta } from '../protocol';
 import { ProtocolError } from '../protocol';
@@ -42,6 +43,8 @@ export interface McpCall {
   project: ProjectRecord;
   /** Who calls; decides the upstream credentials used and owns the tasks started. */
   principal: Principal;
+  /** The OAuth access token the caller signed in with, for upstreams that exchange it (caller-token.ts). */
+  oauthToken?: CallerToken;
   method: string;
   params: Record<string, unknown> & { _meta: RequestMeta };
   signal?: AbortSignal;

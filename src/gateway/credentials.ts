@@ -6,6 +6,7 @@
 import { ProtocolError } from '../protocol';
 import { addressOf } from '../store/control-plane/upstream-addresses';
 import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
+import type { CredentialSubject } from '../store/control-plane/token-exchange';
 import type { ResolvedEndpoint } from './routing';
 
 export async function resolveEndpoint(
@@ -13,12 +14,15 @@ export async function resolveEndpoint(
   principal: Principal,
   project: ProjectRecord,
   upstream: UpstreamRecord,
+  /** The caller's OAuth access token (token exchange), or that a running task asks. */
+  subject?: CredentialSubject,
 ): Promise<ResolvedEndpoint> {
-  const credential = await controlPlane.upstreamCredential(principal, project, upstream);
+  const credential = await controlPlane.upstreamCredential(principal, project, upstream, subject);
   if (!credential.ok) {
     throw new ProtocolError('UpstreamAuthorizationMissing', credential.reason, {
       upstream: upstream.alias,
       ...(credential.connectUrl !== undefined && { connectUrl: credential.connectUrl }),
+      ...(credential.tokenExchange !== undefined && { tokenExchange: credential.tokenExchange }),
     });
   }
   // The record (cached) and the credential (read now, or cached apart) may straddle a re-pointing: a
@@ -78,7 +82,7 @@ export async function resolveTaskEndpoint(
       { upstream: access.upstream },
     );
   }
-  const endpoint = await resolveEndpoint(controlPlane, access.principal, project, upstream);
+  const endpoint = await resolveEndpoint(controlPlane, access.principal, project, upstream, { task: true });
   if (endpoint.authorizationId !== access.authorizationId) {
     throw new ProtocolError(
       'UpstreamAuthorizationMissing',

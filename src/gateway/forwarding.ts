@@ -41,7 +41,13 @@ export class CallResolvers {
     return (upstream: UpstreamRecord) => {
       let endpoint = cache.get(upstream.id);
       if (!endpoint) {
-        endpoint = resolveEndpoint(this.controlPlane, call.principal, call.project, upstream);
+        endpoint = resolveEndpoint(
+          this.controlPlane,
+          call.principal,
+          call.project,
+          upstream,
+          call.oauthToken && { accessToken: call.oauthToken.reveal() },
+        );
         cache.set(upstream.id, endpoint);
       }
       return endpoint;

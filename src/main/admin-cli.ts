@@ -6,22 +6,23 @@
  * configuration file, keys and the PostgreSQL URL optionally from the environment: keyring.ts), or else the embedded default of `npm start`
  * (`.data/taskrouter.db` and `.data/keys.json`, or TASKROUTER_DATA_DIR). See docs/admin.md.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/config';
 import { loadConfigFile, parseConfig } from '../config/config';
 import { Cipher } from '../store/cipher';
-import type { NewProject, ProjectPatch, UpstreamAuthInput, UpstreamPatch } from '../store/control-plane';
+import type { NewProject, ProjectPatch, UpstreamPatch } from '../store/control-plane';
 import { ControlPlaneError, ControlPlaneStore } from '../store/control-plane';
-import type { Principal, UpstreamAuth } from '../store/control-plane/types';
+import type { Principal } from '../store/control-plane/types';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { findRepoRoot } from '../config/paths';
 import { createDataConverter } from '../temporal/codec';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { triggerRetention } from '../temporal/schedules';
+import { authInput, credential, json, need, onOff, parseFlags, UsageError } from './admin-cli-flags';
+import type { Flags } from './admin-cli-flags';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { keyringFromEnv, keyringFromFile, withSecretsFromEnv } from './keyring';
 
@@ -55,66 +56,11 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
               --namespacing on|off  --cache JSON  --limits JSON
   auth:       --auth none|project|per_user  [--header NAME]  [<credential>]
               per_user connected with OAuth: --oauth on|off  [--client-id ID]  [<credential>: its secret]
+              per_user by token exchange: --token-exchange {"issuer","clientId","audience"?,"scope"?}|off
   credential: --credential-env VAR | --credential-file FILE | --credential VALUE (visible in ps)
 `;
 
-export class UsageError extends Error {}
-
-type Flags = Map<string, string>;
-
-function parseFlags(args: string[]): Flags {
-  const flags: Flags = new Map();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    if (eq > 0) {
-      flags.set(arg.slice(2, eq), arg.slice(eq + 1));
-      continue;
-    }
-    const value = args[i + 1];
-    if (value === undefined) throw new UsageError(`${arg} needs a value`);
-    flags.set(arg.slice(2), value);
-    i++;
-  }
-  return flags;
-}
-
-function need(flags: Flags, name: string): string {
-  const v = flags.get(name);
-  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
-  return v;
-}
-
-function onOff(flags: Flags, name: string): boolean | undefined {
-  const v = flags.get(name);
-  if (v === undefined) return undefined;
-  if (['on', 'true', 'yes'].includes(v)) return true;
-  if (['off', 'false', 'no'].includes(v)) return false;
-  throw new UsageError(`--${name} must be on or off`);
-}
-
-function json(flags: Flags, name: string): Record<string, unknown> | undefined {
-  const v = flags.get(name);
-  if (v === undefined) return undefined;
-  try {
-    return JSON.parse(v) as Record<string, unknown>;
-  } catch {
-    throw new UsageError(`--${name} must be JSON`);
-  }
-}
-
-function credential(flags: Flags, env: NodeJS.ProcessEnv): string | undefined {
-  const fromEnv = flags.get('credential-env');
-  if (fromEnv !== undefined) {
-    const v = env[fromEnv];
-    if (v === undefined) throw new UsageError(`Environment variable ${fromEnv} is not set`);
-    return v;
-  }
-  const file = flags.get('credential-file');
-  if (file !== undefined) return readFileSync(file, 'utf8').trim();
-  return flags.get('credential');
-}
+export { UsageError };
 
 function settings(flags: Flags): ProjectPatch {
   const authMode = flags.get('auth-mode');
@@ -132,30 +78,6 @@ function settings(flags: Flags): ProjectPatch {
     ...(cache !== undefined && { cache }),
     ...(limits !== undefined && { limits }),
   };
-}
-
-function authInput(flags: Flags, env: NodeJS.ProcessEnv, current?: UpstreamAuth) {
-  const [mode, header, id] = [
-    flags.get('auth') ?? current?.mode ?? 'none',
-    flags.get('header'),
-    flags.get('client-id'),
-  ];
-  const [secret, oauthFlag] = [credential(flags, env), onOff(flags, 'oauth')];
-  if ([flags.get('auth'), header, secret, id, oauthFlag].every((v) => v === undefined)) return undefined;
-  const base = { mode, ...(header !== undefined && { header }) };
-  if (mode !== 'per_user')
-    return { ...base, ...(secret !== undefined && { credential: secret }) } as UpstreamAuthInput;
-  // per_user: `--oauth on` (kept on an update unless `--oauth off`); the credential is the client secret.
-  const was = current?.mode === 'per_user' ? current.oauth : undefined;
-  const clientId = id ?? was?.clientId;
-  const oauth = {
-    ...(clientId !== undefined && { clientId }),
-    ...(secret !== undefined && { clientSecret: secret }),
-  };
-  return {
-    ...base,
-    ...((oauthFlag ?? (was !== undefined || id !== undefined)) && { oauth }),
-  } as UpstreamAuthInput;
 }
 
 /** What the CLI does through Temporal (docs/retention.md). */

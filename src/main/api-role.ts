@@ -40,6 +40,7 @@ import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { listen } from './http-server';
 import type { Role, Shared } from './roles';
 import { ADMIN } from './roles';
+import { clientMetadataDocumentUrl } from '../config/connect';
 import { probeChangedUpstreams, probeUpstream } from './upstream-probes';
 import type { UpstreamClient } from '../upstream/client';
 
@@ -129,11 +130,15 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
           logger,
         })
       : undefined;
+  // The gateway's client metadata document, where it can be published (https; config/connect.ts).
+  const document = clientMetadataDocumentUrl(config.http.publicBaseUrl, config.connect);
   const connect =
     config.http.publicBaseUrl !== undefined
       ? upstreamConnect({
           publicBaseUrl: config.http.publicBaseUrl,
           connectAllPerUser: config.connectUpstreams,
+          clientName: config.connect.clientName,
+          ...(document !== undefined && { clientMetadataDocumentUrl: document }),
           controlPlane,
           dashboard: dashboardStore,
           clients: new OAuthClientStore(db, cipher),

@@ -6,7 +6,7 @@
  * process never loads the Temporal worker and its native library (docs/performance.md).
  */
 import { OAuthClientStore } from '../store/oauth-clients';
-import { upstreamRenewal, upstreamRevocation } from './upstream-renewal';
+import { upstreamRenewal, upstreamRevocation, upstreamTokenExchange } from './upstream-renewal';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
@@ -82,6 +82,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       revokeAtServer: upstreamRevocation(new OAuthClientStore(db, cipher), logger, checkedVia),
     }),
     checkUpstreamAddress: (url) => addressPolicy.checkUrl(url),
+    // RFC 8693 for `per_user` upstreams with `auth.tokenExchange` (docs/oauth.md); no public origin needed.
+    exchangeToken: upstreamTokenExchange(logger, checkedVia),
   });
   // Sessions with 2025-era upstreams are shared by every process through the store (docs/interop.md).
   const upstream = new UpstreamClient({

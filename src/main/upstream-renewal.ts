@@ -6,12 +6,13 @@
  */
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import type { RenewAuthorization, RevokeAtServer } from '../store/control-plane';
+import type { ExchangeToken, RenewAuthorization, RevokeAtServer } from '../store/control-plane';
 import type { OAuthClientStore } from '../store/oauth-clients';
 import { refreshTokens, revokeToken } from '../upstream/oauth/client';
 import { OAuthHttpError } from '../upstream/oauth/http';
 import type { AuthorizationServerMetadata } from '../upstream/oauth/metadata';
 import { authorizationServerMetadata } from '../upstream/oauth/metadata';
+import { exchangeToken } from '../upstream/oauth/token-exchange';
 
 /**
  * Authorization servers' metadata, looked up once per issuer and way of reaching it (a failed look-up is
@@ -93,6 +94,24 @@ export function upstreamRevocation(
         { issuer: client.issuer, reason },
         'revoking a connection at its authorization server failed',
       );
+    }
+  };
+}
+
+/**
+ * RFC 8693 token exchange for `per_user` upstreams that say so (store/control-plane/token-exchange.ts
+ * decides when): the issuer's token endpoint from its metadata, reached through the address policy unless
+ * an operator set the upstream. Failures are logged with the issuer and the error only.
+ */
+export function upstreamTokenExchange(logger: Logger, checkedVia?: Dispatcher): ExchangeToken {
+  const metadataOf = metadataCache(checkedVia);
+  return async ({ issuer, addressApproved, ...request }) => {
+    try {
+      const as = await metadataOf(issuer, addressApproved);
+      return await exchangeToken(as, request);
+    } catch (err) {
+      logger.warn({ err, issuer }, 'exchanging a caller token for an upstream failed');
+      throw err;
     }
   };
 }

@@ -161,6 +161,29 @@ export interface UpstreamsTable {
    * (1), so its connections skip the address policy; 0 when a project manager did.
    */
   address_approved?: number;
+  /**
+   * Migration 0018: the client registration method last used at its authorization server
+   * (`configured` | `metadata_document` | `dynamic`); its token exchange settings (JSON: issuer,
+   * clientId, audience, scope) and their client secret, sealed (`upstream-token-exchange-secret:{id}`).
+   */
+  oauth_registration?: string | null;
+  token_exchange?: string | null;
+  token_exchange_secret?: Buffer | null;
+}
+
+/**
+ * Tokens obtained by RFC 8693 token exchange (migration 0018): one per user and upstream, sealed
+ * (`upstream-token-exchange:{id}:{user_id}:{upstream_id}`), for the address in `address`.
+ */
+export interface UpstreamTokenExchangeTable {
+  id: string;
+  upstream_id: string;
+  user_id: string;
+  token: Buffer;
+  expires_at: string | null;
+  address: string;
+  created_at: string;
+  updated_at: string;
 }
 
 /** Sessions with stateful 2025-era upstreams (migration 0008), one per upstream, credential and variant. */
@@ -296,4 +319,5 @@ export interface Database {
   upstream_sessions: UpstreamSessionsTable;
   external_identities: ExternalIdentitiesTable;
   upstream_oauth_clients: UpstreamOAuthClientsTable;
+  upstream_token_exchange: UpstreamTokenExchangeTable;
 }

@@ -42,6 +42,7 @@ describe('who may use the dashboard', () => {
         protocolVersion: '2026-07-28',
         probedAt: expect.any(String),
         problem: null,
+        credentials: 'none',
       },
     ]);
     // An address nothing listens on: stored, probed at once, and shown with its problem.

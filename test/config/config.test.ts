@@ -100,11 +100,20 @@ test('oauth needs the public origin that names each resource, and refuses weak a
   ).toThrow(/oauth.dashboard.issuer must be one of oauth.issuers/);
 });
 
-test('the sample bootstrap of upstreams connected with OAuth parses: registered dynamically, with a configured client, and by hand', () => {
+test('the sample bootstrap of per-user upstreams parses: connected with OAuth (client chosen by the gateway, or configured), by token exchange, and by hand', () => {
   const doc = loadBootstrapFile(path.join(__dirname, '../../config/oauth-bootstrap.example.json'));
   expect(doc.projects[0]?.upstreams?.map((u) => u.auth)).toEqual([
     { mode: 'per_user', oauth: {} },
     { mode: 'per_user', oauth: { clientId: 'taskrouter-gateway', clientSecret: expect.any(String) } },
+    {
+      mode: 'per_user',
+      tokenExchange: {
+        issuer: 'https://sso.example.com/realms/engineering',
+        clientId: 'taskrouter-exchange',
+        clientSecret: expect.any(String),
+        audience: 'crm-api',
+      },
+    },
     { mode: 'per_user' },
   ]);
 });

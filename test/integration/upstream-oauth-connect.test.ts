@@ -202,7 +202,7 @@ test('only the upstream whose configuration says so is connected with OAuth; the
   }>;
   expect(list.find((u) => u.alias === 'tracker')?.auth).toEqual({
     mode: 'per_user',
-    oauth: { clientId: CLIENT.id, clientSecretSet: true },
+    oauth: { clientId: CLIENT.id, clientSecretSet: true, registration: 'configured' },
   });
   expect(list.find((u) => u.alias === 'plain')?.auth).toEqual({ mode: 'per_user' });
 });
@@ -286,6 +286,13 @@ test('"Disconnect" in the dashboard (a real browser) revokes the tokens at the p
     await page.goto(`${a}/dashboard/#/p/front`);
     const row = page.locator('[data-connection="tracker"]');
     await row.locator('[data-status="active"]').waitFor();
+    // Which client the gateway uses at the provider: the configured one.
+    expect(await row.locator('[data-registration]').getAttribute('data-registration')).toBe('configured');
+    expect(await row.textContent()).toContain('configured client');
+    // And the project's upstream list says how calls to it get their credential.
+    expect(
+      await page.locator('section.upstreams li[data-upstream="tracker"] [data-credentials]').textContent(),
+    ).toContain('connect with OAuth (configured client)');
     await row.getByRole('button', { name: 'Disconnect tracker' }).click();
     await page.locator('[data-connection="tracker"] [data-status="revoked"]').waitFor();
     await page.getByRole('button', { name: 'Connect tracker' }).waitFor();
@@ -461,7 +468,7 @@ test('re-pointing the upstream ends its connections at the provider and here; th
     // The client secret was given for the old authorization server: it goes too.
     expect(((await moved.json()) as { auth: unknown }).auth).toEqual({
       mode: 'per_user',
-      oauth: { clientId: CLIENT.id, clientSecretSet: false },
+      oauth: { clientId: CLIENT.id, clientSecretSet: false, registration: 'configured' },
     });
     // Revoked at the provider that issued it (RFC 7009), and here.
     expect((await idp.introspect(refresh, CLIENT)).active).toBe(false);

@@ -166,6 +166,75 @@ it('re-pointing an upstream drops its credential unless the same command gives i
   expect(JSON.stringify(audit)).not.toContain('MARKER');
 });
 
+it('sets, keeps and removes token exchange on a per_user upstream, its secret never shown', async () => {
+  const settings = '{"issuer":"https://login.example.com","clientId":"gw","audience":"crm-api"}';
+  const added = await cli(
+    'upstream',
+    'add',
+    '--project',
+    'demo',
+    '--alias',
+    'crm',
+    '--url',
+    'http://127.0.0.1:9/crm',
+    '--auth',
+    'per_user',
+    '--token-exchange',
+    settings,
+    '--credential-env',
+    'UPSTREAM_SECRET',
+  );
+  expect(added.auth).toEqual({
+    mode: 'per_user',
+    tokenExchange: {
+      issuer: 'https://login.example.com',
+      clientId: 'gw',
+      audience: 'crm-api',
+      clientSecretSet: true,
+    },
+  });
+  // An update that says nothing about auth but the header keeps the settings and the secret.
+  const kept = await cli(
+    'upstream',
+    'update',
+    '--project',
+    'demo',
+    '--alias',
+    'crm',
+    '--header',
+    'X-Crm-Token',
+  );
+  expect(kept.auth).toMatchObject({ header: 'X-Crm-Token', tokenExchange: { clientSecretSet: true } });
+  const listed = await cli('upstream', 'list', '--project', 'demo');
+  expect(JSON.stringify(listed)).not.toContain('MARKER');
+  const off = await cli(
+    'upstream',
+    'update',
+    '--project',
+    'demo',
+    '--alias',
+    'crm',
+    '--token-exchange',
+    'off',
+  );
+  // Like every auth change, it replaces the auth settings: the header goes unless restated.
+  expect(off.auth).toEqual({ mode: 'per_user' });
+  expect(
+    (
+      await cliFails(
+        'upstream',
+        'update',
+        '--project',
+        'demo',
+        '--alias',
+        'crm',
+        '--token-exchange',
+        '{"issuer":"nope"}',
+      )
+    ).code,
+  ).toBe(1);
+});
+
 it('applies a bootstrap file', async () => {
   const file = path.join(dir, 'bootstrap.json');
   writeFileSync(

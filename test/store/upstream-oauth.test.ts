@@ -70,7 +70,7 @@ test('an upstream says it is connected with OAuth; the configured client secret 
   });
   expect(await authOf('tracker')).toEqual({
     mode: 'per_user',
-    oauth: { clientId: 'gw', clientSecretSet: true },
+    oauth: { clientId: 'gw', clientSecretSet: true, registration: 'configured' },
   });
   expect(await authOf('dcr')).toEqual({ mode: 'per_user', oauth: { clientSecretSet: false } });
   expect(await authOf('plain')).toEqual({ mode: 'per_user' });
@@ -110,7 +110,7 @@ test('a patch keeps the secret while the client id stays, drops it with another 
   expect(await cp.upstreamOAuthClient(id)).toEqual({ clientId: 'gw2' });
   expect(await authOf('tracker')).toEqual({
     mode: 'per_user',
-    oauth: { clientId: 'gw2', clientSecretSet: false },
+    oauth: { clientId: 'gw2', clientSecretSet: false, registration: 'configured' },
   });
   await cp.updateUpstream(admin, 'alpha', 'tracker', { auth: { mode: 'per_user' } });
   expect(await authOf('tracker')).toEqual({ mode: 'per_user' });

@@ -4,8 +4,10 @@
  *
  * - `GET /v1/connect/{project}/{alias}` (a dashboard session; the user may call the project): discovers
  *   the upstream's protected-resource metadata (RFC 9728, from its 401 challenge or the well-known URL)
- *   and its authorization server's metadata (RFC 8414 / OpenID), registers the gateway there once
- *   (RFC 7591; kept in `upstream_oauth_clients`) unless the upstream names its client (`auth.oauth.clientId`), and redirects to the authorization endpoint:
+ *   and its authorization server's metadata (RFC 8414 / OpenID), picks the gateway's client there (the
+ *   one the upstream names, `auth.oauth.clientId`; else the URL of the gateway's client metadata document
+ *   when the server accepts those; else a dynamic registration, RFC 7591, made once; the last two kept in
+ *   `upstream_oauth_clients`), and redirects to the authorization endpoint:
  *   authorization code + PKCE (S256) with `resource` = the upstream's resource (RFC 8707). The flow's
  *   secrets travel in a sealed, HttpOnly, SameSite=Lax cookie scoped to the callback, valid 10 minutes,
  *   naming the user, project and upstream it was started for.
@@ -13,6 +15,8 @@
  *   exchanges the code, and records the access token as the user's authorization for that upstream
  *   (sealed with the key ring, with its expiry; the ordinary `per_user` machinery serves it, and the user
  *   or a project manager revokes it like any authorization). Then back to the dashboard.
+ * - `GET /v1/connect/client-metadata.json`: the gateway's client metadata document (Client ID Metadata
+ *   Documents draft), when published (`connect.clientMetadataDocument`, an https `publicBaseUrl`).
  *
  * With a refresh token, the authorization renews itself before the access token expires
  * (store/control-plane/renewal.ts); revoked, it is revoked at the authorization server too (RFC 7009,
@@ -26,7 +30,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Dispatcher } from 'undici';
 import type { ControlPlaneStore } from '../../store/control-plane';
-import type { UpstreamRecord } from '../../store/control-plane/types';
+import type { OAuthRegistration, UpstreamRecord } from '../../store/control-plane/types';
 import { connectsWithOAuth } from '../../store/control-plane';
 import { addressOf } from '../../store/control-plane/upstream-addresses';
 import type { Cipher } from '../../store/cipher';
@@ -51,6 +55,7 @@ const FLOW_COOKIE = 'taskrouter_connect';
 const FLOW_AAD = 'upstream-connect-flow';
 const FLOW_TTL_MS = 10 * 60_000;
 const START = /^\/v1\/connect\/([a-z0-9][a-z0-9-]{0,49})\/([A-Za-z0-9_-]{1,64})$/;
+const DOCUMENT = `${BASE}/client-metadata.json`;
 
 export interface UpstreamConnectDeps {
   publicBaseUrl: string;
@@ -62,7 +67,12 @@ export interface UpstreamConnectDeps {
     | 'grantUpstreamAuthorization'
     | 'attachRenewal'
     | 'upstreamOAuthClient'
+    | 'recordOAuthRegistration'
   >;
+  /** The URL of the gateway's client metadata document, when it is published (config/connect.ts). */
+  clientMetadataDocumentUrl?: string;
+  /** `client_name` in the document and in dynamic registrations. */
+  clientName: string;
   /** Legacy `connectUpstreams`: every `per_user` upstream connects, not only those with `auth.oauth`. */
   connectAllPerUser?: boolean;
   dashboard: DashboardStore;
@@ -93,24 +103,54 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
   const viaFor = (upstream: UpstreamRecord) => (upstream.addressApproved ? undefined : deps.checkedVia);
   const answerErrors = restErrors({ realm: 'taskrouter', label: 'upstream connect', logger: deps.logger });
 
+  /**
+   * The gateway's client at the server, in the order the MCP specification gives (2026-07-28): the one
+   * the upstream's configuration names (an operator's explicit choice), else the client metadata
+   * document's URL where the server accepts those, else dynamic registration (docs/decisions.md).
+   */
   async function clientAt(
     as: AuthorizationServerMetadata,
     upstream: UpstreamRecord,
     scope: string | undefined,
-  ): Promise<KeptClient> {
-    // A client registered at the server beforehand (no dynamic registration there): the configured one.
+  ): Promise<{ client: KeptClient; registration: OAuthRegistration }> {
     if (upstream.auth.mode === 'per_user' && upstream.auth.oauth?.clientId !== undefined) {
       const configured = await deps.controlPlane.upstreamOAuthClient(upstream.id);
-      if (configured) return deps.clients.saveConfigured(upstream.id, as.issuer, configured);
+      if (configured) {
+        const client = await deps.clients.saveConfigured(upstream.id, as.issuer, configured);
+        return { client, registration: 'configured' };
+      }
+    }
+    const document = deps.clientMetadataDocumentUrl;
+    if (document !== undefined && as.clientIdMetadataDocumentSupported) {
+      // A public client (token endpoint auth `none`) whose id is the document's URL: nothing to register.
+      const key = `metadata-document:${document}`;
+      const client =
+        (await deps.clients.get(as.issuer, key)) ??
+        (await deps.clients.save(as.issuer, key, { clientId: document }));
+      return { client, registration: 'metadata_document' };
     }
     const known = await deps.clients.get(as.issuer, redirectUri);
-    if (known) return known;
+    if (known) return { client: known, registration: 'dynamic' };
     const registered = await registerClient(as, {
       redirectUri,
-      clientName: 'TaskRouter gateway',
+      clientName: deps.clientName,
       ...(scope !== undefined && { scope }),
     });
-    return deps.clients.save(as.issuer, redirectUri, registered);
+    return { client: await deps.clients.save(as.issuer, redirectUri, registered), registration: 'dynamic' };
+  }
+
+  /** The client metadata document (CIMD draft): what an authorization server fetches at `client_id`. */
+  function metadataDocument(ctx: Context, url: string): void {
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.type = 'application/json';
+    ctx.body = {
+      client_id: url,
+      client_name: deps.clientName,
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
 
   async function start(ctx: Context, slug: string, alias: string): Promise<void> {
@@ -130,7 +170,12 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
     const issuer = prm.authorizationServers[0] as string;
     const as = await authorizationServerMetadata(issuer, via);
     const scope = prm.scopesSupported?.join(' ');
-    const client = await clientAt(as, upstream, scope);
+    const { client, registration } = await clientAt(as, upstream, scope);
+    // Shown on upstreams that say `auth.oauth` (not those connectable only through legacy `connectUpstreams`).
+    const shown = upstream.auth.mode === 'per_user' ? upstream.auth.oauth : undefined;
+    if (shown && shown.registration !== registration) {
+      await deps.controlPlane.recordOAuthRegistration(upstream.id, registration);
+    }
     const flow: Flow = {
       state: randomSecret(),
       verifier: randomSecret(),
@@ -235,6 +280,10 @@ export function upstreamConnect(deps: UpstreamConnectDeps): Middleware {
 
   return async (ctx, next) => {
     if (!ctx.path.startsWith(`${BASE}/`) || ctx.method !== 'GET') return next();
+    if (ctx.path === DOCUMENT) {
+      if (deps.clientMetadataDocumentUrl === undefined) return next();
+      return metadataDocument(ctx, deps.clientMetadataDocumentUrl);
+    }
     const match = START.exec(ctx.path);
     if (ctx.path !== CALLBACK && !match) return next();
     ctx.set('Cache-Control', 'no-store');

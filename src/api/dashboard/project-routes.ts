@@ -54,6 +54,8 @@ export const PROJECT_ROUTES = [
           // Past its access token's expiry, a connection that renews itself on its next use is connected.
           status: latest?.status === 'expired' && latest.renewable ? 'active' : (latest?.status ?? 'none'),
           expiresAt: latest?.expiresAt ?? null,
+          // How the gateway's client at the upstream's authorization server came about (null: not yet).
+          registration: (u.auth.mode === 'per_user' && u.auth.oauth?.registration) || null,
           connectUrl: `/v1/connect/${encodeURIComponent(project.slug)}/${encodeURIComponent(u.alias)}`,
         };
       });

@@ -122,5 +122,20 @@ export function upstreamStatusView(upstream: UpstreamRecord) {
     protocolVersion: probe?.protocolVersion ?? null,
     probedAt: probe?.probedAt ?? null,
     problem: probe?.error ? PROBE_FAILED : null,
+    credentials: credentialsOf(upstream),
   };
+}
+
+/**
+ * How a call's upstream credential comes about, for people (docs/oauth.md): `token_exchange`, or for an
+ * upstream users connect with OAuth the gateway's client at its server (`oauth_configured`,
+ * `oauth_metadata_document`, `oauth_dynamic`; `oauth` before the first connect), `per_user`, `project`
+ * or `none`.
+ */
+export function credentialsOf(upstream: UpstreamRecord): string {
+  const a = upstream.auth;
+  if (a.mode !== 'per_user') return a.mode;
+  if (a.tokenExchange) return 'token_exchange';
+  if (a.oauth) return a.oauth.registration ? `oauth_${a.oauth.registration}` : 'oauth';
+  return 'per_user';
 }

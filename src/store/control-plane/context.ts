@@ -83,6 +83,8 @@ export interface ControlPlaneStoreOptions {
   revokeAtServer?: RevokeAtServer;
   /** Renews an authorization made by connecting with OAuth (renewal.ts); absent, none renews. */
   renewAuthorization?: RenewAuthorization;
+  /** RFC 8693 token exchange at an upstream's configured issuer (token-exchange.ts); absent, none. */
+  exchangeToken?: ExchangeToken;
   /**
    * Refuses (rejects with the reason) an upstream URL a project manager may not use: the address policy
    * (src/upstream/address-policy.ts), which resolves the name. Absent, every address is accepted.
@@ -162,3 +164,17 @@ function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
 }
+
+/** Exchanges a caller's access token at `issuer` (main/upstream-renewal.ts); throws when it cannot. */
+export type ExchangeToken = (r: {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  audience?: string;
+  scope?: string;
+  /** The upstream's URL (RFC 8707 `resource`). */
+  resource: string;
+  subjectToken: string;
+  /** An operator set the upstream: the issuer is reached directly, else through the address policy. */
+  addressApproved: boolean;
+}) => Promise<{ accessToken: string; expiresAt?: number }>;

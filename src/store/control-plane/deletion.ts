@@ -48,6 +48,7 @@ export async function deleteProject(
   await ctx.transaction(async (trx) => {
     const upstreamIds = trx.selectFrom('upstreams').select('id').where('project_id', '=', row.id);
     await trx.deleteFrom('upstream_authorizations').where('upstream_id', 'in', upstreamIds).execute();
+    await trx.deleteFrom('upstream_token_exchange').where('upstream_id', 'in', upstreamIds).execute();
     await trx.deleteFrom('upstreams').where('project_id', '=', row.id).execute();
     await trx.deleteFrom('api_keys').where('project_id', '=', row.id).execute();
     await trx.deleteFrom('project_members').where('project_id', '=', row.id).execute();

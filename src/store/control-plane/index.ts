@@ -32,9 +32,11 @@ import * as renewal from './renewal';
 import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
 import * as serving from './serving';
 import * as teams from './teams';
+import type { CredentialSubject } from './token-exchange';
 import type {
   AuditEvent,
   ControlPlane,
+  OAuthRegistration,
   Principal,
   ProjectRecord,
   UpstreamCredential,
@@ -57,7 +59,7 @@ import type {
 } from './views';
 
 export { actorId } from './audit';
-export type { ControlPlaneStoreOptions, RevokeAtServer } from './context';
+export type { ControlPlaneStoreOptions, ExchangeToken, RevokeAtServer } from './context';
 export { connectsWithOAuth } from './upstreams';
 export type { RenewAuthorization, RenewedTokens } from './renewal';
 export { newId } from './context';
@@ -107,19 +109,9 @@ export class ControlPlaneStore implements ControlPlane {
     return serving.authenticate(this.ctx, token);
   }
 
-  userToken(
-    token: string,
-  ): Promise<{ userId: string; tokenId: string; expiresAt: string | null } | undefined> {
-    return userTokens.userToken(this.ctx, token);
-  }
-
-  projectBySlug(slug: string): Promise<ProjectRecord | undefined> {
-    return serving.projectBySlug(this.ctx, slug);
-  }
-
-  projectById(id: string): Promise<ProjectRecord | undefined> {
-    return serving.projectById(this.ctx, id);
-  }
+  userToken = (token: string) => userTokens.userToken(this.ctx, token);
+  projectBySlug = (slug: string) => serving.projectBySlug(this.ctx, slug);
+  projectById = (id: string) => serving.projectById(this.ctx, id);
 
   canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
     return serving.mayCall(this.ctx, principal, project);
@@ -145,8 +137,9 @@ export class ControlPlaneStore implements ControlPlane {
     principal: Principal,
     project: ProjectRecord,
     upstream: UpstreamRecord,
+    subject?: CredentialSubject,
   ): Promise<UpstreamCredential> {
-    return serving.upstreamCredential(this.ctx, principal, project, upstream);
+    return serving.upstreamCredential(this.ctx, principal, project, upstream, subject);
   }
 
   authorizationValid(authorizationId: string): Promise<boolean> {
@@ -352,9 +345,10 @@ export class ControlPlaneStore implements ControlPlane {
     return upstreams.removeUpstream(this.ctx, actor, projectRef, alias);
   }
 
-  /** The client an upstream's configuration names for its authorization server (dashboard/connect.ts). */
-  upstreamOAuthClient(upstreamId: string) {
-    return upstreams.upstreamOAuthClient(this.ctx, upstreamId);
+  /** The client an upstream names at its authorization server, and how the last connect got one. */
+  upstreamOAuthClient = (upstreamId: string) => upstreams.upstreamOAuthClient(this.ctx, upstreamId);
+  recordOAuthRegistration(upstreamId: string, registration: OAuthRegistration): Promise<void> {
+    return upstreams.recordOAuthRegistration(this.ctx, upstreamId, registration);
   }
 
   /** Records what probing an upstream found out (src/upstream/eras.ts); shown in upstream views. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
+import { TokenExchangeInputSchema } from '../../config/upstream';
 import { ControlPlaneError } from './errors';
 
 export const SlugSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,49}$/, 'lowercase letters, digits and "-"');
@@ -73,11 +74,22 @@ export const UpstreamAuthInputSchema = z.discriminatedUnion('mode', [
     header: HeaderNameSchema.optional(),
     credential: CredentialSchema.optional(),
   }),
-  z.strictObject({
-    mode: z.literal('per_user'),
-    header: HeaderNameSchema.optional(),
-    oauth: UpstreamOAuthInputSchema.optional(),
-  }),
+  z
+    .strictObject({
+      mode: z.literal('per_user'),
+      header: HeaderNameSchema.optional(),
+      oauth: UpstreamOAuthInputSchema.optional(),
+      /**
+       * RFC 8693 token exchange (docs/oauth.md): each caller's OAuth access token is exchanged at
+       * `issuer` for their credential. For a patch, an omitted `clientSecret` keeps the stored one while
+       * `issuer` and `clientId` stay the same.
+       */
+      tokenExchange: TokenExchangeInputSchema.optional(),
+    })
+    .refine((a) => !(a.oauth && a.tokenExchange), {
+      message: 'an upstream is connected with OAuth or uses token exchange, not both',
+      path: ['tokenExchange'],
+    }),
 ]);
 export type UpstreamAuthInput = z.infer<typeof UpstreamAuthInputSchema>;
 

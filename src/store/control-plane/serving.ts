@@ -15,6 +15,8 @@ import { toProjectRecord } from './projects';
 import { renewalDue, renewAuthorization, validUntil } from './renewal';
 import type { Principal, ProjectRecord, UpstreamCredential, UpstreamRecord } from './types';
 import { connectsWithOAuth, openUpstreamCredential, toAuth } from './upstreams';
+import type { CredentialSubject } from './token-exchange';
+import { exchangedAuthorizationValid, exchangedCredential } from './token-exchange';
 import { userToken } from './user-tokens';
 
 /** A bearer token (user personal access token or project API key); undefined if unknown or revoked. */
@@ -63,11 +65,14 @@ export function upstreamCredential(
   principal: Principal,
   project: ProjectRecord,
   upstream: UpstreamRecord,
+  subject: CredentialSubject = {},
 ): Promise<UpstreamCredential> {
-  const key = `${principalKey(principal)}|${project.id}|${upstream.id}`;
+  // Whether the caller brought an OAuth access token (or is a task) decides what token exchange gives.
+  const how = subject.accessToken !== undefined ? 'oauth' : subject.task ? 'task' : 'token';
+  const key = `${principalKey(principal)}|${project.id}|${upstream.id}|${how}`;
   const read = async () => {
     const expiry = { at: null as string | null };
-    const value = await readCredential(ctx, principal, project, upstream, expiry);
+    const value = await readCredential(ctx, principal, project, upstream, expiry, subject);
     return { value, expiresAt: expiry.at };
   };
   return ctx.serving.get('credential', key, read, () => ctx.nowIso());
@@ -90,6 +95,7 @@ async function readCredential(
   project: ProjectRecord,
   upstream: UpstreamRecord,
   expiry: { at: string | null },
+  subject: CredentialSubject,
 ): Promise<UpstreamCredential> {
   const name = `Upstream "${upstream.alias}"`;
   // No credential to look up: the (briefly cached) project record already says all that is needed.
@@ -127,6 +133,18 @@ async function readCredential(
     };
   }
   // per_user
+  const exchange = auth.tokenExchange;
+  if (exchange) {
+    if (principal.kind !== 'user') {
+      const who = principal.kind === 'api_key' ? 'API key' : principal.kind;
+      return {
+        ok: false,
+        reason: `${name} obtains each caller's credential by exchanging their OAuth access token; ${who} callers have none (sign in with OAuth)`,
+        tokenExchange: 'oauth_sign_in_required',
+      };
+    }
+    return exchangedCredential(ctx, principal.userId, row, exchange, subject, expiry);
+  }
   if (principal.kind !== 'user') {
     const who = principal.kind === 'api_key' ? 'API key callers' : `${principal.kind} callers`;
     return {
@@ -184,6 +202,7 @@ async function readCredential(
  * taken for withdrawn between its token's expiry and the next upstream request that would renew it.
  */
 export function authorizationValid(ctx: StoreContext, authorizationId: string): Promise<boolean> {
+  if (authorizationId.startsWith('utx_')) return exchangedAuthorizationValid(ctx, authorizationId);
   const read = async () => {
     let row: UpstreamAuthorizationsTable | undefined = await ctx.db
       .selectFrom('upstream_authorizations')

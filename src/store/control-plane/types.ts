@@ -33,7 +33,37 @@ export type UpstreamAuth =
    * users connect it with OAuth from the dashboard, through a client registered dynamically or the
    * configured `clientId` (its secret is never in a record: `clientSecretSet` says whether there is one).
    */
-  | { mode: 'per_user'; header?: string; oauth?: { clientId?: string; clientSecretSet: boolean } };
+  | {
+      mode: 'per_user';
+      header?: string;
+      /**
+       * `registration`: how the gateway's client at the upstream's authorization server came about at
+       * the last connect (`configured` clientId, its `metadata_document` URL, `dynamic` registration).
+       */
+      oauth?: { clientId?: string; clientSecretSet: boolean; registration?: OAuthRegistration };
+      /** Each caller's credential by RFC 8693 token exchange of their OAuth access token. */
+      tokenExchange?: TokenExchangeSettings;
+    };
+
+/** How the caller is known to the credential look-up (token-exchange.ts). */
+export interface CredentialSubject {
+  /** The caller's OAuth access token (they signed in with OAuth): it can be exchanged. */
+  accessToken?: string;
+  /** A running task's later call (the worker): only a kept token can be used. */
+  task?: boolean;
+}
+
+/** How the gateway's OAuth client at an upstream's authorization server came about (docs/oauth.md). */
+export type OAuthRegistration = 'configured' | 'metadata_document' | 'dynamic';
+
+/** An upstream's token exchange settings as records and views show them (never the secret). */
+export interface TokenExchangeSettings {
+  issuer: string;
+  clientId: string;
+  clientSecretSet: boolean;
+  audience?: string;
+  scope?: string;
+}
 
 export interface UpstreamRecord {
   id: string;
@@ -77,8 +107,11 @@ export type UpstreamCredential =
        */
       boundTo?: string;
     }
-  /** `connectUrl`: where the user connects the upstream with OAuth, when that would give them one. */
-  | { ok: false; reason: string; connectUrl?: string };
+  /**
+   * `connectUrl`: where the user connects the upstream with OAuth, when that would give them one.
+   * `tokenExchange`: the upstream exchanges callers' OAuth access tokens and this caller has none.
+   */
+  | { ok: false; reason: string; connectUrl?: string; tokenExchange?: 'oauth_sign_in_required' };
 
 export interface AuditEvent {
   projectId: string | null;
@@ -97,11 +130,15 @@ export interface ControlPlane {
   canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean>;
   /** Team members of the owning team (and the admin): team-level mutations such as changing the project. */
   canManageProject(principal: Principal, project: ProjectRecord): Promise<boolean>;
-  /** The credential `principal` is entitled to for `upstream`, never another one. */
+  /**
+   * The credential `principal` is entitled to for `upstream`, never another one. `subject`: the caller's
+   * OAuth access token, for upstreams that exchange it (RFC 8693), or that a running task asks.
+   */
   upstreamCredential(
     principal: Principal,
     project: ProjectRecord,
     upstream: UpstreamRecord,
+    subject?: CredentialSubject,
   ): Promise<UpstreamCredential>;
   /** Whether the upstream authorization a task started with is still valid (not revoked, not expired). */
   authorizationValid(authorizationId: string): Promise<boolean>;

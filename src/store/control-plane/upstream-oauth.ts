@@ -9,6 +9,8 @@ import type { UpstreamsTable } from '../schema';
 import { secretsEqual } from '../tokens';
 import type { StoreContext } from './context';
 import type { NewUpstreamSchema, UpstreamPatchSchema } from './schemas';
+import { tokenExchangeOf } from './token-exchange';
+import type { OAuthRegistration, UpstreamAuth } from './types';
 
 /** The OAuth columns of a new upstream (all empty unless it is `per_user` with `oauth`). */
 export function oauthColumns(
@@ -42,6 +44,7 @@ export function patchOAuth(
   if ((o ? 1 : 0) !== was.oauth || clientId !== was.clientId) {
     next.oauth = o ? 1 : 0;
     next.oauth_client_id = clientId;
+    next.oauth_registration = null;
     fields.push('oauth');
   }
   const stored = row.oauth_client_secret ?? null;
@@ -80,4 +83,56 @@ function openOAuthClientSecret(ctx: StoreContext, upstreamId: string, sealed: Ui
 
 function sealOAuthClientSecret(ctx: StoreContext, upstreamId: string, secret: string): Buffer {
   return ctx.cipher.seal(Buffer.from(secret, 'utf8'), `upstream-oauth-client-secret:${upstreamId}`);
+}
+
+/**
+ * Records how the gateway's client at the upstream's authorization server came about at its last connect
+ * (shown by views). Written as a control-plane change, so every replica's records show it.
+ */
+export async function recordOAuthRegistration(
+  ctx: StoreContext,
+  upstreamId: string,
+  registration: OAuthRegistration,
+): Promise<void> {
+  await ctx.transaction(async (trx) => {
+    await trx
+      .updateTable('upstreams')
+      .set({ oauth_registration: registration })
+      .where('id', '=', upstreamId)
+      .execute();
+  });
+}
+
+const REGISTRATIONS: readonly string[] = ['configured', 'metadata_document', 'dynamic'];
+
+/** The recorded registration method, if any (a configured client id always says `configured`). */
+export function registrationOf(row: UpstreamsTable): OAuthRegistration | undefined {
+  if (row.oauth_client_id) return 'configured';
+  const r = row.oauth_registration ?? undefined;
+  return r !== undefined && REGISTRATIONS.includes(r) ? (r as OAuthRegistration) : undefined;
+}
+
+/** How an upstream is authorized, as records and views show it (no secret). */
+export function toAuth(row: UpstreamsTable): UpstreamAuth {
+  const header = row.auth_header ?? undefined;
+  if (row.auth_mode === 'project') return { mode: 'project', ...(header && { header }) };
+  if (row.auth_mode === 'per_user') {
+    const registration = registrationOf(row);
+    const oauth =
+      Number(row.oauth ?? 0) === 1
+        ? {
+            ...(row.oauth_client_id ? { clientId: row.oauth_client_id } : {}),
+            clientSecretSet: row.oauth_client_secret != null,
+            ...(registration && { registration }),
+          }
+        : undefined;
+    const tokenExchange = tokenExchangeOf(row);
+    return {
+      mode: 'per_user',
+      ...(header && { header }),
+      ...(oauth && { oauth }),
+      ...(tokenExchange && { tokenExchange }),
+    };
+  }
+  return { mode: 'none' };
 }

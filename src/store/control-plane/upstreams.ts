@@ -21,7 +21,8 @@ import { ControlPlaneError } from './errors';
 import { announceListChanges } from './list-changes';
 import type { NewUpstream, UpstreamPatch } from './schemas';
 import type { Dropped } from './upstream-addresses';
-import { oauthColumns, patchOAuth } from './upstream-oauth';
+import { oauthColumns, patchOAuth, toAuth } from './upstream-oauth';
+import { patchTokenExchange, tokenExchangeColumns } from './token-exchange';
 import {
   addressOf,
   approvedBy,
@@ -35,7 +36,7 @@ import { NewUpstreamSchema, parse, UpstreamPatchSchema } from './schemas';
 import type { Principal, UpstreamAuth, UpstreamRecord } from './types';
 import type { Updated, UpstreamView } from './views';
 
-export { upstreamOAuthClient } from './upstream-oauth';
+export { recordOAuthRegistration, toAuth, upstreamOAuthClient } from './upstream-oauth';
 
 export async function addUpstream(
   ctx: StoreContext,
@@ -61,6 +62,7 @@ export async function addUpstream(
         ? sealUpstreamCredential(ctx, id, u.auth.credential)
         : null,
     ...oauthColumns(ctx, id, u.auth),
+    ...tokenExchangeColumns(ctx, id, u.auth),
     address_approved: approvedBy(actor),
     created_at: now,
     updated_at: now,
@@ -76,6 +78,7 @@ export async function addUpstream(
       authMode: u.auth.mode,
       credentialSet: row.credential !== null,
       ...(row.oauth === 1 && { oauth: true, oauthClientSecretSet: row.oauth_client_secret != null }),
+      ...(row.token_exchange !== null && { tokenExchange: true }),
     });
     if (Number(row.enabled) !== 0)
       await announceListChanges(trx, { projectId: project.id, upstreamId: id, kinds: LIST_KINDS });
@@ -104,9 +107,15 @@ export async function updateUpstream(
   const row = await requireUpstreamRow(ctx, project, alias);
   const { next, fields } = patchedUpstream(ctx, row, patch);
   const move = moveOf(row, next);
-  // An operator restating the URL approves the address; a manager moving it withdraws the approval.
+  // An operator restating the URL approves the address; a manager moving it (or naming another token
+  // exchange issuer, reached like the upstream) withdraws the approval.
+  const managerIssuer = actor.kind !== 'admin' && fields.includes('tokenExchange');
   const approved =
-    actor.kind === 'admin' && patch.url !== undefined ? 1 : move.address ? 0 : row.address_approved;
+    actor.kind === 'admin' && patch.url !== undefined
+      ? 1
+      : move.address || managerIssuer
+        ? 0
+        : row.address_approved;
   if (Number(approved ?? 0) !== Number(row.address_approved ?? 0)) {
     next.address_approved = approved;
     fields.push('addressApproved');
@@ -128,6 +137,9 @@ export async function updateUpstream(
         oauth: next.oauth ?? 0,
         oauth_client_id: next.oauth_client_id ?? null,
         oauth_client_secret: next.oauth_client_secret ?? null,
+        oauth_registration: next.oauth_registration ?? null,
+        token_exchange: next.token_exchange ?? null,
+        token_exchange_secret: next.token_exchange_secret ?? null,
         address_approved: next.address_approved ?? 0,
         updated_at: next.updated_at,
       })
@@ -138,6 +150,9 @@ export async function updateUpstream(
       alias: row.alias,
       fields,
     });
+    // Tokens got by exchange are for the settings and the address they were got with.
+    if (move.address || fields.some((f) => f.startsWith('tokenExchange') || f === 'auth'))
+      await trx.deleteFrom('upstream_token_exchange').where('upstream_id', '=', row.id).execute();
     // Credentials stay where they were given (upstream-addresses.ts): all in this same transaction.
     if (move.address || move.oauthClient) {
       dropped = await dropBoundGrants(ctx, trx, row, move);
@@ -184,6 +199,7 @@ function patchedUpstream(
       fields.push('auth');
     }
     patchOAuth(ctx, row, next, a, fields);
+    patchTokenExchange(ctx, row, next, a, fields);
     if (a.mode !== 'project') {
       if (row.credential !== null) {
         next.credential = null;
@@ -241,6 +257,7 @@ export async function removeUpstream(
   const row = await requireUpstreamRow(ctx, project, alias);
   await ctx.transaction(async (trx) => {
     await trx.deleteFrom('upstream_authorizations').where('upstream_id', '=', row.id).execute();
+    await trx.deleteFrom('upstream_token_exchange').where('upstream_id', '=', row.id).execute();
     // The copy of its configured OAuth client (oauth-clients.ts, saveConfigured) goes with it.
     await trx.deleteFrom('upstream_oauth_clients').where('id', '=', `oclc_${row.id}`).execute();
     await trx.deleteFrom('upstream_sessions').where('upstream_id', '=', row.id).execute();
@@ -291,22 +308,6 @@ function sealUpstreamCredential(ctx: StoreContext, upstreamId: string, credentia
 /** Binds a sealed project credential to its upstream: moved to another row, it does not open. */
 function upstreamCredentialAad(upstreamId: string): string {
   return `upstream-credential:${upstreamId}`;
-}
-
-export function toAuth(row: UpstreamsTable): UpstreamAuth {
-  const header = row.auth_header ?? undefined;
-  if (row.auth_mode === 'project') return { mode: 'project', ...(header && { header }) };
-  if (row.auth_mode === 'per_user') {
-    const oauth =
-      Number(row.oauth ?? 0) === 1
-        ? {
-            ...(row.oauth_client_id ? { clientId: row.oauth_client_id } : {}),
-            clientSecretSet: row.oauth_client_secret != null,
-          }
-        : undefined;
-    return { mode: 'per_user', ...(header && { header }), ...(oauth && { oauth }) };
-  }
-  return { mode: 'none' };
 }
 
 /**

@@ -16,6 +16,7 @@ import { m0013UpstreamEvents } from './0013-upstream-events';
 import { m0015UpstreamOAuth } from './0015-upstream-oauth';
 import { m0016UpstreamAddressApproval } from './0016-upstream-address-approval';
 import { m0017TaskWatchDue } from './0017-task-watch-due';
+import { m0018UpstreamTokenExchange } from './0018-upstream-token-exchange';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0015_upstream_oauth': m0015UpstreamOAuth,
   '0016_upstream_address_approval': m0016UpstreamAddressApproval,
   '0017_task_watch_due': m0017TaskWatchDue,
+  '0018_upstream_token_exchange': m0018UpstreamTokenExchange,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -19,6 +19,8 @@ export interface AuthorizationServerMetadata {
   scopesSupported?: string[];
   /** RFC 9207: the server adds `iss` to authorization responses. */
   issParameterSupported: boolean;
+  /** The server takes an HTTPS URL of a client metadata document as `client_id` (CIMD draft). */
+  clientIdMetadataDocumentSupported: boolean;
   /**
    * What the metadata was fetched through, and so every endpoint it names is called through (token,
    * registration, revocation): the address policy's dispatcher for an upstream a manager set.
@@ -69,6 +71,7 @@ function toMetadata(issuer: string, doc: Record<string, unknown>): Authorization
       'client_secret_basic',
     ],
     issParameterSupported: doc['authorization_response_iss_parameter_supported'] === true,
+    clientIdMetadataDocumentSupported: doc['client_id_metadata_document_supported'] === true,
   };
   const endpoints = {
     authorizationEndpoint: 'authorization_endpoint',

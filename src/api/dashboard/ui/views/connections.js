@@ -6,6 +6,13 @@
 import { api } from '../api.js';
 import { announce, h } from '../dom.js';
 
+// How the gateway's client at the upstream's authorization server came about (the last connect).
+const REGISTRATION = {
+  configured: 'configured client',
+  metadata_document: 'client metadata document',
+  dynamic: 'dynamic registration',
+};
+
 const STATUS = {
   active: 'Connected',
   expired: 'Expired',
@@ -35,6 +42,12 @@ export async function connectionsSection(slug) {
           h('strong', {}, c.alias),
           ' ',
           h('span', { class: 'muted', 'data-status': c.status }, STATUS[c.status] ?? c.status),
+          c.registration &&
+            h(
+              'span',
+              { class: 'muted small', 'data-registration': c.registration },
+              ` · ${REGISTRATION[c.registration] ?? c.registration}`,
+            ),
           ' ',
           h(
             'button',

@@ -222,6 +222,12 @@ function upstreamSection(upstreams) {
           h('strong', {}, u.alias),
           ' ',
           upstreamBadge(u),
+          CREDENTIALS[u.credentials] &&
+            h(
+              'span',
+              { class: 'muted small', 'data-credentials': u.credentials },
+              ` · ${CREDENTIALS[u.credentials]}`,
+            ),
           u.problem && h('span', { class: 'problem' }, ` ${u.problem}`),
           u.probedAt &&
             h(
@@ -235,6 +241,17 @@ function upstreamSection(upstreams) {
     ),
   );
 }
+
+// How each upstream's credential comes about (views.ts, credentialsOf).
+const CREDENTIALS = {
+  project: 'project credential',
+  per_user: "each user's own authorization",
+  token_exchange: 'token exchange of your sign-in',
+  oauth: 'connect with OAuth',
+  oauth_configured: 'connect with OAuth (configured client)',
+  oauth_metadata_document: 'connect with OAuth (client metadata document)',
+  oauth_dynamic: 'connect with OAuth (dynamic registration)',
+};
 
 function upstreamBadge(u) {
   if (!u.enabled) return h('span', { class: 'badge status-cancelled' }, 'disabled');
