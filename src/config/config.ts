@@ -257,6 +257,23 @@ const ConfigObject = z.strictObject({
        * its way) before answering that it could not start; past it the call is never sent.
        */
       startTimeoutMs: z.int().positive().default(10_000),
+      /**
+       * Who makes a task-aware call's first upstream call (docs/decisions.md, "The first call from the
+       * API"). `api`: the API, after claiming it in the store; a workflow starts only if the upstream
+       * answers with a task. `worker`: every such call starts a workflow (update-with-start) whose first
+       * step makes the call (the earlier path, kept for comparison and as a fallback).
+       */
+      firstCallFrom: z.enum(['api', 'worker']).default('api'),
+      /** How often the creation reconciler (worker role) starts recorded tasks whose workflow did not start. */
+      reconcileEveryMs: z.int().positive().default(5_000),
+      /**
+       * A first call claimed as `sending` this long without a recorded answer is declared lost (its sender
+       * died with the answer): never sent again, and its task, if any, fails.
+       */
+      firstCallLostAfterMs: z
+        .int()
+        .positive()
+        .default(15 * 60_000),
     })
     .prefault({}),
   /**

@@ -15,6 +15,7 @@ import { m0012OAuth } from './0012-oauth';
 import { m0013UpstreamEvents } from './0013-upstream-events';
 import { m0015UpstreamOAuth } from './0015-upstream-oauth';
 import { m0016UpstreamAddressApproval } from './0016-upstream-address-approval';
+import { m0017FirstCallStates } from './0017-first-call-states';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013_upstream_events': m0013UpstreamEvents,
   '0015_upstream_oauth': m0015UpstreamOAuth,
   '0016_upstream_address_approval': m0016UpstreamAddressApproval,
+  '0017_first_call_states': m0017FirstCallStates,
 };
 
 export const migrationProvider: MigrationProvider = {
