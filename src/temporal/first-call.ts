@@ -25,7 +25,7 @@ import { observationOf, taskDetailOf } from '../activities/observation';
 import type { PollBounds } from '../activities/snapshot';
 import { toSnapshot } from '../activities/snapshot';
 import type { Implementation, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
-import { CreateTaskResultSchema, METHOD } from '../protocol';
+import { CreateTaskResultSchema, METHOD, ProtocolError } from '../protocol';
 import type { FirstCalls } from '../store/first-calls';
 import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
@@ -74,7 +74,13 @@ export class DirectFirstCall {
   async run(endpoint: UpstreamEndpoint, direct: DirectCall): Promise<DirectOutcome> {
     const { firstCalls } = this.deps;
     const { input } = direct;
-    const claim = await firstCalls.claim(input.taskKey, 'sending');
+    const claim = await firstCalls.claim(input.taskKey, 'sending').catch((err: unknown) => {
+      this.deps.logger.error({ err: errorText(err) }, 'first call not claimed');
+      throw new ProtocolError(
+        'TaskEngineUnavailable',
+        'The gateway could not record the call before sending it (its store did not answer); nothing was sent to the upstream. Try again later.',
+      );
+    });
     if (!claim.won) throw new Error('The task key was already claimed');
     let reply: UpstreamReply;
     try {
@@ -86,23 +92,35 @@ export class DirectFirstCall {
         { sleep: (ms) => sleep(ms) },
       );
     } catch (err) {
-      await firstCalls.move(input.taskKey, 'sending', 'done');
+      await this.settled(input.taskKey);
       const message = err instanceof Error ? err.message : `Upstream "${input.upstream}" call failed`;
       return { kind: 'error', error: { code: -32603, message } };
     }
     if (reply.kind === 'result' && reply.result.resultType === 'task') {
       const created = CreateTaskResultSchema.safeParse(reply.result);
       if (created.success) return this.recordAndStart(endpoint, direct, created.data.taskId, created.data);
-      await firstCalls.move(input.taskKey, 'sending', 'done');
+      await this.settled(input.taskKey);
       return {
         kind: 'error',
         error: { code: -32603, message: `Upstream "${input.upstream}" answered with an invalid task` },
       };
     }
-    await firstCalls.move(input.taskKey, 'sending', 'done');
+    await this.settled(input.taskKey);
     return reply.kind === 'error'
       ? { kind: 'error', error: reply.error }
       : { kind: 'result', result: reply.result };
+  }
+
+  /**
+   * The claim of a call answered without a task becomes `done`. The answer is relayed even if this
+   * write fails: the claim then stays `sending` and is declared lost later (counted, nothing re-sent).
+   */
+  private async settled(taskKey: string): Promise<void> {
+    await this.deps.firstCalls
+      .move(taskKey, 'sending', 'done')
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ err: errorText(err) }, 'first call claim not settled'),
+      );
   }
 
   private async recordAndStart(
@@ -118,7 +136,7 @@ export class DirectFirstCall {
     const snapshot: TaskSnapshot = { ...upstreamSnapshot, createdAt: direct.input.createdAt };
     let input: TaskWorkflowInput = direct.input;
     let observation: TaskObservation | undefined;
-    await firstCalls.record(taskKey, async (trx) => {
+    const recording = firstCalls.record(taskKey, async (trx) => {
       const requestRef = await payloads.put(taskKey, 'request', direct.request, trx);
       if (direct.taskIdForListing !== undefined)
         await payloads.put(taskKey, 'task_id', direct.taskIdForListing, trx);
@@ -149,6 +167,14 @@ export class DirectFirstCall {
         snapshot,
       });
     });
+    await recording.catch((err: unknown) => {
+      // The claim stays `sending`: the reconciler declares it lost (counted), and nothing sends it again.
+      this.deps.logger.error({ err: errorText(err) }, 'task created upstream but not recorded');
+      throw new ProtocolError(
+        'InternalError',
+        `Upstream "${direct.input.upstream}" created a task, but the gateway could not record it; the call may have been sent and was not repeated`,
+      );
+    });
     await firstCallTestHooks.afterRecord?.(taskKey);
     await this.startRecorded(input);
     return { kind: 'task', observation: observation as TaskObservation };
@@ -166,7 +192,7 @@ export class DirectFirstCall {
       await this.deps.firstCalls.move(input.taskKey, 'recorded', 'started');
     } catch (err) {
       this.deps.logger.warn(
-        { err: err instanceof Error ? err.name : String(err), project: input.projectSlug },
+        { err: errorText(err), project: input.projectSlug },
         'task recorded, its workflow not started yet; the creation reconciler will start it',
       );
     }
@@ -200,11 +226,16 @@ export class DirectFirstCall {
       if (read) return read;
     } catch (err) {
       this.deps.logger.warn(
-        { err: err instanceof Error ? err.name : String(err), upstream: direct.input.upstream },
+        { err: errorText(err), upstream: direct.input.upstream },
         'created task not readable yet',
       );
     }
     const now = new Date().toISOString();
     return { status: 'working', createdAt: now, lastUpdatedAt: now, ttlMs: null };
   }
+}
+
+/** An error's name and message for logs (upstream task ids and payloads never appear in them). */
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
