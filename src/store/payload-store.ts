@@ -77,6 +77,18 @@ export class PayloadStore {
     return { id: row.id, kind, value: this.cipher.openJson<T>(row.ciphertext, aad(row.id, taskKey, kind)) };
   }
 
+  /** Whether a payload of any of these kinds is stored for a task (nothing is decrypted). */
+  async hasAnyOf(taskKey: string, kinds: readonly PayloadKind[]): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('payloads')
+      .select('id')
+      .where('task_key', '=', taskKey)
+      .where('kind', 'in', kinds)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** The payload, or undefined once retention removed it (or the id belongs to another task or kind). */
   async get<T>(id: string, taskKey: string, kind: PayloadKind): Promise<T | undefined> {
     const row = await this.db

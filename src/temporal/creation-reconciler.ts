@@ -40,6 +40,9 @@ export interface CreationReconcilerDeps {
   batchSize?: number;
 }
 
+/** Batches of stale `sending` claims one round may take (see declareLost). */
+const MAX_BATCHES = 20;
+
 export interface ReconcileRound {
   started: number;
   lost: number;
@@ -89,18 +92,18 @@ export class CreationReconciler {
     );
     let started = 0;
     for (const taskKey of keys) {
-      const input = await payloads.firstOf<TaskWorkflowInput>(taskKey, 'start_input');
-      if (!input) {
-        // Only past the payload retention: the task cannot be watched; say so rather than keep it `working`.
-        if (await firstCalls.move(taskKey, 'recorded', 'lost')) {
-          await this.failTask(
-            taskKey,
-            'The task was recorded but its workflow could not be started (its start input is no longer stored)',
-          );
-        }
-        continue;
-      }
       try {
+        const input = await payloads.firstOf<TaskWorkflowInput>(taskKey, 'start_input');
+        if (!input) {
+          // Only past the payload retention: the task cannot be watched; say so rather than keep it `working`.
+          if (await firstCalls.move(taskKey, 'recorded', 'lost')) {
+            await this.failTask(
+              taskKey,
+              'The task was recorded but its workflow could not be started (its start input is no longer stored)',
+            );
+          }
+          continue;
+        }
         if ((await this.deps.startCreated(input)) === 'started') {
           started++;
           taskStartsReconciled.inc();
@@ -111,24 +114,39 @@ export class CreationReconciler {
         }
         await firstCalls.move(taskKey, 'recorded', 'started');
       } catch (err) {
+        // One claim's trouble (Temporal away, a payload that no longer opens) does not hold up the others.
         this.deps.logger.warn({ err: errorText(err) }, 'recorded task not started; next round tries again');
       }
     }
     return started;
   }
 
+  /**
+   * Stale `sending` claims, a batch at a time: on the worker path every creation leaves one (marked `done`
+   * here), so a round takes up to MAX_BATCHES batches to keep up with a busy worker path.
+   */
   private async declareLost(now: number): Promise<number> {
+    const batchSize = this.deps.batchSize ?? 100;
+    let lost = 0;
+    for (let batch = 0; batch < MAX_BATCHES; batch++) {
+      const { lost: more, seen } = await this.declareLostBatch(now, batchSize);
+      lost += more;
+      if (seen < batchSize) break;
+    }
+    return lost;
+  }
+
+  private async declareLostBatch(now: number, batchSize: number): Promise<{ lost: number; seen: number }> {
     const { firstCalls, payloads } = this.deps;
     const keys = await firstCalls.inStateSince(
       'sending',
       new Date(now - this.deps.lostAfterMs).toISOString(),
-      this.deps.batchSize ?? 100,
+      batchSize,
     );
     let lost = 0;
     for (const taskKey of keys) {
       // The worker path records the answer as a payload and leaves its claim `sending`.
-      const answered = await payloads.firstOfKinds(taskKey, ['upstream_task_id', 'result', 'error']);
-      if (answered) {
+      if (await payloads.hasAnyOf(taskKey, ['upstream_task_id', 'result', 'error'])) {
         await firstCalls.move(taskKey, 'sending', 'done');
         continue;
       }
@@ -141,7 +159,7 @@ export class CreationReconciler {
         'The call to the upstream was interrupted after it may have been sent, and its answer was lost; it was not repeated',
       );
     }
-    return lost;
+    return { lost, seen: keys.length };
   }
 
   /** Fails the task of a claim, if one is recorded and not terminal yet. */
