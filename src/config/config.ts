@@ -253,27 +253,16 @@ const ConfigObject = z.strictObject({
       /** Consecutive failed upstream polls tolerated before the task is failed. */
       pollFailureBudget: z.int().positive().default(30),
       /**
-       * How long the API waits for a task to start (a worker takes it and the first upstream call is on
-       * its way) before answering that it could not start; past it the call is never sent.
+       * Worker path: how long the API waits for a worker to start a task before answering that it could
+       * not (past it the call is never sent). API path: the plain start's deadline, and the reconciler's wait.
        */
       startTimeoutMs: z.int().positive().default(10_000),
-      /**
-       * Who makes a task-aware call's first upstream call (docs/decisions.md, "The first call from the
-       * API"). `api`: the API, after claiming it in the store; a workflow starts only if the upstream
-       * answers with a task. `worker`: every such call starts a workflow (update-with-start) whose first
-       * step makes the call (the earlier path, kept for comparison and as a fallback).
-       */
+      /** Who makes the first upstream call (docs/decisions.md, "The first call from the API"). */
       firstCallFrom: z.enum(['api', 'worker']).default('api'),
-      /** How often the creation reconciler (worker role) starts recorded tasks whose workflow did not start. */
+      /** How often the creation reconciler (worker role) starts recorded, unstarted tasks. */
       reconcileEveryMs: z.int().positive().default(5_000),
-      /**
-       * A first call claimed as `sending` this long without a recorded answer is declared lost (its sender
-       * died with the answer): never sent again, and its task, if any, fails.
-       */
-      firstCallLostAfterMs: z
-        .int()
-        .positive()
-        .default(15 * 60_000),
+      /** A first call `sending` this long with no recorded answer is declared lost (never sent again). */
+      firstCallLostAfterMs: z.int().positive().default(900_000),
     })
     .prefault({}),
   /**
