@@ -1,5 +1,6 @@
 /**
- * `npm run bench:floor [-- --n 300 --ms 5 --concurrency 1,64 --users 4 --sections ordinary,creation,throughput
+ * `npm run bench:floor [-- --n 300 --ms 5 --concurrency 1,64 --users 4
+ *   --sections ordinary,declaring,creation,throughput
  *   --seconds 2 --clients 32 --burst 300 --warmup 50]`
  *
  * How far the speed targets of issue 14 are from what the platform itself costs, measured side by side
@@ -19,6 +20,11 @@
  *    calls come from `--users` users in turn (a token each), as several clients would: one caller may
  *    hold only `fairShare.calls.perCaller` (64) requests in flight, so one token at 64 in flight would
  *    measure the gateway at its per-caller bound (the settings stay the defaults).
+ * 1b. `declaring`: the same ordinary call (`work {ms}`, answered at once) from a client that declares the
+ *    Tasks extension, against the same call from a client without Tasks: through this gateway (the first
+ *    call made by the API, `tasks.firstCallFrom: api`, the default) and through a second gateway process
+ *    that makes it from the worker (`firstCallFrom: worker`, update-with-start). Target (issue 23): the
+ *    declaring client's p50 at most 1.3x the one without Tasks.
  * 2. Task creation (`slow_compute {seconds}`, task-aware) through the gateway and through the Temporal
  *    floor, against the gateway's ordinary call: the gateway's target is p50 <= 3x, p99 <= 4x; the
  *    floor's ratio is the least a creation that answers with the upstream's first outcome can cost.
@@ -52,9 +58,10 @@ const TARGET = {
   creationP50: 3,
   creationP99: 4,
   throughput: 100,
+  declaringP50: 1.3,
 };
 
-const SECTIONS = ['ordinary', 'creation', 'throughput'] as const;
+const SECTIONS = ['ordinary', 'declaring', 'creation', 'throughput'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -138,6 +145,12 @@ async function floorCreate(url: string, agent: Agent, args: Record<string, unkno
 
 type OrdinarySide = 'direct' | 'bare proxy' | 'gateway' | 'gateway before';
 const ORDINARY_SIDES: readonly OrdinarySide[] = ['direct', 'bare proxy', 'gateway'];
+type DeclaringSide = 'without Tasks' | 'declaring, api path' | 'declaring, worker path';
+const DECLARING_SIDES: readonly DeclaringSide[] = [
+  'without Tasks',
+  'declaring, api path',
+  'declaring, worker path',
+];
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
@@ -163,6 +176,16 @@ async function main(): Promise<void> {
         root: opts.oldRoot,
       })
     : undefined;
+  // The earlier path for the declaring section: the worker makes every declaring call's first call.
+  const workerPath = wants('declaring')
+    ? await startGatewayProcess({
+        temporal,
+        dir: tempDir(),
+        users,
+        projects: [{ slug: 'bench', upstreams: [{ alias: 'example', url: upstream.url }] }],
+        sections: { tasks: { firstCallFrom: 'worker' } },
+      })
+    : undefined;
   const sides1: readonly OrdinarySide[] = before ? [...ORDINARY_SIDES, 'gateway before'] : ORDINARY_SIDES;
   const floor = (name: string, o: FloorOptions) => forkReady('floor-process.ts', name, o);
   const bare = await floor('bare-proxy', { mode: 'bare-proxy', upstreamUrl: upstream.url });
@@ -186,6 +209,9 @@ async function main(): Promise<void> {
   const plainBefore =
     before && new McpHttpClient(`${before.url}/v1/mcp/bench`, agent, { tasks: false, token: nextToken });
   const tasks = new McpHttpClient(endpoint, agent, { token: (users[0] as (typeof users)[number]).token });
+  const declaringApi = new McpHttpClient(endpoint, agent, { token: nextToken });
+  const declaringWorker =
+    workerPath && new McpHttpClient(`${workerPath.url}/v1/mcp/bench`, agent, { token: nextToken });
   const run = randomUUID().slice(0, 8);
   const work = (side: string, i: number) => ({ ms: opts.ms, nonce: `${run}-${side}-${i}` });
   const slow = (side: string, i: number) => ({ seconds: opts.seconds, label: `${run}-${side}-${i}` });
@@ -214,10 +240,20 @@ async function main(): Promise<void> {
     await floorCreate(tfloor.url, agent, slow(phase + 'floor', i));
   };
 
+  const declaringOp = async (side: DeclaringSide, i: number, phase: string) => {
+    const client =
+      side === 'without Tasks' ? plain : side === 'declaring, api path' ? declaringApi : declaringWorker;
+    if (!client) throw new Error('no worker-path gateway started');
+    const reply = await client.callTool('example.work', work(phase + side, i));
+    check(reply);
+    if (reply.result?.['resultType'] === 'task') throw new Error(`${side}: a task, not the answer`);
+  };
+
   if (opts.warmup > 0) {
     note(`warm-up: ${opts.warmup} calls per side`);
     const w = { n: opts.warmup, block: opts.warmup, concurrency: 4 };
     await abba(sides1, w, (s, i) => ordinaryOp(s, i, 'warm'));
+    if (workerPath) await abba(DECLARING_SIDES, w, (s, i) => declaringOp(s, i, 'warm'));
     if (tfloor)
       await abba(['ordinary', 'gateway creation', 'temporal floor'] as const, w, (s, i) =>
         creationOp(s, i, 'warm'),
@@ -242,6 +278,17 @@ async function main(): Promise<void> {
       );
       ordinary.push({ concurrency, figures });
     }
+  }
+
+  let declaring: Record<DeclaringSide, Figures> | undefined;
+  if (workerPath) {
+    note(`1b. declaring client, upstream answers at once: ${opts.n} per side, 1 in flight`);
+    declaring = await measure(
+      DECLARING_SIDES,
+      { n: opts.n, block: opts.block, concurrency: 1 },
+      { gateway: gateway.pid, 'worker-path gateway': workerPath.pid, temporal: temporal.pid },
+      (s, i) => declaringOp(s, i, 'measure'),
+    );
   }
 
   const sides2 = ['ordinary', 'gateway creation', 'temporal floor'] as const;
@@ -337,6 +384,38 @@ async function main(): Promise<void> {
       out.push(`   ${concurrency} in flight: ${judged.join('; ')}`);
     }
   }
+  if (declaring) {
+    const d = declaring;
+    const base = d['without Tasks'];
+    out.push(
+      '',
+      table([
+        [
+          `1b. declaring client, work ${opts.ms} ms (ms)`,
+          'n',
+          'p50',
+          'p99',
+          'x without Tasks p50',
+          'x without Tasks p99',
+          'CPU ms gateway',
+          'worker-path gateway',
+          'temporal',
+        ],
+        ...DECLARING_SIDES.map((s) => [
+          s,
+          d[s].count,
+          d[s].p50,
+          d[s].p99,
+          ratio(d[s].p50, base.p50),
+          ratio(d[s].p99, base.p99),
+          ...cpuCells(d[s], ['gateway', 'worker-path gateway', 'temporal']),
+        ]),
+      ]),
+      `   declaring (api path) p50 ${ratio(d['declaring, api path'].p50, base.p50)}x without Tasks (target <= ` +
+        `${TARGET.declaringP50}): ${verdict(ratio(d['declaring, api path'].p50, base.p50) <= TARGET.declaringP50)}; ` +
+        `worker path ${ratio(d['declaring, worker path'].p50, base.p50)}x`,
+    );
+  }
   if (creation) {
     const c = creation;
     out.push(
@@ -397,6 +476,7 @@ async function main(): Promise<void> {
   }
   const all = [
     ...ordinary.flatMap((o) => Object.values(o.figures)),
+    ...Object.values(declaring ?? {}),
     ...Object.values(creation ?? {}),
     ...Object.values(tput ?? {}),
   ];
@@ -416,6 +496,7 @@ async function main(): Promise<void> {
       options: opts,
       load: os.loadavg(),
       ordinary: ordinary.map((o) => ({ concurrency: o.concurrency, ...strip(o.figures) })),
+      declaring: declaring && strip(declaring),
       creation: creation && strip(creation),
       throughput: tput && strip(tput),
     })}\n`,

@@ -22,7 +22,7 @@ import {
   UpstreamTransportError,
 } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
-import type { UpstreamCallPayload } from '../workflows/messages';
+import type { UpstreamCallPayload, UpstreamCallRequest } from '../workflows/messages';
 import type { CallUpstreamToolInput, UpstreamAccess } from './types';
 import { cancellableSleep } from './sleep';
 
@@ -102,7 +102,8 @@ export async function claimFirstCall(deps: ClaimDeps, input: CallUpstreamToolInp
       answer: { kind: 'error', ref: recorded.id, error: recorded.value as JsonRpcErrorObject },
     };
   }
-  if (input.call.idempotent) return { send: true };
+  // A claim the reconciler declared lost is never sent again, whatever the tool.
+  if (input.call.idempotent && claim.state !== 'lost') return { send: true };
   throw ApplicationFailure.create({
     message: `The call to upstream "${input.upstream}" was interrupted after it was sent and its answer was lost; it was not repeated because the tool is not idempotent`,
     type: FAILURE.callOutcomeUnknown,
@@ -139,8 +140,11 @@ export async function recordAnswer(
 /** The client's tools/call, sent upstream; only failures that certainly preceded delivery are retried. */
 export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput): Promise<UpstreamReply> {
   const endpoint = await deps.resolveUpstream(input);
-  const { call } = input;
-  const request = await deps.payloads.get<UpstreamCallPayload>(call.requestRef, input.taskKey, 'request');
+  const request = await deps.payloads.get<UpstreamCallPayload>(
+    input.call.requestRef,
+    input.taskKey,
+    'request',
+  );
   if (!request) {
     throw ApplicationFailure.create({
       message: 'The request of this task is no longer stored',
@@ -148,6 +152,27 @@ export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput
       nonRetryable: true,
     });
   }
+  const ctx = Context.current();
+  return sendToolCall(deps, endpoint, input, request, {
+    signal: ctx.cancellationSignal,
+    sleep: (ms) => cancellableSleep(ms, ctx.cancellationSignal),
+  });
+}
+
+/**
+ * A task-aware tools/call sent upstream, declaring the gateway's own capabilities: by the worker's
+ * first-call activity, or by the API itself (src/gateway/first-call.ts). Failures that certainly preceded
+ * delivery are retried (any failure, for idempotent tools); a bound passed becomes the error answer;
+ * anything else throws an ApplicationFailure saying whether the call may have reached the upstream.
+ */
+export async function sendToolCall(
+  deps: Pick<SendDeps, 'upstream' | 'gatewayInfo'>,
+  endpoint: UpstreamEndpoint,
+  input: { upstream: string; call: UpstreamCallRequest },
+  request: UpstreamCallPayload,
+  opts: { signal?: AbortSignal; sleep: (ms: number) => Promise<void> },
+): Promise<UpstreamReply> {
+  const { call } = input;
   const params = {
     name: call.tool,
     ...(request.arguments !== undefined && { arguments: request.arguments }),
@@ -163,7 +188,7 @@ export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput
   for (let attempt = 0; ; attempt++) {
     try {
       return await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
-        signal: Context.current().cancellationSignal,
+        ...(opts.signal && { signal: opts.signal }),
         ...(request.headers && { headers: request.headers }),
       });
     } catch (err) {
@@ -187,7 +212,7 @@ export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput
           nonRetryable: true,
         });
       }
-      await cancellableSleep(delay, Context.current().cancellationSignal);
+      await opts.sleep(delay);
     }
   }
 }

@@ -22,6 +22,8 @@ import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
 import type { RecordedAnswer } from './first-call';
 import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
+import type { TaskDetail } from './observation';
+import { observationOf, taskDetailOf } from './observation';
 import { toSnapshot } from './snapshot';
 import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
@@ -337,19 +339,8 @@ export function createActivities(deps: ActivityDeps) {
    * re-published metadata) as a payload and returns the workflow's payload-free observation of it.
    */
   async function observe(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
-    const { statusMessage, inputRequests, result, error, meta, extensions, ...fields } = snapshot;
-    const detail: TaskDetail = { statusMessage, inputRequests, result, error, meta, extensions };
-    const detailRef = await deps.payloads.put(taskKey, 'detail', detail);
-    const inputs =
-      snapshot.status === 'input_required'
-        ? Object.fromEntries(
-            Object.entries(inputRequests ?? {}).map(([k, r]) => {
-              const mode = r.params?.mode;
-              return [k, { method: r.method, ...(typeof mode === 'string' && { mode }) }];
-            }),
-          )
-        : undefined;
-    return { ...fields, key: snapshotKey(snapshot), detailRef, ...(inputs && { inputs }) };
+    const detailRef = await deps.payloads.put(taskKey, 'detail', taskDetailOf(snapshot));
+    return observationOf(snapshot, detailRef);
   }
 
   /** The full snapshot behind an observation, for the store (the gateway's own failures carry no payload). */
@@ -363,11 +354,6 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type TaskActivities = ReturnType<typeof createActivities>;
-
-type TaskDetail = Pick<
-  TaskSnapshot,
-  'statusMessage' | 'inputRequests' | 'result' | 'error' | 'meta' | 'extensions'
->;
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -190,10 +190,16 @@ const ConfigObject = z.strictObject({
       /** Consecutive failed upstream polls tolerated before the task is failed. */
       pollFailureBudget: z.int().positive().default(30),
       /**
-       * How long the API waits for a task to start (a worker takes it and the first upstream call is on
-       * its way) before answering that it could not start; past it the call is never sent.
+       * Worker path: how long the API waits for a worker to start a task before answering that it could
+       * not (past it the call is never sent). API path: the plain start's deadline, and the reconciler's wait.
        */
       startTimeoutMs: z.int().positive().default(10_000),
+      /** Who makes the first upstream call (docs/decisions.md, "The first call from the API"). */
+      firstCallFrom: z.enum(['api', 'worker']).default('api'),
+      /** How often the creation reconciler (worker role) starts recorded, unstarted tasks. */
+      reconcileEveryMs: z.int().positive().default(5_000),
+      /** A first call `sending` this long with no recorded answer is declared lost (never sent again). */
+      firstCallLostAfterMs: z.int().positive().default(900_000),
     })
     .prefault({}),
   /**

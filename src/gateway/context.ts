@@ -11,8 +11,9 @@ import { principalId } from '../store/control-plane/types';
 import type { FirstCalls } from '../store/first-calls';
 import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
+import type { DirectCall, DirectOutcome } from '../temporal/first-call';
 import type { TaskEngine } from '../temporal/task-engine';
-import type { UpstreamClient } from '../upstream/client';
+import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
 import type { UpstreamCatalog } from './catalog';
 import type { FairShares, ShareOwner } from './fair-share';
@@ -30,6 +31,11 @@ export interface GatewayDeps {
   payloads: PayloadStore;
   /** Claims a task's first call (the API abandons a creation that did not start in time). */
   firstCalls?: FirstCalls;
+  /**
+   * The first call of a task-aware call made by the API (`tasks.firstCallFrom: api`,
+   * src/temporal/first-call.ts). Absent: the worker makes it (update-with-start, the earlier path).
+   */
+  firstCall?: FirstCallPort;
   serverInfo: Implementation;
   logger: Logger;
   startTimeoutMs: number;
@@ -37,6 +43,11 @@ export interface GatewayDeps {
   shares: FairShares;
   /** How long tasks/get waits for the live workflow before answering from the store. */
   snapshotQueryTimeoutMs?: number;
+}
+
+/** The API's own first call: the answer, or the task it created, recorded and started (or due to be). */
+export interface FirstCallPort {
+  run(endpoint: UpstreamEndpoint, direct: DirectCall): Promise<DirectOutcome>;
 }
 
 export interface McpCall {

@@ -136,7 +136,7 @@ export class FairShares {
    * shares (caller, project, replica) and the per-second ones (caller, project), or refused. Tokens are
    * taken only when every check passed.
    */
-  admitCreation(owner: ShareOwner): Lease {
+  admitCreation(owner: ShareOwner, opts: { perSecond?: boolean } = {}): Lease {
     const c = this.config.creations;
     const caller = callerKey(owner);
     if (this.creations.count(caller) >= c.inFlightPerCaller) {
@@ -160,6 +160,9 @@ export class FairShares {
         CONCURRENCY_RETRY_MS,
       );
     }
+    // The API's own first call (`perSecond: false`) is a creation only if the upstream answers with a
+    // task: most are quick synchronous calls, which the per-second creation rates must not throttle.
+    if (opts.perSecond === false) return this.hold(this.creations, [caller, owner.projectId, TOTAL]);
     const callerWait = this.callerRate.waitMs(caller);
     if (callerWait > 0) {
       throw refusal(

@@ -1,7 +1,7 @@
 /**
- * A tools/call on the durable task path: the request payload goes to the payload store, the task
- * workflow starts through the task engine, and its first outcome (a task, a synchronous result or an
- * error) becomes the answer.
+ * A tools/call on the durable task path: the first upstream call is made (by the API itself, or by the
+ * task workflow's first step), and its first outcome (a task, a synchronous result or an error) becomes
+ * the answer. A call becomes a workflow once it is a task (docs/decisions.md).
  */
 import type { CallToolParams, JsonRpcErrorObject, Tool } from '../protocol';
 import { META, PROTOCOL_VERSION, ProtocolError } from '../protocol';
@@ -10,9 +10,9 @@ import { addressOf } from '../store/control-plane/upstream-addresses';
 import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
 import { relayableMeta } from '../upstream/meta';
-import type { FirstOutcome, UpstreamCallPayload } from '../workflows/messages';
+import type { FirstOutcome, TaskWorkflowInput, UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
-import type { GatewayDeps, RequestContext, Result } from './context';
+import type { FirstCallPort, GatewayDeps, RequestContext, Result } from './context';
 import { errorName, shareOwner } from './context';
 import { finishToolResult } from './ordinary-call';
 import { declaresFormElicitation } from './qualification';
@@ -37,15 +37,23 @@ export async function startTask(
   return createTaskResult(launched.taskId, record.snapshot, ctx.deps.serverInfo);
 }
 
+/** The first outcome; a synchronous result the API's own first call got comes as it is, not by payload id. */
+export type LaunchOutcome = FirstOutcome | { kind: 'result'; result: Result };
+
 export interface LaunchedTask {
   taskId: string;
   taskKey: string;
   /** The upstream's alias. */
   upstream: string;
-  outcome: FirstOutcome;
+  outcome: LaunchOutcome;
 }
 
-/** Starts the task workflow and waits for its first outcome (a task, a result or an error). */
+/**
+ * Makes the first upstream call and, if the upstream answers with a task, creates the durable task: from
+ * the API itself (`tasks.firstCallFrom: api`, src/temporal/first-call.ts), or through a workflow started
+ * with update-with-start whose first step makes the call (`worker`). A client that asked for a task
+ * whatever happens (2025 `params.task`) takes the worker path: its call is a task in any case.
+ */
 export async function launchTask(
   ctx: RequestContext,
   params: CallToolParams,
@@ -53,14 +61,43 @@ export async function launchTask(
   headers: Record<string, string>,
 ): Promise<LaunchedTask> {
   const { call, deps } = ctx;
-  // Refused here, before anything is stored or started; held until the first outcome is known, which is
-  // as long as the creation occupies a worker's local-activity slot (its first upstream call).
-  const lease = deps.shares.admitCreation(shareOwner(call));
+  const direct = deps.firstCall && !call.tasks?.force ? deps.firstCall : undefined;
+  // Refused here, before anything is stored, sent or started; held until the first outcome is known. On
+  // the worker path that is as long as the creation occupies a worker's local-activity slot.
+  const lease = deps.shares.admitCreation(shareOwner(call), { perSecond: !direct });
   try {
-    return await launchAdmitted(ctx, params, routed, headers);
+    return direct
+      ? await launchDirect(ctx, params, routed, headers, direct)
+      : await launchAdmitted(ctx, params, routed, headers);
   } finally {
     lease.release();
   }
+}
+
+/**
+ * The API's own first call. Its creation share counts it in flight but takes no per-second token: it
+ * occupies no worker and no Temporal unless it becomes a task, and a task the upstream created is never
+ * refused (docs/decisions.md, "The first call from the API").
+ */
+async function launchDirect(
+  ctx: RequestContext,
+  params: CallToolParams,
+  routed: RoutedTool,
+  headers: Record<string, string>,
+  firstCall: FirstCallPort,
+): Promise<LaunchedTask> {
+  const { call } = ctx;
+  const taskId = mintTaskId();
+  const taskKey = taskKeyOf(taskId);
+  addLogContext({ taskKey });
+  const { input, request } = workflowInput(ctx, params, routed, headers, taskKey, '');
+  const outcome = await firstCall.run(routed.endpoint, {
+    input,
+    request,
+    ...(call.tasks && { taskIdForListing: taskId }),
+  });
+  if (outcome.kind === 'task') taskCreations.inc({ project: call.project.slug });
+  return { taskId, taskKey, upstream: routed.endpoint.alias, outcome };
 }
 
 async function launchAdmitted(
@@ -73,38 +110,15 @@ async function launchAdmitted(
   const taskId = mintTaskId();
   const taskKey = taskKeyOf(taskId);
   addLogContext({ taskKey });
-  const capabilities = call.params._meta[META.clientCapabilities];
+  const draft = workflowInput(ctx, params, routed, headers, taskKey, '');
   // The payload goes to the payload store; Temporal gets its id only.
-  const request: UpstreamCallPayload = {
-    ...(params.arguments !== undefined && { arguments: params.arguments }),
-    ...(params.inputResponses !== undefined && { inputResponses: params.inputResponses }),
-    ...(params.requestState !== undefined && { requestState: params.requestState }),
-    relayedMeta: relayableMeta(call.params._meta),
-    ...(Object.keys(headers).length > 0 && { headers }),
-  };
-  const requestRef = await deps.payloads.put(taskKey, 'request', request);
+  const requestRef = await deps.payloads.put(taskKey, 'request', draft.request);
   // 2025-era clients list their tasks by id (tasks/list); the store otherwise keeps hashes only.
   if (call.tasks) await deps.payloads.put(taskKey, 'task_id', taskId);
-  const createdAt = new Date();
-  const input = {
-    taskKey,
-    project: call.project.id,
-    projectSlug: call.project.slug,
-    upstream: routed.endpoint.alias,
-    caller: principalId(call.principal),
-    principal: call.principal,
-    authorizationId: routed.endpoint.authorizationId,
-    upstreamAddress: addressOf(routed.endpoint.url),
-    createdAt: createdAt.toISOString(),
-    startDeadline: new Date(createdAt.getTime() + deps.startTimeoutMs).toISOString(),
-    call: {
-      tool: routed.name,
-      requestRef,
-      protocolVersion: PROTOCOL_VERSION,
-      elicitationForm: declaresFormElicitation(capabilities),
-      idempotent: isIdempotent(routed.tool),
-      ...(call.tasks?.force && { forceTask: true }),
-    },
+  const input: TaskWorkflowInput = {
+    ...draft.input,
+    startDeadline: new Date(Date.parse(draft.input.createdAt) + deps.startTimeoutMs).toISOString(),
+    call: { ...draft.input.call, requestRef },
   };
   let outcome: FirstOutcome;
   try {
@@ -116,6 +130,46 @@ async function launchAdmitted(
   return { taskId, taskKey, upstream: routed.endpoint.alias, outcome };
 }
 
+/** The task workflow's input (with the request's payload id given) and the request's payload. */
+function workflowInput(
+  ctx: RequestContext,
+  params: CallToolParams,
+  routed: RoutedTool,
+  headers: Record<string, string>,
+  taskKey: string,
+  requestRef: string,
+): { input: TaskWorkflowInput; request: UpstreamCallPayload } {
+  const { call } = ctx;
+  const capabilities = call.params._meta[META.clientCapabilities];
+  const request: UpstreamCallPayload = {
+    ...(params.arguments !== undefined && { arguments: params.arguments }),
+    ...(params.inputResponses !== undefined && { inputResponses: params.inputResponses }),
+    ...(params.requestState !== undefined && { requestState: params.requestState }),
+    relayedMeta: relayableMeta(call.params._meta),
+    ...(Object.keys(headers).length > 0 && { headers }),
+  };
+  const input: TaskWorkflowInput = {
+    taskKey,
+    project: call.project.id,
+    projectSlug: call.project.slug,
+    upstream: routed.endpoint.alias,
+    caller: principalId(call.principal),
+    principal: call.principal,
+    authorizationId: routed.endpoint.authorizationId,
+    upstreamAddress: addressOf(routed.endpoint.url),
+    createdAt: new Date().toISOString(),
+    call: {
+      tool: routed.name,
+      requestRef,
+      protocolVersion: PROTOCOL_VERSION,
+      elicitationForm: declaresFormElicitation(capabilities),
+      idempotent: isIdempotent(routed.tool),
+      ...(call.tasks?.force && { forceTask: true }),
+    },
+  };
+  return { input, request };
+}
+
 /**
  * The start did not answer in time (no worker took the task, Temporal slow or away). The creation is
  * abandoned in the store unless the worker already claimed the first call: then the call is on its way
@@ -125,7 +179,7 @@ async function afterFailedStart(ctx: RequestContext, taskKey: string, err: unkno
   const { deps, call } = ctx;
   deps.logger.error({ err: errorName(err), project: call.project.slug }, 'task start failed');
   const claim = await deps.firstCalls?.claim(taskKey, 'abandoned').catch(() => undefined);
-  if (claim && !claim.won && claim.state === 'sending') {
+  if (claim && !claim.won && claim.state !== 'abandoned') {
     try {
       return await deps.engine.firstOutcome(taskWorkflowId(taskKey), FIRST_CALL_LIMIT_MS);
     } catch (again) {
@@ -148,7 +202,10 @@ export async function firstResult(ctx: RequestContext, launched: LaunchedTask): 
   const { deps } = ctx;
   const { outcome, taskKey } = launched;
   if (outcome.kind === 'result') {
-    const result = await payload<Result>(deps, outcome.resultRef, taskKey, 'result');
+    const result =
+      'result' in outcome
+        ? outcome.result
+        : await payload<Result>(deps, outcome.resultRef, taskKey, 'result');
     return finishToolResult(ctx, asCallResult(result));
   }
   if (outcome.kind === 'error') {

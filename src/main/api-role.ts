@@ -31,6 +31,7 @@ import { createDataConverter } from '../temporal/codec';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { ensureRetentionSchedules, triggerRetention } from '../temporal/schedules';
+import { DirectFirstCall } from '../temporal/first-call';
 import { TemporalTaskEngine } from '../temporal/task-engine';
 import { clientTracing } from '../temporal/tracing';
 import { DiscoveryCache } from '../upstream/discovery';
@@ -62,16 +63,34 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     dataConverter: createDataConverter(cipher),
     ...(interceptors && { interceptors }),
   });
+  const engine = new TemporalTaskEngine(client, config.temporal.taskQueue);
+  const firstCalls = new FirstCalls(db);
+  // docs/decisions.md, "The first call from the API"; `worker`: the earlier path (update-with-start).
+  const firstCall =
+    config.tasks.firstCallFrom === 'api'
+      ? new DirectFirstCall({
+          upstream,
+          store,
+          payloads,
+          firstCalls,
+          engine,
+          gatewayInfo: serverInfo,
+          logger: logger.child({ role: 'api' }),
+          bounds: { ...config.tasks, maxStatusMessageChars: config.streams.maxStatusMessageChars },
+          startTimeoutMs: config.tasks.startTimeoutMs,
+        })
+      : undefined;
   const gateway = new McpGateway({
     controlPlane,
     upstream,
     discovery: new DiscoveryCache(upstream, () => ({})),
     catalog,
     cache: new ResultCache(),
-    engine: new TemporalTaskEngine(client, config.temporal.taskQueue),
+    engine,
     store,
     payloads,
-    firstCalls: new FirstCalls(db),
+    firstCalls,
+    ...(firstCall && { firstCall }),
     serverInfo,
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,

@@ -12,8 +12,10 @@ import { createRetentionActivities } from '../activities/retention';
 import { resolveTaskEndpoint } from '../gateway/credentials';
 import { ProtocolError } from '../protocol';
 import { createDataConverter } from '../temporal/codec';
+import { CreationReconciler } from '../temporal/creation-reconciler';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
+import { TemporalTaskEngine } from '../temporal/task-engine';
 import { createTaskWorker } from '../temporal/worker';
 import { setWatchLagSource } from '../telemetry/metrics';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
@@ -93,6 +95,23 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   }
   const w = worker;
   const run = w.run();
+  // Tasks the API recorded but did not start, and first calls lost with their sender (the worker role
+  // runs it: it is background work, and every worker may run it at once; docs/decisions.md).
+  const reconciler = new CreationReconciler({
+    firstCalls,
+    payloads,
+    store,
+    startCreated: async (input) =>
+      new TemporalTaskEngine(await temporalClient(), config.temporal.taskQueue).startCreated(
+        input,
+        config.tasks.startTimeoutMs,
+      ),
+    logger: workerLogger.child({ component: 'creation-reconciler' }),
+    everyMs: config.tasks.reconcileEveryMs,
+    lostAfterMs: config.tasks.firstCallLostAfterMs,
+    graceMs: config.tasks.startTimeoutMs,
+  });
+  reconciler.start();
   shared.readiness['temporal'] ??= async () => {
     await connection.workflowService.getSystemInfo({});
   };
@@ -120,6 +139,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       // Running activities get the worker's shutdown grace time (config.shutdownGraceMs), then are
       // cancelled; the worker's own grace is fixed when it is created.
       stopping.abort();
+      await reconciler.stop();
       if (w.getState() === 'RUNNING') w.shutdown();
       await run;
       await connection.close();

@@ -18,7 +18,12 @@ export type PayloadKind =
   /** The task id itself, for 2025-era clients' `tasks/list` (kept no longer than any payload). */
   | 'task_id'
   /** The upstream's id of the task the first call created, for a run of the call after a crash. */
-  | 'upstream_task_id';
+  | 'upstream_task_id'
+  /**
+   * The input of a task workflow the API recorded before starting it (the first call made by the API):
+   * what the creation reconciler starts it with if the API did not (src/temporal/creation-reconciler.ts).
+   */
+  | 'start_input';
 
 export class PayloadStore {
   constructor(
@@ -27,9 +32,15 @@ export class PayloadStore {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async put(taskKey: string, kind: PayloadKind, value: unknown): Promise<string> {
+  /** Stores a payload; `db` is a transaction when the payload belongs with other writes. */
+  async put(
+    taskKey: string,
+    kind: PayloadKind,
+    value: unknown,
+    db: Kysely<Database> = this.db,
+  ): Promise<string> {
     const id = `pl_${randomBytes(16).toString('base64url')}`;
-    await this.db
+    await db
       .insertInto('payloads')
       .values({
         id,
@@ -64,6 +75,18 @@ export class PayloadStore {
     if (!row) return undefined;
     const kind = row.kind as PayloadKind;
     return { id: row.id, kind, value: this.cipher.openJson<T>(row.ciphertext, aad(row.id, taskKey, kind)) };
+  }
+
+  /** Whether a payload of any of these kinds is stored for a task (nothing is decrypted). */
+  async hasAnyOf(taskKey: string, kinds: readonly PayloadKind[]): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('payloads')
+      .select('id')
+      .where('task_key', '=', taskKey)
+      .where('kind', 'in', kinds)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** The payload, or undefined once retention removed it (or the id belongs to another task or kind). */

@@ -65,36 +65,39 @@ export class TaskStore {
 
   /** Idempotent: a retried insert of the same task is a no-op. False when the task was already there. */
   async insertTask(task: NewTask): Promise<boolean> {
+    return this.db.transaction().execute((trx) => this.insertTaskIn(trx, task));
+  }
+
+  /** `insertTask` within a transaction the caller holds (the task recorded with other writes). */
+  async insertTaskIn(trx: Kysely<Database>, task: NewTask): Promise<boolean> {
     const s = task.snapshot;
-    return this.db.transaction().execute(async (trx) => {
-      const inserted = await trx
-        .insertInto('tasks')
-        .values({
-          task_key: task.taskKey,
-          workflow_id: task.workflowId,
-          project: task.project,
-          caller_kind: task.caller.kind,
-          caller_id: task.caller.id,
-          upstream: task.upstream,
-          tool: task.tool,
-          authorization_id: task.authorizationId,
-          status: s.status,
-          status_message: this.sealing.sealMessage(task.taskKey, s.statusMessage),
-          created_at: s.createdAt,
-          last_updated_at: s.lastUpdatedAt,
-          ttl_ms: s.ttlMs,
-          poll_interval_ms: s.pollIntervalMs ?? null,
-          detail: this.sealing.sealDetail(task.taskKey, s),
-          detail_stored_at: this.now().toISOString(),
-          // Due for its first watch from now on (task-watch.ts).
-          watch_due_at: TERMINAL_TASK_STATUSES.has(s.status) ? null : this.now().toISOString(),
-        })
-        .onConflict((oc) => oc.column('task_key').doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
-      await addStatusEvent(trx, this.sealing, task.taskKey, s);
-      return true;
-    });
+    const inserted = await trx
+      .insertInto('tasks')
+      .values({
+        task_key: task.taskKey,
+        workflow_id: task.workflowId,
+        project: task.project,
+        caller_kind: task.caller.kind,
+        caller_id: task.caller.id,
+        upstream: task.upstream,
+        tool: task.tool,
+        authorization_id: task.authorizationId,
+        status: s.status,
+        status_message: this.sealing.sealMessage(task.taskKey, s.statusMessage),
+        created_at: s.createdAt,
+        last_updated_at: s.lastUpdatedAt,
+        ttl_ms: s.ttlMs,
+        poll_interval_ms: s.pollIntervalMs ?? null,
+        detail: this.sealing.sealDetail(task.taskKey, s),
+        detail_stored_at: this.now().toISOString(),
+        // Due for its first watch from now on (task-watch.ts).
+        watch_due_at: TERMINAL_TASK_STATUSES.has(s.status) ? null : this.now().toISOString(),
+      })
+      .onConflict((oc) => oc.column('task_key').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+    await addStatusEvent(trx, this.sealing, task.taskKey, s);
+    return true;
   }
 
   /**

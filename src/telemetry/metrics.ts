@@ -32,6 +32,25 @@ export const taskCreations = new Counter({
   registers: [registry],
 });
 
+export const taskWorkflowStartSeconds = new Histogram({
+  name: 'taskrouter_task_workflow_start_seconds',
+  help: 'Time the API takes to start the workflow of a task its own first call created and recorded (a plain start; tasks.firstCallFrom: api).',
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const taskStartsReconciled = new Counter({
+  name: 'taskrouter_task_starts_reconciled_total',
+  help: 'Task workflows the creation reconciler started: recorded tasks whose start by the API did not happen.',
+  registers: [registry],
+});
+
+export const firstCallsLost = new Counter({
+  name: 'taskrouter_first_calls_lost_total',
+  help: 'First calls declared lost: claimed as sending for tasks.firstCallLostAfterMs with no recorded answer (never sent again).',
+  registers: [registry],
+});
+
 export const taskTransitions = new Counter({
   name: 'taskrouter_task_transitions_total',
   help: 'Task status changes recorded by the workers, by project and the status entered.',

@@ -1,9 +1,10 @@
 /**
- * The API's view of the task workflows: start one with update-with-start, query its snapshot, signal
- * input and cancellation. The only module of the API process that talks to Temporal.
+ * The API's view of the task workflows: start one with update-with-start (the worker makes the first
+ * call) or, for a task the API's own first call created and recorded, with a plain start; query its
+ * snapshot, signal input and cancellation. The only module of the API process that talks to Temporal.
  */
-import type { Client } from '@temporalio/client';
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import type { Client, WorkflowStartOptions } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type {
   CancelOutcome,
   FirstOutcome,
@@ -23,6 +24,12 @@ import { SA_CALLER_KIND, SA_PROJECT, SA_STATUS, SA_TOOL, SA_UPSTREAM } from '../
 
 export interface TaskEngine {
   start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome>;
+  /**
+   * Starts the workflow of a task already created and recorded (`input.carried` holds the upstream task):
+   * it watches the task from its first step. `already`: a workflow with this id was started before (by
+   * the API or the reconciler; running or closed), which is as good.
+   */
+  startCreated(input: TaskWorkflowInput, timeoutMs: number): Promise<'started' | 'already'>;
   /** The first outcome of a task already started (its start update asked again). */
   firstOutcome(workflowId: string, timeoutMs: number): Promise<FirstOutcome>;
   snapshot(workflowId: string, timeoutMs: number): Promise<TaskObservation | null>;
@@ -39,17 +46,45 @@ export class TemporalTaskEngine implements TaskEngine {
 
   async start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome> {
     const op = new WithStartWorkflowOperation(TASK_WORKFLOW_TYPE, {
-      workflowId: taskWorkflowId(input.taskKey),
-      taskQueue: this.taskQueue,
-      args: [input],
+      ...this.startOptions(input, 'starting'),
       // A task key is fresh random; a collision means a bug, never something to join.
       workflowIdConflictPolicy: 'FAIL',
+    });
+    return this.client.withDeadline(Date.now() + timeoutMs, () =>
+      this.client.workflow.executeUpdateWithStart(startTaskUpdate, { startWorkflowOperation: op }),
+    );
+  }
+
+  async startCreated(input: TaskWorkflowInput, timeoutMs: number): Promise<'started' | 'already'> {
+    const status = input.carried?.observed.status ?? 'working';
+    try {
+      await this.client.withDeadline(Date.now() + timeoutMs, () =>
+        this.client.workflow.start(TASK_WORKFLOW_TYPE, {
+          ...this.startOptions(input, status),
+          workflowIdConflictPolicy: 'FAIL',
+          // Never again once closed: a second start (the reconciler after the API's) must not watch a
+          // finished task anew.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        }),
+      );
+      return 'started';
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'already';
+      throw err;
+    }
+  }
+
+  private startOptions(input: TaskWorkflowInput, status: string) {
+    return {
+      workflowId: taskWorkflowId(input.taskKey),
+      taskQueue: this.taskQueue,
+      args: [input] as [TaskWorkflowInput],
       typedSearchAttributes: [
         { key: SA_PROJECT, value: input.projectSlug },
         { key: SA_UPSTREAM, value: input.upstream },
         { key: SA_TOOL, value: input.call.tool },
         { key: SA_CALLER_KIND, value: input.caller.kind },
-        { key: SA_STATUS, value: 'starting' },
+        { key: SA_STATUS, value: status },
       ],
       staticSummary: `${plain(input.projectSlug)}: ${plain(input.upstream)} / ${plain(input.call.tool)}`,
       // Markdown in the Web UI. Metadata only: names, never arguments, ids or credentials.
@@ -60,10 +95,7 @@ export class TemporalTaskEngine implements TaskEngine {
         `- caller: ${input.caller.kind === 'api_key' ? 'API key' : plain(input.caller.kind)}`,
         `- created: ${plain(input.createdAt)}`,
       ].join('\n'),
-    });
-    return this.client.withDeadline(Date.now() + timeoutMs, () =>
-      this.client.workflow.executeUpdateWithStart(startTaskUpdate, { startWorkflowOperation: op }),
-    );
+    } satisfies Partial<WorkflowStartOptions>;
   }
 
   async firstOutcome(workflowId: string, timeoutMs: number): Promise<FirstOutcome> {

@@ -75,7 +75,10 @@ export interface TaskObservation {
   gatewayError?: JsonRpcErrorObject;
 }
 
-/** State carried across continue-as-new. */
+/**
+ * State carried across continue-as-new; also the first input of a workflow the API starts for a task
+ * its own first call created (the upstream task id and the recorded first observation).
+ */
 export interface CarriedTaskState {
   upstreamTaskId: string;
   observed: TaskObservation;

@@ -1,6 +1,8 @@
 /**
- * One workflow per task-aware tools/call. It makes the upstream call, answers the start update with the
- * first outcome, then owns the upstream task until it is terminal: a watch activity polls the upstream,
+ * One workflow per task. Started with update-with-start (`tasks.firstCallFrom: worker`), it makes the
+ * upstream call and answers the start update with the first outcome; started by the API for a task the
+ * API's own first call created and recorded (`carried` input, src/temporal/first-call.ts), it begins
+ * at the watch. Either way it then owns the upstream task until it is terminal: a watch activity polls the upstream,
  * signals for input and cancellation interrupt it, every change is recorded in the store, and the run
  * continues as new when the server suggests it so history stays bounded however long the task runs.
  */

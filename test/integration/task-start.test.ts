@@ -43,7 +43,10 @@ async function activitiesOver(upstream: UpstreamClient) {
 describe('with no worker polling', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({ config: { tasks: { startTimeoutMs: 1500 } } as never });
+    // The worker path (update-with-start): the API waits for a worker to make the first call.
+    gw = await startTestGateway({
+      config: { tasks: { startTimeoutMs: 1500, firstCallFrom: 'worker' } } as never,
+    });
     await gw.stop();
     await gw.start({ api: true, worker: false });
   });

@@ -100,7 +100,9 @@ describe("a worker killed inside a task's first workflow task", () => {
       store,
       sections: { health: { port: healthPort } },
       // The dying worker must take each task before the API gives up on it, however loaded the machine.
-      tasks: { startTimeoutMs: 60_000 },
+      // The worker path: there the first call runs inside the task's first workflow task (the API path
+      // makes it in the API process; test/integration/first-call-api.test.ts).
+      tasks: { startTimeoutMs: 60_000, firstCallFrom: 'worker' },
     });
     const { health: _health, ...apiSections } = JSON.parse(readFileSync(crashConfig, 'utf8')) as Record<
       string,

@@ -17,6 +17,7 @@ import { m0015UpstreamOAuth } from './0015-upstream-oauth';
 import { m0016UpstreamAddressApproval } from './0016-upstream-address-approval';
 import { m0017TaskWatchDue } from './0017-task-watch-due';
 import { m0018UpstreamTokenExchange } from './0018-upstream-token-exchange';
+import { m0019FirstCallStates } from './0019-first-call-states';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0016_upstream_address_approval': m0016UpstreamAddressApproval,
   '0017_task_watch_due': m0017TaskWatchDue,
   '0018_upstream_token_exchange': m0018UpstreamTokenExchange,
+  '0019_first_call_states': m0019FirstCallStates,
 };
 
 export const migrationProvider: MigrationProvider = {
