@@ -87,11 +87,6 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }] },
   },
   {
-    // Temporary: split after the oauth/watch merges (other branches are editing these files now).
-    files: ['test/integration/upstream-oauth-connect.test.ts'],
-    rules: { 'max-lines': 'off' },
-  },
-  {
     files: ['**/*.mjs', '**/*.js', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },

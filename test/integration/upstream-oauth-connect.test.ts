@@ -19,26 +19,13 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
 import { launchChromium, watchPage } from '../helpers/browser';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import type { OidcProvider } from '../helpers/oidc';
-import {
-  followAuthorization,
-  freePort,
-  startOidcProvider,
-  cookieOf,
-  dashboardSession,
-} from '../helpers/oidc';
+import { followAuthorization, cookieOf, dashboardSession } from '../helpers/oidc';
 import { startHostileUpstream } from '../helpers/hostile-upstream';
 import { taskKeyOf } from '../../src/store/task-store';
 import { taskWorkflowId } from '../../src/workflows/messages';
-
-const TOKENS = {
-  alice: 'trp_alice-oauth-connect-0000000000000000',
-  bob: 'trp_bob-oauth-connect-000000000000000000',
-};
-const ADMIN = 'admin-token-oauth-connect-000000000000';
-const CLIENT = { id: 'taskrouter-front', secret: 'front-client-secret-0123456789abcdef' };
+import { ADMIN, CLIENT, startOAuthConnectWorld, TOKENS } from './upstream-oauth-connect-fixture';
 
 let idp: OidcProvider;
 let upstreamGw: TestGateway;
@@ -49,74 +36,7 @@ const logs: string[] = [];
 const taskIds: string[] = [];
 
 beforeAll(async () => {
-  const [pa, pb] = [await freePort(), await freePort()];
-  a = `http://127.0.0.1:${pa}`;
-  b = `http://127.0.0.1:${pb}`;
-  idp = await startOidcProvider({
-    users: { alice: { groups: ['devs'] }, bob: { groups: ['devs'] } },
-    // Shorter than the renewal margin (60 s): every use of a connection renews it.
-    resources: { [`${b}/v1/mcp/tracker`]: { ttl: 4 } },
-    registration: false,
-    clients: [
-      {
-        client_id: CLIENT.id,
-        client_secret: CLIENT.secret,
-        redirect_uris: [`${a}/v1/connect/callback`],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
-  });
-  upstreamGw = await startTestGateway({
-    config: {
-      http: { host: '127.0.0.1', port: pb, publicBaseUrl: b },
-      oauth: {
-        issuers: [
-          {
-            issuer: idp.issuer,
-            requiredScopes: ['mcp:tools'],
-            groupTeams: { devs: 'core' },
-            // An expired access token is refused at once: a task outliving one must really renew it.
-            clockToleranceSec: 0,
-          },
-        ],
-      },
-    },
-    bootstrap: (url) => ({
-      teams: [{ slug: 'core', members: [] }],
-      projects: [
-        { slug: 'tracker', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
-      ],
-    }),
-  });
-  gw = await startTestGateway({
-    // No `connectUpstreams`: each upstream says for itself whether it is connected with OAuth.
-    config: { http: { host: '127.0.0.1', port: pa, publicBaseUrl: a }, admin: { token: ADMIN } },
-    logSink: (line) => logs.push(line),
-    bootstrap: (url) => ({
-      users: [
-        { handle: 'alice', tokens: [{ name: 't', token: TOKENS.alice }] },
-        { handle: 'bob', tokens: [{ name: 't', token: TOKENS.bob }] },
-      ],
-      teams: [{ slug: 'core', members: ['alice', 'bob'] }],
-      projects: [
-        {
-          slug: 'front',
-          team: 'core',
-          upstreams: [
-            {
-              alias: 'tracker',
-              url: `${b}/v1/mcp/tracker`,
-              auth: { mode: 'per_user', oauth: { clientId: CLIENT.id, clientSecret: CLIENT.secret } },
-            },
-            // per_user without `oauth`: users' authorizations are granted by hand, never connected.
-            { alias: 'plain', url, auth: { mode: 'per_user' } },
-          ],
-        },
-      ],
-    }),
-  });
+  ({ idp, upstreamGw, gw, a, b } = await startOAuthConnectWorld(logs));
 }, 120_000);
 afterAll(async () => {
   await gw?.close();
