@@ -121,12 +121,7 @@ export async function exchangedCredential(
 ): Promise<UpstreamCredential> {
   const name = `Upstream "${row.alias}"`;
   const now = Date.now();
-  const kept = await ctx.db
-    .selectFrom('upstream_token_exchange')
-    .selectAll()
-    .where('upstream_id', '=', row.id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const kept = await exchangedRow(ctx, row.id, userId);
   const usable = kept && kept.address === addressOf(row.url) ? kept : undefined;
   const until = (r: UpstreamTokenExchangeTable) => new Date(r.expires_at ?? 0).getTime();
   // Not looked at again for long: a refusal, or a failed exchange, is decided afresh on the next call.
@@ -209,12 +204,7 @@ async function exchange(
   });
   const nowIso = new Date().toISOString();
   const expiresAt = new Date(got.expiresAt ?? Date.now() + DEFAULT_LIFETIME_MS).toISOString();
-  const existing = await ctx.db
-    .selectFrom('upstream_token_exchange')
-    .select('id')
-    .where('upstream_id', '=', row.id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const existing = await exchangedRow(ctx, row.id, userId);
   const id = existing?.id ?? newId('utx');
   const values = {
     token: ctx.cipher.seal(
@@ -236,13 +226,23 @@ async function exchange(
       .onConflict((oc) => oc.columns(['upstream_id', 'user_id']).doNothing())
       .execute();
   }
-  const fresh = await ctx.db
+  const fresh = await exchangedRow(ctx, row.id, userId);
+  if (!fresh) throw new Error(`Upstream "${row.alias}": the exchanged token was not stored`);
+  return fresh;
+}
+
+/** One user's exchanged token for one upstream, if stored. */
+function exchangedRow(
+  ctx: StoreContext,
+  upstreamId: string,
+  userId: string,
+): Promise<UpstreamTokenExchangeTable | undefined> {
+  return ctx.db
     .selectFrom('upstream_token_exchange')
     .selectAll()
-    .where('upstream_id', '=', row.id)
+    .where('upstream_id', '=', upstreamId)
     .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow();
-  return fresh;
+    .executeTakeFirst();
 }
 
 /** Whether a task's exchanged authorization (`utx_…`) is still in effect: its row is still there. */
