@@ -140,8 +140,9 @@ test('health, readiness, metrics, traces and request logs of a serve process', a
   const sameTrace = spans().filter((s) => s.traceId === run.traceId);
   expect(sameTrace.map((s) => s.name)).toEqual(
     expect.arrayContaining([
-      'UpdateWithStartWorkflow:startTask', // the API's Temporal client
-      'StartActivity:callUpstreamTool', // the workflow schedules the first call (a local activity)
+      // The API made the first call itself, then started the workflow once the upstream answered with a
+      // task (tasks.firstCallFrom: api): a plain start, and the workflow begins at the watch.
+      'StartWorkflow:taskWorkflow',
       'StartActivity:watchUpstreamTask',
       'RunActivity:watchUpstreamTask',
     ]),

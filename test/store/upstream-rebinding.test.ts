@@ -207,7 +207,7 @@ describe('re-pointing an upstream', () => {
     // The client secret was given for the old authorization server.
     expect((await view('gh')).auth).toEqual({
       mode: 'per_user',
-      oauth: { clientId: 'configured-client', clientSecretSet: false },
+      oauth: { clientId: 'configured-client', clientSecretSet: false, registration: 'configured' },
     });
     expect(await cp.upstreamOAuthClient(upstream.id)).toEqual({ clientId: 'configured-client' });
     // The OAuth connection is revoked at the server that issued it, with the client it was issued to.
