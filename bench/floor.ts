@@ -132,7 +132,9 @@ async function main(): Promise<void> {
   const plain = new McpHttpClient(endpoint, agent, { tasks: false, token: nextToken });
   const plainBefore =
     before && new McpHttpClient(`${before.url}/v1/mcp/bench`, agent, { tasks: false, token: nextToken });
-  const tasks = new McpHttpClient(endpoint, agent, { token: (users[0] as (typeof users)[number]).token });
+  // Creations from the users in turn as well: one caller may hold only
+  // `fairShare.creations.inFlightPerCaller` (16) creations at once, fewer than --clients (32).
+  const tasks = new McpHttpClient(endpoint, agent, { token: nextToken });
   const declaringApi = new McpHttpClient(endpoint, agent, { token: nextToken });
   const declaringWorker =
     workerPath && new McpHttpClient(`${workerPath.url}/v1/mcp/bench`, agent, { token: nextToken });
