@@ -6,6 +6,7 @@
  * `--token-exchange off`; the credential flags give the secret of whichever.
  */
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import type { UpstreamAuthInput } from '../store/control-plane';
 import type { UpstreamAuth } from '../store/control-plane/types';
 
@@ -13,22 +14,19 @@ export class UsageError extends Error {}
 
 export type Flags = Map<string, string>;
 
-export function parseFlags(args: string[]): Flags {
-  const flags: Flags = new Map();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    if (eq > 0) {
-      flags.set(arg.slice(2, eq), arg.slice(eq + 1));
-      continue;
-    }
-    const value = args[i + 1];
-    if (value === undefined) throw new UsageError(`${arg} needs a value`);
-    flags.set(arg.slice(2), value);
-    i++;
+/**
+ * Reads `--name value` / `--name=value` flags with node:util's parseArgs, strictly: a flag not in
+ * `known` (a typo, or one of another command) is refused rather than silently ignored.
+ */
+export function parseFlags(args: string[], known: readonly string[]): Flags {
+  const options = Object.fromEntries(known.map((name) => [name, { type: 'string' as const }]));
+  try {
+    const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
+    return new Map(Object.entries(values).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch (err) {
+    // parseArgs says what is wrong (an unknown flag, a missing value, a stray argument).
+    throw new UsageError(err instanceof Error ? err.message : String(err));
   }
-  return flags;
 }
 
 export function need(flags: Flags, name: string): string {

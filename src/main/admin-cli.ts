@@ -62,6 +62,11 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
 
 export { UsageError };
 
+/** Every flag the usage text names: the one list the parser accepts. */
+const KNOWN_FLAGS = [...new Set([...USAGE.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1] as string))].filter(
+  (name) => name !== 'flag',
+);
+
 function settings(flags: Flags): ProjectPatch {
   const authMode = flags.get('auth-mode');
   const toolProfile = flags.get('tool-profile');
@@ -98,7 +103,7 @@ export async function runAdminCommand(
   if (noun === undefined || noun === 'help' || noun === '--help') throw new UsageError('');
   const admin: Principal = { kind: 'admin', via: 'cli' };
   // `audit` and `bootstrap` have no verb.
-  const flags = parseFlags(noun === 'audit' || noun === 'bootstrap' ? args.slice(1) : rest);
+  const flags = parseFlags(noun === 'audit' || noun === 'bootstrap' ? args.slice(1) : rest, KNOWN_FLAGS);
   const cmd = noun === 'audit' || noun === 'bootstrap' ? noun : `${noun} ${verb ?? ''}`;
   switch (cmd) {
     case 'team create':

@@ -259,6 +259,11 @@ it('reports errors and usage with exit codes', async () => {
   expect(usage.code).toBe(2);
   expect(usage.stderr).toMatch(/usage: taskrouter admin/);
   expect((await cliFails('project', 'show')).stderr).toMatch(/--project is required/);
+  // A flag the usage text does not name (a typo) is refused, not silently ignored.
+  const typo = await cliFails('project', 'update', '--project', 'p', '--namspacing', 'off');
+  expect(typo.code).toBe(2);
+  expect(typo.stderr).toMatch(/Unknown option '--namspacing'/);
+  expect((await cliFails('user', 'show', '--user')).stderr).toMatch(/--user.*argument missing/);
 });
 
 it('runs through the bin script', async () => {
