@@ -10,7 +10,7 @@
  *    concurrency 1, with nothing in flight: the unloaded p50;
  * 2. --tasks tasks of --seconds (plus a random part of a poll interval, so they do not all complete just
  *    before one of the gateway's polls) created by --clients clients on the `bulk` upstream, which
- *    suggests polling every --poll ms: creation throughput, creation latency, errors; the number in
+ *    suggests polling every --poll ms: creation throughput, creation latency, fair-share refusals (retried after their Retry-After, as a client should), errors; the number in
  *    flight over time (created and not yet due) and its peak; the gateway's and Temporal's RSS sampled
  *    every second;
  * 3. the same ordinary calls right after the last creation, with the tasks in flight: the loaded p50 and
@@ -216,9 +216,17 @@ async function main(): Promise<void> {
   const watchEvery = opts.watch > 0 ? Math.max(1, Math.floor(opts.tasks / opts.watch)) : Infinity;
   let watched = 0;
   const durations: Array<{ createdAtMs: number; seconds: number }> = [];
+  // The clients behave as clients should under back-pressure: a fair-share refusal is retried after its
+  // Retry-After (counted as "refused early"); any other failure is an error.
+  const refusedEarly = { count: 0 };
   const creation = await many(opts.tasks, opts.clients, async (i) => {
     const seconds = round(opts.seconds + (Math.random() * pollMs) / 1000, 3);
-    const c = await createTask(tasksClient, 'bulk.slow_compute', { seconds, label: `scale-${i}` });
+    const c = await createTask(
+      tasksClient,
+      'bulk.slow_compute',
+      { seconds, label: `scale-${i}` },
+      refusedEarly,
+    );
     durations.push({ createdAtMs: c.createdAtMs, seconds });
     if (i % watchEvery === 0 && watched < opts.watch) {
       watched++;
@@ -312,6 +320,7 @@ async function main(): Promise<void> {
       [
         'creation',
         'created',
+        'refused early, retried',
         'errors',
         'wall s',
         'tasks/s',
@@ -323,6 +332,7 @@ async function main(): Promise<void> {
       [
         `${opts.clients} clients`,
         creation.ok.length,
+        refusedEarly.count,
         creation.errors.length,
         round(creation.wallMs / 1000, 1),
         round(tasksPerSecond, 1),
@@ -410,6 +420,7 @@ async function main(): Promise<void> {
       effectivePollMs: pollMs,
       creation: {
         created: creation.ok.length,
+        refusedEarly: refusedEarly.count,
         errors: creation.errors.length,
         wallSeconds: round(creation.wallMs / 1000, 1),
         tasksPerSecond: round(tasksPerSecond, 1),

@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { parseConfig } from '../src/config/config';
 import type { McpHttpClient } from './support';
-import { mapLimit } from './support';
+import { mapLimit, sleep } from './support';
 
 /** The gateway's default bounds on the poll interval (the gateway runs with default settings). */
 const DEFAULT_TASK_SETTINGS = parseConfig({ encryption: { activeKeyId: 'k', keys: {} } }).tasks;
@@ -25,20 +25,38 @@ export interface Created {
   latencyMs: number;
 }
 
-/** One task-aware call that must come back as a task. */
+/** Refusals a well-behaved client was told to retry later (`-31013` with a retry delay), counted. */
+export interface Refusals {
+  count: number;
+}
+
+/**
+ * One task-aware call that must come back as a task. With `refusals`, it behaves as a client should
+ * under back-pressure: a `-31013` refusal (a fair share is full; nothing was sent upstream) is counted and
+ * the call made again after the delay it names; the latency is the accepted attempt's.
+ */
 export async function createTask(
   client: McpHttpClient,
   tool: string,
   args: Record<string, unknown>,
+  refusals?: Refusals,
 ): Promise<Created> {
-  const t0 = performance.now();
-  const reply = await client.callTool(tool, args);
-  const latencyMs = performance.now() - t0;
-  const r = reply.result;
-  if (r?.resultType !== 'task' || typeof r.taskId !== 'string' || typeof r.createdAt !== 'string') {
-    throw new Error(`HTTP ${reply.status}: ${JSON.stringify(reply.error ?? r).slice(0, 200)}`);
+  for (;;) {
+    const t0 = performance.now();
+    const reply = await client.callTool(tool, args);
+    const latencyMs = performance.now() - t0;
+    if (refusals && reply.error?.code === -31013) {
+      refusals.count++;
+      const data = reply.error.data as { retryAfterMs?: unknown } | undefined;
+      await sleep(typeof data?.retryAfterMs === 'number' ? data.retryAfterMs : 1000);
+      continue;
+    }
+    const r = reply.result;
+    if (r?.resultType !== 'task' || typeof r.taskId !== 'string' || typeof r.createdAt !== 'string') {
+      throw new Error(`HTTP ${reply.status}: ${JSON.stringify(reply.error ?? r).slice(0, 200)}`);
+    }
+    return { taskId: r.taskId, createdAtMs: Date.parse(r.createdAt), latencyMs };
   }
-  return { taskId: r.taskId, createdAtMs: Date.parse(r.createdAt), latencyMs };
 }
 
 /**
