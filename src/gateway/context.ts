@@ -116,6 +116,4 @@ export function parseParams<T>(
   return parsed.data;
 }
 
-export function errorName(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-}
+export { errorText as errorName } from '../telemetry/log-context';

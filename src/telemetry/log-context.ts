@@ -34,3 +34,8 @@ export function logMixin(): Record<string, unknown> {
     ...(span && { traceId: span.traceId, spanId: span.spanId }),
   };
 }
+
+/** An error's name and message for a log line (never its data: payloads and ids stay out of logs). */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

@@ -24,6 +24,7 @@ import type { TaskStore } from '../store/task-store';
 import { firstCallsLost, taskStartsReconciled } from '../telemetry/metrics';
 import type { TaskWorkflowInput } from '../workflows/messages';
 import type { TaskEngine } from './task-engine';
+import { errorText } from '../telemetry/log-context';
 
 export interface CreationReconcilerDeps {
   firstCalls: FirstCalls;
@@ -176,8 +177,4 @@ export class CreationReconciler {
     };
     await this.deps.store.recordSnapshot(taskKey, failed);
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

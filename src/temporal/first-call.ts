@@ -35,6 +35,7 @@ import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, TaskWorkflowInput, UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
 import type { TaskEngine } from './task-engine';
+import { errorText } from '../telemetry/log-context';
 
 /** What the API's first call came to: the answer itself, or the task it created (recorded). */
 export type DirectOutcome =
@@ -233,9 +234,4 @@ export class DirectFirstCall {
     const now = new Date().toISOString();
     return { status: 'working', createdAt: now, lastUpdatedAt: now, ttlMs: null };
   }
-}
-
-/** An error's name and message for logs (upstream task ids and payloads never appear in them). */
-function errorText(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
