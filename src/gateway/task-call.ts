@@ -90,7 +90,7 @@ async function launchDirect(
   const taskId = mintTaskId();
   const taskKey = taskKeyOf(taskId);
   addLogContext({ taskKey });
-  const { input, request } = workflowInput(ctx, params, routed, headers, taskKey, '');
+  const { input, request } = workflowInput(ctx, params, routed, headers, taskKey);
   const outcome = await firstCall.run(routed.endpoint, {
     input,
     request,
@@ -110,7 +110,7 @@ async function launchAdmitted(
   const taskId = mintTaskId();
   const taskKey = taskKeyOf(taskId);
   addLogContext({ taskKey });
-  const draft = workflowInput(ctx, params, routed, headers, taskKey, '');
+  const draft = workflowInput(ctx, params, routed, headers, taskKey);
   // The payload goes to the payload store; Temporal gets its id only.
   const requestRef = await deps.payloads.put(taskKey, 'request', draft.request);
   // 2025-era clients list their tasks by id (tasks/list); the store otherwise keeps hashes only.
@@ -130,14 +130,13 @@ async function launchAdmitted(
   return { taskId, taskKey, upstream: routed.endpoint.alias, outcome };
 }
 
-/** The task workflow's input (with the request's payload id given) and the request's payload. */
+/** The task workflow's input (its request not stored yet) and the request's payload. */
 function workflowInput(
   ctx: RequestContext,
   params: CallToolParams,
   routed: RoutedTool,
   headers: Record<string, string>,
   taskKey: string,
-  requestRef: string,
 ): { input: TaskWorkflowInput; request: UpstreamCallPayload } {
   const { call } = ctx;
   const capabilities = call.params._meta[META.clientCapabilities];
@@ -160,7 +159,8 @@ function workflowInput(
     createdAt: new Date().toISOString(),
     call: {
       tool: routed.name,
-      requestRef,
+      // Filled in once the request is stored (by whichever path stores it).
+      requestRef: '',
       protocolVersion: PROTOCOL_VERSION,
       elicitationForm: declaresFormElicitation(capabilities),
       idempotent: isIdempotent(routed.tool),
