@@ -22,9 +22,24 @@ import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { freeLoopbackPort } from './ports';
 import type { Role, Shared } from './roles';
 
+/**
+ * Core needs a concrete port for its metrics exporter, so one is picked and then bound by core; another
+ * process can take it in between (seen with parallel test workers). Then another port is tried.
+ */
+async function installWithMetricsPort(logger: Shared['logger']): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      installTemporalLogging(logger, { metricsPort: await freeLoopbackPort() });
+      return;
+    } catch (err) {
+      if (attempt >= 5 || !/address already in use/i.test(String(err))) throw err;
+    }
+  }
+}
+
 export async function startWorkerRole(shared: Shared): Promise<Role> {
   const { config, logger, cipher, upstream, store, payloads, controlPlane, serverInfo, phases } = shared;
-  installTemporalLogging(logger.child({ component: 'temporal' }), { metricsPort: await freeLoopbackPort() });
+  await installWithMetricsPort(logger.child({ component: 'temporal' }));
   const connection = await phases.time('worker: temporal connection', async () => {
     const c = await NativeConnection.connect({ address: config.temporal.address });
     if (shared.ensureNamespace)

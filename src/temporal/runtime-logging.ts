@@ -2,7 +2,8 @@
  * Routes the Temporal SDK's own logs (TypeScript and native core) into the gateway's pino logger, and,
  * when asked, has its core serve its worker metrics in Prometheus form on a loopback port (appended to
  * the role's `/metrics`, src/telemetry/temporal-metrics.ts). The runtime is process-wide and can be
- * installed once, so the first caller wins.
+ * installed once, so the first caller wins. A failed install (core could not bind the metrics port) leaves
+ * nothing installed, so the caller may try again with another port.
  */
 import type { LogLevel, LogMetadata } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
@@ -24,7 +25,6 @@ export function installTemporalLogging(
   opts: { level?: LogLevel; metricsPort?: number } = {},
 ): void {
   if (installed) return;
-  installed = true;
   const level = opts.level ?? 'WARN';
   const metricsAddress = opts.metricsPort !== undefined ? `127.0.0.1:${opts.metricsPort}` : undefined;
   const log = (l: LogLevel, message: string, meta?: LogMetadata) =>
@@ -45,5 +45,6 @@ export function installTemporalLogging(
       ...(metricsAddress && { metrics: { prometheus: { bindAddress: metricsAddress } } }),
     },
   });
+  installed = true;
   if (metricsAddress) setTemporalMetricsUrl(`http://${metricsAddress}/metrics`);
 }
