@@ -3,6 +3,7 @@
  * gateway depend on these types and on the `ControlPlane` interface; `ControlPlaneStore` (this folder)
  * implements it over the database (SQLite or PostgreSQL).
  */
+import type { HostingPolicy } from '../../config/hosting';
 import type { CacheConfig, LimitsConfig } from '../../config/config';
 import type { UpstreamProbe } from '../../protocol';
 
@@ -78,6 +79,8 @@ export interface UpstreamRecord {
   addressApproved: boolean;
   /** What the last probe found out (era, version, time, error); absent until the first probe. */
   probe?: UpstreamProbe;
+  /** Which ordinary tools the gateway hosts as its own tasks (src/config/hosting.ts); absent: none. */
+  hosting?: HostingPolicy;
 }
 
 /** A project as the gateway serves it. */
