@@ -23,6 +23,7 @@ import { snapshotKey } from '../store/snapshot-key';
 import type { RecordedAnswer } from './first-call';
 import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
 import type { TaskDetail } from './observation';
+import { createHostedActivities } from './hosted-call';
 import { observationOf, taskDetailOf } from './observation';
 import { toSnapshot } from './snapshot';
 import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
@@ -196,6 +197,7 @@ export function createActivities(deps: ActivityDeps) {
   }
 
   return {
+    ...createHostedActivities(deps),
     /**
      * Sends the client's tools/call upstream, declaring the gateway's own capabilities. Sent at most once
      * unless the tool is idempotent: only errors that certainly preceded delivery are retried here, and

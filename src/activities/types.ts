@@ -85,3 +85,39 @@ export interface RecordTaskSnapshotInput {
   /** Project slug, for the metrics (absent in histories written before it was passed). */
   project?: string;
 }
+
+/** A hosted call (the gateway's own task around an ordinary upstream tools/call). */
+export interface CallHostedToolInput extends UpstreamAccess {
+  taskKey: string;
+  call: UpstreamCallRequest;
+  /** When the client's call came (the task's `createdAt`). */
+  createdAt: string;
+  /** The call may be sent again after an interruption (HostedCall.repeatable). */
+  repeatable: boolean;
+}
+
+export interface StartHostedTaskInput extends CallUpstreamToolInput {
+  workflowId: string;
+  caller: CallerRef;
+  createdAt: string;
+}
+
+/**
+ * How a hosted call ended: the upstream's answer (a result, `isError` included, or a JSON-RPC error),
+ * stored as a payload (kinds `result`, `error`) and as the task's final detail (`observation`), which the
+ * workflow records unless the task ended otherwise meanwhile (cancelled).
+ */
+export type CallHostedToolResult =
+  | { kind: 'result'; resultRef: string; observation: TaskObservation }
+  | { kind: 'error'; errorRef: string; observation: TaskObservation };
+
+/** A status the gateway itself gives a hosted task (started, cancelled, interrupted). */
+export interface RecordHostedStatusInput {
+  taskKey: string;
+  project: string;
+  status: 'working' | 'cancelled' | 'failed';
+  statusMessage: string;
+  createdAt: string;
+  /** For `failed`: the error the task ends with. */
+  error?: JsonRpcErrorObject;
+}

@@ -49,7 +49,8 @@ export async function resumeInlineTask(ctx: RequestContext, taskId: string): Pro
   return waitForTask(ctx, { taskId, taskKey: taskKeyOf(taskId) });
 }
 
-async function waitForTask(
+/** Waits for a task to end and answers the call with its result (a hosted call too: hosted-call.ts). */
+export async function waitForTask(
   ctx: RequestContext,
   launched: Pick<LaunchedTask, 'taskId' | 'taskKey'>,
 ): Promise<Result> {

@@ -10,7 +10,7 @@ import { addressOf } from '../store/control-plane/upstream-addresses';
 import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
 import { relayableMeta } from '../upstream/meta';
-import type { FirstOutcome, TaskWorkflowInput, UpstreamCallPayload } from '../workflows/messages';
+import type { FirstOutcome, HostedCall, TaskWorkflowInput, UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
 import type { FirstCallPort, GatewayDeps, RequestContext, Result } from './context';
 import { errorName, shareOwner } from './context';
@@ -59,16 +59,18 @@ export async function launchTask(
   params: CallToolParams,
   routed: RoutedTool,
   headers: Record<string, string>,
+  hosted?: HostedCall,
 ): Promise<LaunchedTask> {
   const { call, deps } = ctx;
-  const direct = deps.firstCall && !call.tasks?.force ? deps.firstCall : undefined;
+  // A hosted call is a workflow from the start (src/gateway/hosted-call.ts): the worker makes the call.
+  const direct = deps.firstCall && !call.tasks?.force && !hosted ? deps.firstCall : undefined;
   // Refused here, before anything is stored, sent or started; held until the first outcome is known. On
   // the worker path that is as long as the creation occupies a worker's local-activity slot.
   const lease = deps.shares.admitCreation(shareOwner(call), { perSecond: !direct });
   try {
     return direct
       ? await launchDirect(ctx, params, routed, headers, direct)
-      : await launchAdmitted(ctx, params, routed, headers);
+      : await launchAdmitted(ctx, params, routed, headers, hosted);
   } finally {
     lease.release();
   }
@@ -105,6 +107,7 @@ async function launchAdmitted(
   params: CallToolParams,
   routed: RoutedTool,
   headers: Record<string, string>,
+  hosted?: HostedCall,
 ): Promise<LaunchedTask> {
   const { call, deps } = ctx;
   const taskId = mintTaskId();
@@ -119,10 +122,12 @@ async function launchAdmitted(
     ...draft.input,
     startDeadline: new Date(Date.parse(draft.input.createdAt) + deps.startTimeoutMs).toISOString(),
     call: { ...draft.input.call, requestRef },
+    ...(hosted && { hosted }),
   };
   let outcome: FirstOutcome;
   try {
-    outcome = await deps.engine.start(input, deps.startTimeoutMs);
+    // A hosted call's start update answers after its promotion window at the latest.
+    outcome = await deps.engine.start(input, deps.startTimeoutMs + (hosted?.promoteAfterMs ?? 0));
   } catch (err) {
     outcome = await afterFailedStart(ctx, taskKey, err);
   }

@@ -17,6 +17,7 @@ import {
 import { connectInputRequired, takeConnectAnswer } from './connect-elicitation';
 import type { McpCall, RequestContext, Result } from './context';
 import { discoverUpstream } from './forwarding';
+import { callHosted, hostingOf } from './hosted-call';
 import { ordinaryCall } from './ordinary-call';
 import { runTaskInline } from './inline-task';
 import { declaresTasks, qualifyForTaskPath, upstreamRunsTasks } from './qualification';
@@ -38,6 +39,8 @@ export async function callTool(ctx: RequestContext, asked: CallToolParams): Prom
   const headers = paramHeaders(call, routed, params);
   const capabilities = call.params._meta[META.clientCapabilities];
   const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;
+  const hosting = isRetry ? undefined : await hostingOf(ctx, routed);
+  if (hosting) return callHosted(ctx, params, routed, headers, hosting);
   // MRTR retries of a task-aware call stay on the task path: the last round may become a task.
   if (declaresTasks(capabilities)) {
     const decision = qualifyForTaskPath({

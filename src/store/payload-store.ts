@@ -23,7 +23,9 @@ export type PayloadKind =
    * The input of a task workflow the API recorded before starting it (the first call made by the API):
    * what the creation reconciler starts it with if the API did not (src/temporal/creation-reconciler.ts).
    */
-  | 'start_input';
+  | 'start_input'
+  /** A hosted call was sent (or was about to be): an attempt after a lost worker may not send it again. */
+  | 'hosted_sent';
 
 export class PayloadStore {
   constructor(

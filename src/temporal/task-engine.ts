@@ -17,6 +17,7 @@ import {
   provideInputSignal,
   snapshotQuery,
   startTaskUpdate,
+  HOSTED_TASK_WORKFLOW_TYPE,
   TASK_WORKFLOW_TYPE,
   taskWorkflowId,
 } from '../workflows/messages';
@@ -45,7 +46,8 @@ export class TemporalTaskEngine implements TaskEngine {
   ) {}
 
   async start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome> {
-    const op = new WithStartWorkflowOperation(TASK_WORKFLOW_TYPE, {
+    const type = input.hosted ? HOSTED_TASK_WORKFLOW_TYPE : TASK_WORKFLOW_TYPE;
+    const op = new WithStartWorkflowOperation(type, {
       ...this.startOptions(input, 'starting'),
       // A task key is fresh random; a collision means a bug, never something to join.
       workflowIdConflictPolicy: 'FAIL',
@@ -89,7 +91,7 @@ export class TemporalTaskEngine implements TaskEngine {
       staticSummary: `${plain(input.projectSlug)}: ${plain(input.upstream)} / ${plain(input.call.tool)}`,
       // Markdown in the Web UI. Metadata only: names, never arguments, ids or credentials.
       staticDetails: [
-        `**MCP task** of project \`${plain(input.projectSlug)}\``,
+        `**MCP task** of project \`${plain(input.projectSlug)}\`${input.hosted ? ', hosted by the gateway (an ordinary tool call)' : ''}`,
         `- upstream: \`${plain(input.upstream)}\``,
         `- tool: \`${plain(input.call.tool)}\``,
         `- caller: ${input.caller.kind === 'api_key' ? 'API key' : plain(input.caller.kind)}`,

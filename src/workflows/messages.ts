@@ -7,6 +7,8 @@ import type { InputResponses, JsonRpcErrorObject, Meta, TaskStatus } from '../pr
 import type { Principal } from '../store/control-plane/types';
 
 export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
+/** A hosted task: the gateway runs an ordinary tool call as its own task (docs/hosted-tasks.md). */
+export const HOSTED_TASK_WORKFLOW_TYPE = 'hostedTaskWorkflow';
 
 /** A task's owner in string form (`principalId`): what follow-ups compare against. */
 export interface CallerRef {
@@ -116,6 +118,16 @@ export interface TaskWorkflowInput {
   startDeadline?: string;
   call: UpstreamCallRequest;
   carried?: CarriedTaskState;
+  /** Present for a hosted task (HOSTED_TASK_WORKFLOW_TYPE): the upstream runs an ordinary call. */
+  hosted?: HostedCall;
+}
+
+/** How a hosted call runs, as its upstream's hosting policy said when the call came (src/config/hosting.ts). */
+export interface HostedCall {
+  /** The client gets the synchronous answer if it comes within this window, else a task handle. */
+  promoteAfterMs: number;
+  /** The call may be sent again after an interruption (a worker lost while it ran). */
+  repeatable: boolean;
 }
 
 export interface TaskWorkflowResult {

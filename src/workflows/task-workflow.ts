@@ -19,7 +19,6 @@ import {
   proxyLocalActivities,
   setHandler,
   setCurrentDetails,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../activities';
@@ -33,7 +32,7 @@ import type {
   TaskWorkflowResult,
 } from './messages';
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
-import { SA_STATUS } from './search-attributes';
+import { accessOf, publishStatus, statusDetails } from './published-status';
 import { TaskState } from './task-state';
 
 /** Non-idempotent tools: one attempt; the activity itself retries only undelivered requests. */
@@ -282,29 +281,6 @@ async function apply(
   const after = state.present();
   await recordTaskSnapshot({ taskKey: input.taskKey, observation: after, project: input.projectSlug });
   if (after.status !== before.status) publishStatus(after.status);
-}
-
-/**
- * The operator's view of the task's progress in the Temporal Web UI: the status search attribute (for
- * filtering) and the workflow's current details. Status only: status messages can echo arguments.
- */
-function publishStatus(status: string): void {
-  upsertSearchAttributes([{ key: SA_STATUS, value: status }]);
-  setCurrentDetails(statusDetails(status));
-}
-
-function statusDetails(status: string): string {
-  return `MCP task status: **${status}**. Inputs and results are encrypted; the project dashboard shows them to the user who started the task.`;
-}
-
-function accessOf(input: TaskWorkflowInput) {
-  return {
-    project: input.project,
-    upstream: input.upstream,
-    principal: input.principal,
-    authorizationId: input.authorizationId,
-    ...(input.upstreamAddress !== undefined && { upstreamAddress: input.upstreamAddress }),
-  };
 }
 
 function refOf(input: TaskWorkflowInput, state: TaskState) {

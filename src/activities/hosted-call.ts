@@ -1,0 +1,253 @@
+/**
+ * Activities of a hosted task (docs/hosted-tasks.md): the gateway's own task around an ordinary upstream
+ * `tools/call`, for tools the project upstream's hosting policy names. The call runs in the worker, not
+ * in the client's request: its answer completes the task, however long it takes and whoever is still
+ * connected.
+ *
+ * Sent at most once unless the tool may be repeated: a marker (payload kind `hosted_sent`) is written
+ * before the call goes out, so an attempt after a lost worker knows the call may have reached the
+ * upstream and sends it again only when the policy (or the tool's annotations) allow it.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import { METHOD } from '../protocol';
+import type { UpstreamReply } from '../upstream/client';
+import {
+  boundError,
+  UpstreamAddressRefusedError,
+  UpstreamAnswerTooLarge,
+  UpstreamDeadlineExceeded,
+  UpstreamTransportError,
+} from '../upstream/errors';
+import { upstreamMeta } from '../upstream/meta';
+import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
+import { FAILURE } from './first-call';
+import type { ActivityDeps } from './index';
+import { observationOf, taskDetailOf } from './observation';
+import { boundedStatusMessage } from './snapshot';
+import { cancellableSleep } from './sleep';
+import { finishedSnapshot, heartbeating } from './support';
+import type {
+  CallHostedToolInput,
+  CallHostedToolResult,
+  RecordHostedStatusInput,
+  StartHostedTaskInput,
+} from './types';
+
+/** Progress notifications recorded as the task's status message at most this often. */
+const PROGRESS_EVERY_MS = 1000;
+/** In-activity retries of failures that certainly did not reach the upstream (connection refused). */
+const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
+
+export function createHostedActivities(deps: ActivityDeps) {
+  const { settings } = deps;
+
+  /** The detail stored, the snapshot recorded (never over a terminal status), the observation returned. */
+  async function record(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
+    const detailRef = await deps.payloads.put(taskKey, 'detail', taskDetailOf(snapshot));
+    return observationOf(snapshot, detailRef);
+  }
+
+  return {
+    /**
+     * Records a hosted task as `working` before any answer reaches the client. The start deadline is
+     * judged with the first-call claim, as for an upstream task (activities/first-call.ts): past it the
+     * API may have told the client nothing was started, so nothing is.
+     */
+    async startHostedTask(input: StartHostedTaskInput): Promise<TaskObservation> {
+      const late = input.startDeadline !== undefined && Date.now() > Date.parse(input.startDeadline);
+      const claim = await deps.firstCalls?.claim(input.taskKey, late ? 'abandoned' : 'sending');
+      if ((claim?.won && late) || claim?.state === 'abandoned') {
+        throw ApplicationFailure.create({
+          message: 'The task did not start before its deadline; nothing was sent to the upstream',
+          type: FAILURE.notStarted,
+          nonRetryable: true,
+        });
+      }
+      const snapshot: TaskSnapshot = {
+        status: 'working',
+        statusMessage: 'Hosted by the gateway: waiting for a worker to make the call',
+        createdAt: input.createdAt,
+        lastUpdatedAt: new Date().toISOString(),
+        ttlMs: settings.finishedTaskTtlMs ?? null,
+      };
+      const observation = await record(input.taskKey, snapshot);
+      await deps.store.insertTask({
+        taskKey: input.taskKey,
+        workflowId: input.workflowId,
+        project: input.project,
+        caller: input.caller,
+        upstream: input.upstream,
+        tool: input.call.tool,
+        authorizationId: input.authorizationId,
+        snapshot,
+      });
+      // The claim decided start against abandonment; the task record is what counts from here on.
+      await deps.firstCalls?.move(input.taskKey, 'sending', 'done');
+      return observation;
+    },
+
+    /**
+     * Makes the upstream call, heartbeating while it waits; progress notifications become the task's
+     * status message. Returns the answer (stored) and the task's final observation; the workflow
+     * records it.
+     */
+    async callHostedTool(input: CallHostedToolInput): Promise<CallHostedToolResult> {
+      const ctx = Context.current();
+      const sent = await deps.payloads.firstOfKinds(input.taskKey, ['hosted_sent']);
+      if (sent && !input.repeatable) {
+        throw ApplicationFailure.create({
+          message: `The call to upstream "${input.upstream}" was interrupted after it was sent (the worker running it was lost); it was not repeated because the tool is not marked repeatable`,
+          type: FAILURE.callOutcomeUnknown,
+          nonRetryable: true,
+        });
+      }
+      const endpoint = await deps.resolveUpstream(input);
+      const request = await deps.payloads.get<UpstreamCallPayload>(
+        input.call.requestRef,
+        input.taskKey,
+        'request',
+      );
+      if (!request) {
+        throw ApplicationFailure.create({
+          message: 'The request of this task is no longer stored',
+          type: FAILURE.upstreamProtocol,
+          nonRetryable: true,
+        });
+      }
+      // The call is under way from here: the task is no longer waiting for a worker (store/task-watch.ts).
+      await deps.store.watchStarted(input.taskKey);
+      const progress = progressRecorder(input, sent ? 'sent again after an interruption' : undefined);
+      await progress.now(
+        sent
+          ? 'Hosted by the gateway: the call was interrupted and is sent again (the tool is repeatable)'
+          : 'Hosted by the gateway: the upstream is working on the call',
+      );
+      await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt });
+      const reply = await heartbeating(() => send(input, endpoint, request, progress.onNotification));
+      const answer = reply.kind === 'error' ? reply.error : reply.result;
+      const ref = await deps.payloads.put(input.taskKey, reply.kind, answer);
+      const observation = await record(input.taskKey, {
+        ...finishedSnapshot(reply, settings),
+        createdAt: input.createdAt,
+      });
+      return reply.kind === 'error'
+        ? { kind: 'error', errorRef: ref, observation }
+        : { kind: 'result', resultRef: ref, observation };
+    },
+
+    /** A status the gateway gives the task itself (cancelled, or failed with its own error). */
+    async recordHostedStatus(input: RecordHostedStatusInput): Promise<TaskObservation> {
+      const now = new Date().toISOString();
+      const snapshot: TaskSnapshot = {
+        status: input.status,
+        statusMessage: boundedStatusMessage(input.statusMessage, settings.maxStatusMessageChars),
+        createdAt: input.createdAt,
+        lastUpdatedAt: now,
+        ttlMs: settings.finishedTaskTtlMs ?? null,
+        ...(input.error && { error: input.error }),
+      };
+      const observation = await record(input.taskKey, snapshot);
+      await deps.store.recordSnapshot(input.taskKey, snapshot);
+      return observation;
+    },
+  };
+
+  /** The tools/call itself. Undelivered attempts are retried here; a bound passed is the answer. */
+  async function send(
+    input: CallHostedToolInput,
+    endpoint: Awaited<ReturnType<ActivityDeps['resolveUpstream']>>,
+    request: UpstreamCallPayload,
+    onNotification: (message: Record<string, unknown>) => Promise<void>,
+  ): Promise<UpstreamReply> {
+    const ctx = Context.current();
+    const _meta = {
+      ...upstreamMeta({
+        relayedMeta: request.relayedMeta,
+        protocolVersion: input.call.protocolVersion,
+        // An ordinary call: no Tasks (the upstream answers it itself), no input requests (not relayed yet).
+        capabilities: {},
+        gatewayInfo: deps.gatewayInfo,
+      }),
+      // The gateway's own token: the client's, if any, belongs to a request that may be gone.
+      progressToken: `hosted-${input.taskKey.slice(0, 16)}`,
+    };
+    const params = {
+      name: input.call.tool,
+      ...(request.arguments !== undefined && { arguments: request.arguments }),
+      _meta,
+    };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
+          signal: ctx.cancellationSignal,
+          onNotification,
+          ...(request.headers && { headers: request.headers }),
+        });
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
+          const { kind: _kind, ...error } = boundError(err);
+          return { kind: 'error', error: error as JsonRpcErrorObject, httpStatus: 200 };
+        }
+        if (!(err instanceof UpstreamTransportError)) throw err;
+        const delay = CONNECT_RETRY_DELAYS_MS[attempt];
+        if (err instanceof UpstreamAddressRefusedError || err.mayHaveReached || delay === undefined) {
+          throw ApplicationFailure.create({
+            message: err.mayHaveReached
+              ? `The call to upstream "${input.upstream}" failed after it may have been delivered; it was not repeated`
+              : err.message,
+            type: err.mayHaveReached ? FAILURE.callOutcomeUnknown : FAILURE.upstreamUnreachable,
+            nonRetryable: true,
+          });
+        }
+        await cancellableSleep(delay, ctx.cancellationSignal);
+      }
+    }
+  }
+
+  /** Upstream progress as the task's status message (and its dashboard progress), throttled. */
+  function progressRecorder(input: CallHostedToolInput, note?: string) {
+    let last = 0;
+    const now = async (message: string) => {
+      const snapshot: TaskSnapshot = {
+        status: 'working',
+        statusMessage: boundedStatusMessage(message, settings.maxStatusMessageChars),
+        createdAt: input.createdAt,
+        lastUpdatedAt: new Date().toISOString(),
+        ttlMs: settings.finishedTaskTtlMs ?? null,
+      };
+      await deps.store.recordSnapshot(input.taskKey, snapshot);
+      // Recording marks a running task due for a watch; this call is its watch, and it runs.
+      await deps.store.watchStarted(input.taskKey);
+    };
+    return {
+      now,
+      onNotification: async (message: Record<string, unknown>) => {
+        if (message.method !== 'notifications/progress' || Date.now() - last < PROGRESS_EVERY_MS) return;
+        last = Date.now();
+        await now(progressMessage(message.params, note)).catch((err: unknown) =>
+          deps.logger.warn(
+            { err: err instanceof Error ? err.name : 'error' },
+            'hosted progress not recorded',
+          ),
+        );
+      },
+    };
+  }
+}
+
+/** "message (3/10)", or what of it the notification carries. */
+function progressMessage(params: unknown, note?: string): string {
+  const p = (params ?? {}) as { progress?: unknown; total?: unknown; message?: unknown };
+  const count =
+    typeof p.progress === 'number'
+      ? typeof p.total === 'number'
+        ? `${p.progress}/${p.total}`
+        : String(p.progress)
+      : undefined;
+  const text = typeof p.message === 'string' ? p.message : 'Working';
+  return [text, count && `(${count})`, note && `[${note}]`].filter(Boolean).join(' ');
+}
+
+export type HostedActivities = ReturnType<typeof createHostedActivities>;
