@@ -54,7 +54,8 @@ export async function discover(ctx: RequestContext): Promise<Result> {
 
 /**
  * The project's capabilities: the union of what its reachable upstreams currently advertise, and the
- * Tasks extension only when the project's gate is on and some upstream can run tasks.
+ * Tasks extension only when the project's gate is on and some upstream can run tasks or the gateway
+ * hosts some upstream's tools.
  */
 async function projectCapabilities(
   ctx: RequestContext,
@@ -76,8 +77,12 @@ async function projectCapabilities(
   const listChanged = (kind: ListKind) => (announced.has(kind) ? { listChanged: true } : {});
   // Resource updates are relayed from upstreams that announce them (resource-push.ts).
   const subscribe = discovered.some((d) => announcesUpdates(d)) && { subscribe: true };
+  // Tasks run by an upstream, or by the gateway for the tools it hosts (issue 24, src/config/hosting.ts).
+  const hosts = enabledUpstreams(project).some((u) => (u.hosting?.tools.length ?? 0) > 0);
   const tasks =
-    project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
+    project.features.tasks &&
+    project.toolProfile === 'tasks' &&
+    (hosts || discovered.some((d) => upstreamRunsTasks(d)));
   // MCP Apps views are relayed (and renamed per upstream, ui-resources.ts): advertised when an upstream does.
   const ui = uiExtensionOf(discovered.map((d) => d.capabilities.extensions as Record<string, unknown>));
   const extensions = { ...(tasks && { [TASKS_EXTENSION]: {} }), ...(ui && { [UI_EXTENSION]: ui }) };
