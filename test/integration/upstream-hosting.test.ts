@@ -291,7 +291,7 @@ describe('CLI', () => {
   async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     const configFile = path.join(dir, 'cli-config.json');
     writeFileSync(configFile, JSON.stringify({ store: gw.config.store, encryption: gw.config.encryption }));
-    const env = { ...process.env, TASKROUTER_CONFIG: configFile };
+    const env: NodeJS.ProcessEnv = { ...process.env, TASKROUTER_CONFIG: configFile };
     delete env['TASKROUTER_ENCRYPTION_KEYS'];
     try {
       const { stdout, stderr } = await run(
