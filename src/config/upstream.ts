@@ -4,6 +4,7 @@
  * upstream may obtain each caller's credential with (docs/oauth.md, "Token exchange").
  */
 import { z } from 'zod';
+import { HostingPolicySchema } from './hosting';
 
 /**
  * `auth.tokenExchange` of a `per_user` upstream: the gateway exchanges the caller's own OAuth access token
@@ -75,5 +76,10 @@ export const UpstreamConfigSchema = z.strictObject({
         }),
     ])
     .optional(),
+  /**
+   * Which of its ordinary tools the gateway hosts as its own durable tasks (docs/admin.md, "Hosted
+   * tools"); `null` removes a policy set before. Omitted: left as it is.
+   */
+  hosting: HostingPolicySchema.nullable().optional(),
 });
 export type UpstreamConfig = z.infer<typeof UpstreamConfigSchema>;

@@ -62,6 +62,21 @@ export class UpstreamCatalog {
       for (const key of [...cache.keys()]) if (key.startsWith(`${upstreamId}#`)) cache.delete(key);
   }
 
+  /**
+   * The tool names this process last read from an upstream, under any credential (expired entries
+   * count: the last listing), without asking it; undefined when it has read none. For views that say
+   * which hosting rules match nothing (docs/admin.md, "Hosted tools").
+   */
+  knownToolNames(upstreamId: string): string[] | undefined {
+    let names: Set<string> | undefined;
+    for (const [key, entry] of this.tools) {
+      if (!key.startsWith(`${upstreamId}#`)) continue;
+      names ??= new Set();
+      for (const t of entry.items) names.add(t.name);
+    }
+    return names && [...names];
+  }
+
   private async cached<T>(
     cache: Map<string, Entry<T>>,
     endpoint: UpstreamEndpoint,

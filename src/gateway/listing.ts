@@ -3,6 +3,7 @@
  * capability gate on prompts, resources and completion, and the aggregated, paginated lists (tools,
  * prompts, resources, resource templates) with their cache hints.
  */
+import { isHosted } from '../config/hosting';
 import type { ServerCapabilities } from '../protocol';
 import {
   METHOD,
@@ -53,7 +54,8 @@ export async function discover(ctx: RequestContext): Promise<Result> {
 
 /**
  * The project's capabilities: the union of what its reachable upstreams currently advertise, and the
- * Tasks extension only when the project's gate is on and some upstream can run tasks.
+ * Tasks extension only when the project's gate is on and some upstream can run tasks or the gateway
+ * hosts some upstream's tools.
  */
 async function projectCapabilities(
   ctx: RequestContext,
@@ -75,8 +77,12 @@ async function projectCapabilities(
   const listChanged = (kind: ListKind) => (announced.has(kind) ? { listChanged: true } : {});
   // Resource updates are relayed from upstreams that announce them (resource-push.ts).
   const subscribe = discovered.some((d) => announcesUpdates(d)) && { subscribe: true };
+  // Tasks run by an upstream, or by the gateway for the tools it hosts (issue 24, src/config/hosting.ts).
+  const hosts = enabledUpstreams(project).some((u) => (u.hosting?.tools.length ?? 0) > 0);
   const tasks =
-    project.features.tasks && project.toolProfile === 'tasks' && discovered.some((d) => upstreamRunsTasks(d));
+    project.features.tasks &&
+    project.toolProfile === 'tasks' &&
+    (hosts || discovered.some((d) => upstreamRunsTasks(d)));
   // MCP Apps views are relayed (and renamed per upstream, ui-resources.ts): advertised when an upstream does.
   const ui = uiExtensionOf(discovered.map((d) => d.capabilities.extensions as Record<string, unknown>));
   const extensions = { ...(tasks && { [TASKS_EXTENSION]: {} }), ...(ui && { [UI_EXTENSION]: ui }) };
@@ -120,6 +126,7 @@ export async function listTools(ctx: RequestContext): Promise<Result> {
   }
   const rename = renamer(project);
   const taskCapable = call.tasks?.advertise ? await taskCapableAliases(ctx) : undefined;
+  const hosted = call.tasks?.advertise ? hostedTools(project) : undefined;
   return list(ctx, {
     method: METHOD.toolsList,
     field: 'tools',
@@ -131,6 +138,7 @@ export async function listTools(ctx: RequestContext): Promise<Result> {
         return undefined;
       }
       const exposed = withExposedUiMeta(alias, tool, project.namespacing);
+      if (hosted?.(alias, tool.name)) return rename(alias, withHostedTasks(exposed));
       return rename(alias, taskCapable?.has(alias) ? withOptionalTasks(exposed) : exposed);
     },
   });
@@ -150,6 +158,22 @@ async function taskCapableAliases(ctx: RequestContext): Promise<Set<string>> {
     }),
   );
   return new Set(checked.flatMap((c) => (c.status === 'fulfilled' && c.value ? [c.value] : [])));
+}
+
+/**
+ * Whether an upstream's tool (its own name) is hosted by the gateway as its own task (issue 24,
+ * src/config/hosting.ts), behind the same project gate as upstream tasks.
+ */
+function hostedTools(project: ProjectRecord): (alias: string, name: unknown) => boolean {
+  if (!project.features.tasks || project.toolProfile !== 'tasks') return () => false;
+  const policies = new Map(enabledUpstreams(project).map((u) => [u.alias, u.hosting]));
+  return (alias, name) => typeof name === 'string' && isHosted(policies.get(alias), name);
+}
+
+/** A hosted tool takes a task whatever the upstream says of it: the gateway runs the task. */
+function withHostedTasks(tool: Record<string, unknown>): Record<string, unknown> {
+  const execution = (tool.execution as Record<string, unknown> | undefined) ?? {};
+  return { ...tool, execution: { ...execution, taskSupport: 'optional' } };
 }
 
 function withOptionalTasks(tool: Record<string, unknown>): Record<string, unknown> {

@@ -53,6 +53,15 @@ export function json(flags: Flags, name: string): Record<string, unknown> | unde
   }
 }
 
+/**
+ * `--hosting JSON` (an upstream's hosting policy, checked by the control plane like the admin API's
+ * `hosting`) or `--hosting off` (null: none); undefined when not given.
+ */
+export function hostingInput(flags: Flags): Record<string, unknown> | null | undefined {
+  if (flags.get('hosting') === 'off') return null;
+  return json(flags, 'hosting');
+}
+
 export function credential(flags: Flags, env: NodeJS.ProcessEnv): string | undefined {
   const fromEnv = flags.get('credential-env');
   if (fromEnv !== undefined) {

@@ -21,7 +21,16 @@ import { findRepoRoot } from '../config/paths';
 import { createDataConverter } from '../temporal/codec';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { triggerRetention } from '../temporal/schedules';
-import { authInput, credential, json, need, onOff, parseFlags, UsageError } from './admin-cli-flags';
+import {
+  authInput,
+  credential,
+  hostingInput,
+  json,
+  need,
+  onOff,
+  parseFlags,
+  UsageError,
+} from './admin-cli-flags';
 import type { Flags } from './admin-cli-flags';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { keyringFromEnv, keyringFromFile, withSecretsFromEnv } from './keyring';
@@ -42,8 +51,8 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
   project add-member --project P --user U    project remove-member --project P --user U
   key create --project P --name N            key list --project P
   key revoke --project P --id KEY_ID
-  upstream add --project P --alias A --url URL [--enabled on|off] [auth]
-  upstream update --project P --alias A [--url URL] [--enabled on|off] [auth]
+  upstream add --project P --alias A --url URL [--enabled on|off] [hosting] [auth]
+  upstream update --project P --alias A [--url URL] [--enabled on|off] [hosting] [auth]
   upstream list --project P                  upstream remove --project P --alias A
   authorization grant --project P --upstream A --user U <credential> [--expires-at ISO]
   authorization revoke --project P --upstream A --user U
@@ -57,6 +66,7 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
   auth:       --auth none|project|per_user  [--header NAME]  [<credential>]
               per_user connected with OAuth: --oauth on|off  [--client-id ID]  [<credential>: its secret]
               per_user by token exchange: --token-exchange {"issuer","clientId","audience"?,"scope"?}|off
+  hosting:    --hosting {"tools","promoteAfterMs"?,"repeatable"?,"maxConcurrent"?}|off  (replaces; off: none)
   credential: --credential-env VAR | --credential-file FILE | --credential VALUE (visible in ps)
 `;
 
@@ -186,11 +196,13 @@ export async function runAdminCommand(
     case 'upstream add': {
       const enabled = onOff(flags, 'enabled');
       const auth = authInput(flags, env);
+      const hosting = hostingInput(flags);
       return cp.addUpstream(admin, need(flags, 'project'), {
         alias: need(flags, 'alias'),
         url: need(flags, 'url'),
         ...(enabled !== undefined && { enabled }),
         ...(auth !== undefined && { auth }),
+        ...(hosting && { hosting }),
       });
     }
     case 'upstream update': {
@@ -200,10 +212,12 @@ export async function runAdminCommand(
       const enabled = onOff(flags, 'enabled');
       const url = flags.get('url');
       const auth = authInput(flags, env, current?.auth);
+      const hosting = hostingInput(flags);
       const patch: UpstreamPatch = {
         ...(url !== undefined && { url }),
         ...(enabled !== undefined && { enabled }),
         ...(auth !== undefined && { auth }),
+        ...(hosting !== undefined && { hosting }),
       };
       return (await cp.updateUpstream(admin, project, alias, patch)).record;
     }

@@ -193,6 +193,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       runRetention: (kind) => triggerRetention(client, taskQueue, kind),
       startProjectDeletion: startDeletion,
       probeUpstream: (project, alias) => probeUpstream(controlPlane, upstream, project, alias),
+      knownTools: (upstreamId) => catalog.knownToolNames(upstreamId),
     },
     dashboard: {
       dashboard: dashboardStore,

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { HostingPolicySchema } from '../config/hosting';
 import type { ControlPlaneStore, NewProject, ProjectPatch, UpstreamPatch } from '../store/control-plane';
 import {
   ProjectPatchSchema,
@@ -61,6 +62,8 @@ export const BootstrapDocumentSchema = z.strictObject({
               url: z.url({ protocol: /^https?$/ }),
               enabled: z.boolean().optional(),
               auth: UpstreamAuthInputSchema.optional(),
+              /** Replaces the hosting policy; `null` removes it; omitted, it is left as it is. */
+              hosting: HostingPolicySchema.nullable().optional(),
             }),
           )
           .default([]),
@@ -154,7 +157,8 @@ export async function applyBootstrap(cp: ControlPlaneStore, input: unknown): Pro
     const upstreams = existing?.upstreams ?? [];
     for (const u of p.upstreams) {
       if (!upstreams.some((x) => x.alias === u.alias)) {
-        await cp.addUpstream(admin, p.slug, u);
+        const { hosting, ...rest } = u;
+        await cp.addUpstream(admin, p.slug, { ...rest, ...(hosting && { hosting }) });
         changes.push(`project ${p.slug}: upstream ${u.alias} added`);
         continue;
       }
@@ -162,6 +166,7 @@ export async function applyBootstrap(cp: ControlPlaneStore, input: unknown): Pro
         url: u.url,
         ...(u.enabled !== undefined && { enabled: u.enabled }),
         ...(u.auth !== undefined && { auth: u.auth }),
+        ...(u.hosting !== undefined && { hosting: u.hosting }),
       };
       if ((await cp.updateUpstream(admin, p.slug, u.alias, patch)).changed) {
         changes.push(`project ${p.slug}: upstream ${u.alias} updated`);

@@ -169,6 +169,11 @@ export interface UpstreamsTable {
   oauth_registration?: string | null;
   token_exchange?: string | null;
   token_exchange_secret?: Buffer | null;
+  /**
+   * Migration 0020: the hosting policy (issue 24, src/config/hosting.ts) as JSON with its defaults
+   * applied; null: the gateway hosts none of its tools.
+   */
+  hosting?: string | null;
 }
 
 /**

@@ -5,7 +5,8 @@
  * response that created them. See docs/admin.md.
  */
 import type { Context, Middleware } from 'koa';
-import type { ControlPlaneStore, UpstreamView } from '../../store/control-plane';
+import { unmatchedRules } from '../../config/hosting';
+import type { ControlPlaneStore, ProjectView, UpstreamView } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane/types';
 import type { Reply } from '../routes';
 import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
@@ -31,6 +32,11 @@ export interface AdminApiDeps {
    * upstream is added or changed, and on request. Absent, views show the last recorded probe.
    */
   probeUpstream?: (projectRef: string, alias: string) => Promise<void>;
+  /**
+   * The tool names this process last read from an upstream (by id), without asking it; undefined when
+   * it has read none. Upstream views then show the hosting rules that match nothing (`hosting.unmatched`).
+   */
+  knownTools?: (upstreamId: string) => readonly string[] | undefined;
 }
 
 interface Request {
@@ -116,11 +122,15 @@ const ROUTES = [
   }),
 
   // Projects
-  route('GET', '/projects', async (cp, { actor }) => ok({ projects: await cp.listProjects(actor) })),
+  route('GET', '/projects', async (cp, { actor }, deps) =>
+    ok({ projects: (await cp.listProjects(actor)).map((v) => projectShown(v, deps)) }),
+  ),
   route('POST', '/projects', async (cp, { actor, body }) =>
     created(await cp.createProject(actor, body as never)),
   ),
-  route('GET', '/projects/:project', async (cp, r) => ok(await cp.getProject(r.actor, p(r, 0)))),
+  route('GET', '/projects/:project', async (cp, r, deps) =>
+    ok(projectShown(await cp.getProject(r.actor, p(r, 0)), deps)),
+  ),
   route('PATCH', '/projects/:project', async (cp, r) =>
     ok((await cp.updateProject(r.actor, p(r, 0), r.body)).record),
   ),
@@ -161,8 +171,8 @@ const ROUTES = [
   ),
 
   // Upstreams
-  route('GET', '/projects/:project/upstreams', async (cp, r) =>
-    ok({ upstreams: await cp.listUpstreams(r.actor, p(r, 0)) }),
+  route('GET', '/projects/:project/upstreams', async (cp, r, deps) =>
+    ok({ upstreams: (await cp.listUpstreams(r.actor, p(r, 0))).map((v) => upstreamShown(v, deps)) }),
   ),
   route('POST', '/projects/:project/upstreams', async (cp, r, deps) => {
     const added = await cp.addUpstream(r.actor, p(r, 0), r.body as never);
@@ -170,10 +180,10 @@ const ROUTES = [
   }),
   route('PATCH', '/projects/:project/upstreams/:alias', async (cp, r, deps) => {
     const { record, changed } = await cp.updateUpstream(r.actor, p(r, 0), p(r, 1), r.body);
-    return ok(changed ? await probed(cp, r, deps, record.alias) : record);
+    return ok(changed ? await probed(cp, r, deps, record.alias) : upstreamShown(record, deps));
   }),
   route('POST', '/projects/:project/upstreams/:alias/probe', async (cp, r, deps) => {
-    const alias = (await upstreamView(cp, r, p(r, 1))).alias;
+    const alias = (await upstreamView(cp, r, deps, p(r, 1))).alias;
     return ok(await probed(cp, r, deps, alias));
   }),
   route('DELETE', '/projects/:project/upstreams/:alias', async (cp, r) => {
@@ -231,10 +241,26 @@ const ROUTES = [
 ];
 
 /** An upstream's view, as the caller may see it (managers only). */
-async function upstreamView(cp: ControlPlaneStore, r: Request, alias: string): Promise<UpstreamView> {
+async function upstreamView(
+  cp: ControlPlaneStore,
+  r: Request,
+  deps: AdminApiDeps,
+  alias: string,
+): Promise<UpstreamView> {
   const found = (await cp.listUpstreams(r.actor, p(r, 0))).find((u) => u.alias === alias || u.id === alias);
   if (!found) throw new HttpError('not_found', `No upstream "${alias}" in project "${p(r, 0)}"`);
-  return found;
+  return upstreamShown(found, deps);
+}
+
+/** An upstream view with `hosting.unmatched` when this process knows the upstream's tools. */
+function upstreamShown(view: UpstreamView, deps: AdminApiDeps): UpstreamView {
+  const tools = view.hosting && deps.knownTools?.(view.id);
+  if (!view.hosting || !tools) return view;
+  return { ...view, hosting: { ...view.hosting, unmatched: unmatchedRules(view.hosting, tools) } };
+}
+
+function projectShown(view: ProjectView, deps: AdminApiDeps): ProjectView {
+  return { ...view, upstreams: view.upstreams.map((u) => upstreamShown(u, deps)) };
 }
 
 /** Probes the upstream (when this process can) and answers its view with the outcome. */
@@ -249,7 +275,7 @@ async function probed(
       .probeUpstream(p(r, 0), alias)
       .catch((err: unknown) => deps.logger?.error({ err, upstream: alias }, 'upstream probe failed to run'));
   }
-  return upstreamView(cp, r, alias);
+  return upstreamView(cp, r, deps, alias);
 }
 
 function pageOf(query: URLSearchParams): { limit?: number; before?: string } {

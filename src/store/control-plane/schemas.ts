@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
+import { HostingPolicySchema } from '../../config/hosting';
 import { TokenExchangeInputSchema } from '../../config/upstream';
 import { ControlPlaneError } from './errors';
 
@@ -100,6 +101,8 @@ export const NewUpstreamSchema = z.strictObject({
   url: UrlSchema,
   enabled: z.boolean().default(true),
   auth: UpstreamAuthInputSchema.default({ mode: 'none' }),
+  /** Which of its ordinary tools the gateway hosts as its own tasks (src/config/hosting.ts). */
+  hosting: HostingPolicySchema.optional(),
 });
 export type NewUpstream = z.input<typeof NewUpstreamSchema>;
 
@@ -108,6 +111,8 @@ export const UpstreamPatchSchema = z.strictObject({
   enabled: z.boolean().optional(),
   /** Replaces the auth settings. For mode `project`, an omitted credential keeps the stored one. */
   auth: UpstreamAuthInputSchema.optional(),
+  /** Replaces the hosting policy (omitted fields take their defaults); `null` removes it. */
+  hosting: HostingPolicySchema.nullable().optional(),
 });
 export type UpstreamPatch = z.input<typeof UpstreamPatchSchema>;
 

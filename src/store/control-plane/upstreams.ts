@@ -23,6 +23,7 @@ import type { NewUpstream, UpstreamPatch } from './schemas';
 import type { Dropped } from './upstream-addresses';
 import { oauthColumns, patchOAuth, toAuth } from './upstream-oauth';
 import { patchTokenExchange, tokenExchangeColumns } from './token-exchange';
+import { hostingAudit, hostingColumn, hostingOf, patchHosting } from './upstream-hosting';
 import {
   addressOf,
   approvedBy,
@@ -63,6 +64,7 @@ export async function addUpstream(
         : null,
     ...oauthColumns(ctx, id, u.auth),
     ...tokenExchangeColumns(ctx, id, u.auth),
+    hosting: hostingColumn(u.hosting),
     address_approved: approvedBy(actor),
     created_at: now,
     updated_at: now,
@@ -79,6 +81,7 @@ export async function addUpstream(
       credentialSet: row.credential !== null,
       ...(row.oauth === 1 && { oauth: true, oauthClientSecretSet: row.oauth_client_secret != null }),
       ...(row.token_exchange !== null && { tokenExchange: true }),
+      ...(row.hosting !== null && hostingAudit(row.hosting)),
     });
     if (Number(row.enabled) !== 0)
       await announceListChanges(trx, { projectId: project.id, upstreamId: id, kinds: LIST_KINDS });
@@ -140,6 +143,7 @@ export async function updateUpstream(
         oauth_registration: next.oauth_registration ?? null,
         token_exchange: next.token_exchange ?? null,
         token_exchange_secret: next.token_exchange_secret ?? null,
+        hosting: next.hosting ?? null,
         address_approved: next.address_approved ?? 0,
         updated_at: next.updated_at,
       })
@@ -149,6 +153,7 @@ export async function updateUpstream(
       upstreamId: row.id,
       alias: row.alias,
       fields,
+      ...(fields.includes('hosting') && hostingAudit(next.hosting)),
     });
     // Tokens got by exchange are for the settings and the address they were got with.
     if (move.address || fields.some((f) => f.startsWith('tokenExchange') || f === 'auth'))
@@ -215,6 +220,7 @@ function patchedUpstream(
       }
     }
   }
+  patchHosting(row, next, patch.hosting, fields);
   if (moved) dropSecretsNotGivenAgain(next, patch, fields);
   return { next, fields };
 }
@@ -348,6 +354,7 @@ function probeOf(row: UpstreamsTable): UpstreamProbe | undefined {
 
 export function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
   const probe = probeOf(row);
+  const hosting = hostingOf(row);
   return {
     id: row.id,
     alias: row.alias,
@@ -356,6 +363,7 @@ export function toUpstreamRecord(row: UpstreamsTable): UpstreamRecord {
     auth: toAuth(row),
     addressApproved: Number(row.address_approved ?? 0) === 1,
     ...(probe && { probe }),
+    ...(hosting && { hosting }),
   };
 }
 

@@ -3,6 +3,7 @@
  * hash, never a credential (an upstream says only whether one is set). The mappings from rows that more
  * than one module needs (teams, users) are here too; the others live with their aggregate.
  */
+import type { HostingPolicy } from '../../config/hosting';
 import type { ProjectRecord, UpstreamRecord } from './types';
 
 export interface TeamView {
@@ -39,7 +40,12 @@ export interface ApiKeyView {
   revokedAt: string | null;
 }
 
-export interface UpstreamView extends Omit<UpstreamRecord, 'probe'> {
+export interface UpstreamView extends Omit<UpstreamRecord, 'probe' | 'hosting'> {
+  /**
+   * The hosting policy (docs/admin.md, "Hosted tools"). `unmatched`: its rules that match none of the
+   * upstream's tools, when the process answering knows them (the admin API adds it; absent otherwise).
+   */
+  hosting?: HostingPolicy & { unmatched?: string[] };
   /** Whether a project credential is stored (mode `project`); the credential itself is never shown. */
   credentialSet: boolean;
   createdAt: string;

@@ -18,6 +18,7 @@ import { m0016UpstreamAddressApproval } from './0016-upstream-address-approval';
 import { m0017TaskWatchDue } from './0017-task-watch-due';
 import { m0018UpstreamTokenExchange } from './0018-upstream-token-exchange';
 import { m0019FirstCallStates } from './0019-first-call-states';
+import { m0020UpstreamHosting } from './0020-upstream-hosting';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0017_task_watch_due': m0017TaskWatchDue,
   '0018_upstream_token_exchange': m0018UpstreamTokenExchange,
   '0019_first_call_states': m0019FirstCallStates,
+  '0020_upstream_hosting': m0020UpstreamHosting,
 };
 
 export const migrationProvider: MigrationProvider = {
