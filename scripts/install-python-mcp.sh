@@ -10,6 +10,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p .tools
 # The real path: .tools may be a symlink shared by several checkouts, and a venv records its own path.
 venv="$(cd .tools && pwd -P)/python-mcp-venv"
+# The test runs this for each database project, perhaps in two jest workers at once: one installs, the
+# other waits for it and then finds the version there.
+exec 9>"${venv}.lock"
+flock 9
 python="${venv}/bin/python"
 installed() {
   "${python}" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null
