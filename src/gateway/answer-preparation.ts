@@ -9,7 +9,7 @@ import type { Implementation } from '../protocol';
 import { ProtocolError } from '../protocol/errors';
 import type { AnswerPreparation } from '../upstream/answer-parse';
 import { applyResponseLimits } from './response-limits';
-import { withGatewayMeta } from './responses';
+import { asCallResult, withGatewayMeta } from './responses';
 
 type Result = Record<string, unknown>;
 
@@ -30,13 +30,17 @@ export function toolResultPreparation(limits: LimitsConfig, serverInfo: Implemen
   return spec;
 }
 
-/** What every non-task `tools/call` result gets before the client sees it (docs/response-processing.md). */
+/**
+ * What every non-task `tools/call` result gets before the client sees it (docs/response-processing.md):
+ * a `resultType` when it has none (the one place that makes sure of it, whatever path the result took:
+ * forwarded, cached, or a stored task result relayed), the gateway's meta, the project's limit.
+ */
 export function processToolResult(
   result: Result,
   limits: Pick<LimitsConfig, 'maxResultBytes' | 'overflow'>,
   serverInfo: Implementation,
 ): Result {
-  return applyResponseLimits(withGatewayMeta(result, serverInfo), limits).result;
+  return applyResponseLimits(withGatewayMeta(asCallResult(result), serverInfo), limits).result;
 }
 
 /**

@@ -88,7 +88,8 @@ export async function waitForTask(
 
 /**
  * The final result, or the task's error, as if the upstream had answered the call directly. A task's
- * result is final whatever `resultType` it carries (often none).
+ * result is final whatever `resultType` it carries (often none, which the response processing fills
+ * in; an upstream's stray `task` or `input_required` there would mislead the client, so it is set).
  */
 function finalAnswer(ctx: RequestContext, taskId: string, s: TaskSnapshot): Result {
   if (s.status === 'completed') {

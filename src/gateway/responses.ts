@@ -16,9 +16,10 @@ export function withGatewayMeta<T extends Record<string, unknown>>(
 }
 
 /**
- * A stored result relayed as the answer to a call: every result the gateway sends carries `resultType`,
- * while a task's result may have none (the Tasks extension leaves it free-form) and SDK clients reject
- * a 2026-07-28 result without it. `complete` unless the result says otherwise.
+ * A result as the answer to a call: every result the gateway sends carries `resultType`, while a task's
+ * result may have none (the Tasks extension leaves it free-form) and SDK clients reject a 2026-07-28
+ * result without it. `complete` unless the result says otherwise. Applied by `processToolResult`, which
+ * every `tools/call` result passes through; 2025-era clients get it removed by their adapter.
  */
 export function asCallResult<T extends Record<string, unknown>>(result: T): T & { resultType: string } {
   const resultType = typeof result.resultType === 'string' ? result.resultType : 'complete';

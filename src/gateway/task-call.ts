@@ -16,7 +16,7 @@ import type { FirstCallPort, GatewayDeps, RequestContext, Result } from './conte
 import { errorName, shareOwner } from './context';
 import { finishToolResult } from './ordinary-call';
 import { declaresFormElicitation } from './qualification';
-import { asCallResult, createTaskResult } from './responses';
+import { createTaskResult } from './responses';
 import type { RoutedTool } from './routing';
 import { mintTaskId } from './task-ids';
 import { fromUpstream } from './upstream-errors';
@@ -211,7 +211,7 @@ export async function firstResult(ctx: RequestContext, launched: LaunchedTask): 
       'result' in outcome
         ? outcome.result
         : await payload<Result>(deps, outcome.resultRef, taskKey, 'result');
-    return finishToolResult(ctx, asCallResult(result));
+    return finishToolResult(ctx, result);
   }
   if (outcome.kind === 'error') {
     const error =

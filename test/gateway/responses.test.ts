@@ -1,5 +1,6 @@
 import type { TaskSnapshot } from '../../src/protocol';
 import { META } from '../../src/protocol';
+import { processToolResult } from '../../src/gateway/answer-preparation';
 import { createTaskResult, getTaskResult, withGatewayMeta } from '../../src/gateway/responses';
 
 const gateway = { name: 'taskrouter', version: '0.1.0' };
@@ -173,5 +174,27 @@ describe('getTaskResult', () => {
     );
     expect(out).not.toHaveProperty('result');
     expect(out).not.toHaveProperty('error');
+  });
+});
+
+describe('processToolResult (every tools/call result the gateway sends)', () => {
+  const limits = { maxResultBytes: 1_000_000, overflow: 'error' as const };
+
+  it('gives a result without resultType "complete" (a free-form task result) and names the gateway', () => {
+    const out = processToolResult(
+      { content: [{ type: 'text', text: 'done' }], _meta: { [META.serverInfo]: { name: 'upstream' } } },
+      limits,
+      gateway,
+    );
+    expect(out).toEqual({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'done' }],
+      _meta: { [META.serverInfo]: gateway },
+    });
+  });
+
+  it("keeps the result's own resultType", () => {
+    const out = processToolResult({ resultType: 'input_required', inputRequests: {} }, limits, gateway);
+    expect(out.resultType).toBe('input_required');
   });
 });
