@@ -22,7 +22,7 @@ import {
 import { upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
 import { FAILURE } from './first-call';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
 import { cancellableSleep } from './sleep';

@@ -3,26 +3,18 @@
  * worker injects real clients and tests can inject their own.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Logger } from 'pino';
-import type { Implementation, InputResponses, TaskSnapshot } from '../protocol';
+import type { InputResponses, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
 import { taskTerminal, taskTransitions, watchesRunning } from '../telemetry/metrics';
-import type { PayloadStore } from '../store/payload-store';
-import type { FirstCalls } from '../store/first-calls';
-import type { TaskStore } from '../store/task-store';
 import type { TaskObservation } from '../workflows/messages';
-import type {
-  UpstreamClient,
-  UpstreamEndpoint,
-  UpstreamReply,
-  UpstreamRequestOptions,
-} from '../upstream/client';
+import type { UpstreamReply, UpstreamRequestOptions } from '../upstream/client';
 import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
 import type { RecordedAnswer } from './first-call';
 import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
 import type { TaskDetail } from './observation';
+import type { ActivityDeps } from './deps';
 import { createHostedActivities } from './hosted-call';
 import { observationOf, taskDetailOf } from './observation';
 import { toSnapshot } from './snapshot';
@@ -34,50 +26,12 @@ import type {
   RecordTaskCreatedInput,
   RecordTaskSnapshotInput,
   SendTaskInputInput,
-  UpstreamAccess,
   UpstreamTaskRef,
   WatchUpstreamTaskInput,
   WatchUpstreamTaskResult,
 } from './types';
 
-export interface TaskActivitySettings {
-  minPollIntervalMs: number;
-  maxPollIntervalMs: number;
-  maxWatchMs: number;
-  pollFailureBudget: number;
-  /** `ttlMs` of a task the gateway records as already finished (how long its result is kept). */
-  finishedTaskTtlMs?: number;
-  /**
-   * A running task's stored detail this old is stored again from the upstream's current answer, so no
-   * copy outlives the payload retention while the task runs (docs/retention.md).
-   */
-  detailRefreshMs?: number;
-  /** Longest upstream `statusMessage` kept (`streams.maxStatusMessageChars`); longer ones are cut. */
-  maxStatusMessageChars?: number;
-}
-
-export interface ActivityDeps {
-  upstream: UpstreamClient;
-  store: TaskStore;
-  payloads: PayloadStore;
-  /** Claims each task's first call before it is sent (store/first-calls.ts); absent in unit tests. */
-  firstCalls?: FirstCalls;
-  /**
-   * The endpoint, with the credential `access.principal` is entitled to, of one of a project's upstreams.
-   * Rejects (non-retryably) when that credential is gone or is not the one the task is bound to.
-   */
-  resolveUpstream(access: UpstreamAccess): Promise<UpstreamEndpoint>;
-  gatewayInfo: Implementation;
-  settings: TaskActivitySettings;
-  logger: Logger;
-  /**
-   * Aborted when the worker starts to shut down: a watch then ends as `unchanged` within about a second,
-   * so the workflow schedules the next watch on a worker that keeps running instead of this one waiting
-   * out its shutdown grace time.
-   */
-  stopping?: AbortSignal;
-}
-
+export type { ActivityDeps, TaskActivitySettings } from './deps';
 export { FAILURE } from './first-call';
 
 export function createActivities(deps: ActivityDeps) {
