@@ -6,6 +6,10 @@
  * client that takes tasks, and is answered inline for one that does not; tasks/cancel aborts it; a tool
  * the upstream runs as its own task keeps its own. Real gateway, Temporal dev server, both databases.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
@@ -37,6 +41,12 @@ beforeAll(async () => {
             },
           },
         ],
+      },
+      {
+        // The same tool under a policy that lets its annotations (readOnlyHint) count: repeatable.
+        slug: 'repeating',
+        namespacing: false,
+        upstreams: [{ alias: 'everything', url: se.url, hosting: { tools: ['trigger-*'] } }],
       },
     ],
   });
@@ -99,4 +109,67 @@ test('a tool the upstream runs as its own task keeps its task, hosting rule or n
   expect(done.status).toBe('completed');
   // The upstream's own task: its report, not a hosted call's answer.
   expect(JSON.stringify(done.result)).toMatch(/research/i);
+});
+
+test('an SDK 1.x client sees hosted tools as optional tasks, and params.task makes one', async () => {
+  const client1 = new Client(
+    { name: 'sdk1-hosted', version: '1.0.0' },
+    { capabilities: { tasks: { list: {}, cancel: {} } } },
+  );
+  await client1.connect(new StreamableHTTPClientTransport(new URL(client.url)));
+  try {
+    const { tools } = await client1.listTools();
+    const slow = tools.find((t) => t.name === SLOW);
+    expect(slow?.execution).toMatchObject({ taskSupport: 'optional' });
+    const statuses: string[] = [];
+    let final: CallToolResult | undefined;
+    for await (const m of client1.experimental.tasks.callToolStream(
+      { name: SLOW, arguments: { duration: 2, steps: 2 } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    )) {
+      if (m.type === 'taskCreated' || m.type === 'taskStatus') statuses.push(m.task.status);
+      if (m.type === 'result') final = m.result as CallToolResult;
+      if (m.type === 'error') throw m.error;
+    }
+    expect(statuses[0]).toBe('working');
+    expect(text(final as unknown as Record<string, unknown>)).toContain('Long running operation completed');
+  } finally {
+    await client1.close();
+  }
+});
+
+/** Starts a slow hosted call and waits until the upstream reports progress (the call was sent). */
+async function slowCallUnderWay(c: McpTestClient, seconds: number): Promise<string> {
+  const created = await c.callTool(SLOW, { duration: seconds, steps: seconds });
+  expect(created.body.result).toMatchObject({ resultType: 'task' });
+  const taskId = String(created.body.result?.taskId);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const s = (await c.getTask(taskId)).body.result;
+    if (/\(\d+\/\d+\)/.test(String(s?.statusMessage))) return taskId;
+    if (Date.now() > deadline) throw new Error(`no progress: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('a worker lost while a hosted call runs', () => {
+  test('a call that may not be repeated fails, saying it was sent and not repeated', async () => {
+    const taskId = await slowCallUnderWay(client, 12);
+    await gw.stop();
+    await gw.start();
+    const done = await client.waitForTask(taskId, undefined, 60_000);
+    expect(done.status).toBe('failed');
+    expect(JSON.stringify(done)).toMatch(/interrupted after it was sent.*not repeated/);
+  });
+
+  test('a repeatable call is sent again and its answer completes the task', async () => {
+    const repeating = gw.clientFor('repeating');
+    const taskId = await slowCallUnderWay(repeating, 12);
+    await gw.stop();
+    await gw.start();
+    const done = await repeating.waitForTask(taskId, undefined, 90_000);
+    expect(done.status).toBe('completed');
+    expect(text(done.result as Record<string, unknown>)).toContain('Long running operation completed');
+  });
 });
