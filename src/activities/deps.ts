@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Implementation } from '../protocol';
 import type { FirstCalls } from '../store/first-calls';
+import type { HostedQueue } from '../store/hosted-queue';
 import type { PayloadStore } from '../store/payload-store';
 import type { TaskStore } from '../store/task-store';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
@@ -27,6 +28,8 @@ export interface ActivityDeps {
   upstream: UpstreamClient;
   store: TaskStore;
   payloads: PayloadStore;
+  /** The queues of hosted calls to upstreams with `hosting.maxConcurrent` (store/hosted-queue.ts). */
+  hostedQueue?: HostedQueue;
   /** Claims each task's first call before it is sent (store/first-calls.ts); absent in unit tests. */
   firstCalls?: FirstCalls;
   /**

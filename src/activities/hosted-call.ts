@@ -26,14 +26,17 @@ import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
 import { cancellableSleep } from './sleep';
-import { finishedSnapshot, heartbeating } from './support';
+import { finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
   CallHostedToolInput,
   CallHostedToolResult,
+  HostedSlotInput,
   RecordHostedStatusInput,
   StartHostedTaskInput,
 } from './types';
 
+/** How often a queued call looks whether a slot is free. */
+const QUEUE_LOOK_EVERY_MS = 1000;
 /** Progress notifications recorded as the task's status message at most this often. */
 const PROGRESS_EVERY_MS = 1000;
 /** In-activity retries of failures that certainly did not reach the upstream (connection refused). */
@@ -136,6 +139,33 @@ export function createHostedActivities(deps: ActivityDeps) {
         : { kind: 'result', resultRef: ref, observation };
     },
 
+    /**
+     * Waits, heartbeating, until the call may take one of its upstream's slots; meanwhile the task's
+     * status message says it is queued and where it stands.
+     */
+    async waitForHostedSlot(input: HostedSlotInput): Promise<void> {
+      const queue = deps.hostedQueue;
+      if (!queue) return;
+      let shown: number | undefined;
+      for (;;) {
+        const slot = await queue.acquire(input.taskKey, input.upstreamId, input.maxConcurrent);
+        if (slot.running) return;
+        if (slot.position !== shown) {
+          shown = slot.position;
+          await working(
+            input,
+            `Queued: position ${slot.position}; upstream "${input.upstream}" runs at most ${input.maxConcurrent} hosted calls at once`,
+          );
+        }
+        await sleepWithHeartbeat(QUEUE_LOOK_EVERY_MS);
+      }
+    },
+
+    /** Gives the call's slot (or its place in the queue) back. */
+    async releaseHostedSlot(input: { taskKey: string }): Promise<void> {
+      await deps.hostedQueue?.release(input.taskKey);
+    },
+
     /** A status the gateway gives the task itself (cancelled, or failed with its own error). */
     async recordHostedStatus(input: RecordHostedStatusInput): Promise<TaskObservation> {
       const now = new Date().toISOString();
@@ -206,21 +236,26 @@ export function createHostedActivities(deps: ActivityDeps) {
     }
   }
 
+  /**
+   * The task `working` with this status message. Recording marks a running task due for a watch
+   * (store/task-watch.ts); a hosted call is its own watch, and it runs (or waits its turn, as it should).
+   */
+  async function working(input: { taskKey: string; createdAt: string }, message: string): Promise<void> {
+    const snapshot: TaskSnapshot = {
+      status: 'working',
+      statusMessage: boundedStatusMessage(message, settings.maxStatusMessageChars),
+      createdAt: input.createdAt,
+      lastUpdatedAt: new Date().toISOString(),
+      ttlMs: settings.finishedTaskTtlMs ?? null,
+    };
+    await deps.store.recordSnapshot(input.taskKey, snapshot);
+    await deps.store.watchStarted(input.taskKey);
+  }
+
   /** Upstream progress as the task's status message (and its dashboard progress), throttled. */
   function progressRecorder(input: CallHostedToolInput, note?: string) {
     let last = 0;
-    const now = async (message: string) => {
-      const snapshot: TaskSnapshot = {
-        status: 'working',
-        statusMessage: boundedStatusMessage(message, settings.maxStatusMessageChars),
-        createdAt: input.createdAt,
-        lastUpdatedAt: new Date().toISOString(),
-        ttlMs: settings.finishedTaskTtlMs ?? null,
-      };
-      await deps.store.recordSnapshot(input.taskKey, snapshot);
-      // Recording marks a running task due for a watch; this call is its watch, and it runs.
-      await deps.store.watchStarted(input.taskKey);
-    };
+    const now = (message: string) => working(input, message);
     return {
       now,
       onNotification: async (message: Record<string, unknown>) => {

@@ -121,3 +121,14 @@ export interface RecordHostedStatusInput {
   /** For `failed`: the error the task ends with. */
   error?: JsonRpcErrorObject;
 }
+
+/** A hosted call waiting for one of its upstream's `maxConcurrent` slots (store/hosted-queue.ts). */
+export interface HostedSlotInput {
+  taskKey: string;
+  /** The upstream's control-plane id (the queue is per project upstream). */
+  upstreamId: string;
+  /** Upstream alias, for the status message. */
+  upstream: string;
+  maxConcurrent: number;
+  createdAt: string;
+}

@@ -19,17 +19,24 @@ import { waitForTask } from './inline-task';
 import { declaresTasks, upstreamRunsTasks } from './qualification';
 import { createTaskResult } from './responses';
 import type { RoutedTool } from './routing';
+import type { HostedCall } from '../workflows/messages';
 import { firstResult, launchTask } from './task-call';
 
+export interface Hosting {
+  policy: HostingPolicy;
+  /** The project upstream's control-plane id. */
+  upstreamId: string;
+}
+
 /** The hosting policy that applies to this call, if the gateway hosts it. */
-export async function hostingOf(ctx: RequestContext, routed: RoutedTool): Promise<HostingPolicy | undefined> {
+export async function hostingOf(ctx: RequestContext, routed: RoutedTool): Promise<Hosting | undefined> {
   const { project } = ctx.call;
   // Hosted tasks are tasks: a project without them (gate off, standard profile) hosts nothing.
   if (!project.features.tasks || project.toolProfile !== 'tasks') return undefined;
-  const policy = project.upstreams.find((u) => u.alias === routed.endpoint.alias)?.hosting;
-  if (!isHosted(policy, routed.name)) return undefined;
+  const upstream = project.upstreams.find((u) => u.alias === routed.endpoint.alias);
+  if (!upstream?.hosting || !isHosted(upstream.hosting, routed.name)) return undefined;
   if (await offersTask(ctx, routed)) return undefined;
-  return policy;
+  return { policy: upstream.hosting, upstreamId: upstream.id };
 }
 
 /**
@@ -49,12 +56,13 @@ export async function callHosted(
   params: CallToolParams,
   routed: RoutedTool,
   headers: Record<string, string>,
-  policy: HostingPolicy,
+  { policy, upstreamId }: Hosting,
 ): Promise<Result> {
   const { call, deps } = ctx;
-  const hosted = {
+  const hosted: HostedCall = {
     promoteAfterMs: policy.promoteAfterMs,
     repeatable: mayRepeat(policy, routed.name, routed.tool?.annotations),
+    ...(policy.maxConcurrent !== undefined && { maxConcurrent: policy.maxConcurrent, upstreamId }),
   };
   const launched = await launchTask(ctx, params, routed, headers, hosted);
   if (launched.outcome.kind !== 'task') return firstResult(ctx, launched);

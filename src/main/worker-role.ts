@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { FirstCalls } from '../store/first-calls';
+import { HostedQueue } from '../store/hosted-queue';
 import { createRetentionActivities } from '../activities/retention';
 import { resolveTaskEndpoint } from '../gateway/credentials';
 import { ProtocolError } from '../protocol';
@@ -17,7 +18,7 @@ import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
 import { TemporalTaskEngine } from '../temporal/task-engine';
 import { createTaskWorker } from '../temporal/worker';
-import { setWatchLagSource } from '../telemetry/metrics';
+import { setHostedQueueSource, setWatchLagSource } from '../telemetry/metrics';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { freeLoopbackPort } from './ports';
 import type { Role, Shared } from './roles';
@@ -63,12 +64,14 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // Aborted when the worker starts to shut down: watch activities hand their task back at once.
   const stopping = new AbortController();
   const firstCalls = new FirstCalls(shared.db);
+  const hostedQueue = new HostedQueue(shared.db);
   const activities = {
     ...createActivities({
       upstream,
       store,
       payloads,
       firstCalls,
+      hostedQueue,
       resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
       gatewayInfo: serverInfo,
       settings: {
@@ -137,6 +140,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // worker is still alive and doing its work, so this degrades /readyz without failing it.
   shared.degraded['watches'] = () =>
     w.getStatus().numInFlightNonLocalActivities >= config.temporal.maxConcurrentActivities;
+  setHostedQueueSource(() => hostedQueue.lengths());
   setWatchLagSource(async () => {
     const now = Date.now();
     const overdue = await store.overdueWatches();
@@ -151,6 +155,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   return {
     async close() {
       setWatchLagSource(undefined);
+      setHostedQueueSource(undefined);
       // Running activities get the worker's shutdown grace time (config.shutdownGraceMs), then are
       // cancelled; the worker's own grace is fixed when it is created.
       stopping.abort();

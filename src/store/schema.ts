@@ -285,6 +285,14 @@ export interface FirstCallsTable {
   at: string;
 }
 
+/** Migration 0021: hosted calls waiting for (or holding) a slot of their upstream (store/hosted-queue.ts). */
+export interface HostedQueueTable {
+  task_key: string;
+  upstream_id: string;
+  enqueued_at: string;
+  state: 'waiting' | 'running';
+}
+
 export interface UpstreamEventsTable {
   id: Generated<number>;
   project_id: string;
@@ -321,6 +329,7 @@ export interface Database {
   mcp_client_answers: McpClientAnswersTable;
   control_plane_generation: ControlPlaneGenerationTable;
   first_calls: FirstCallsTable;
+  hosted_queue: HostedQueueTable;
   upstream_sessions: UpstreamSessionsTable;
   external_identities: ExternalIdentitiesTable;
   upstream_oauth_clients: UpstreamOAuthClientsTable;

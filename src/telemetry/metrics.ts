@@ -163,6 +163,31 @@ export const watchLag = new Gauge({
   },
 });
 
+let hostedQueueSource: (() => Promise<Array<{ project: string; upstream: string; waiting: number }>>) | undefined;
+const queueLabels = new Map<string, { project: string; upstream: string }>();
+
+/** Set by the worker role: where the hosted calls' queue lengths come from when `/metrics` is read. */
+export function setHostedQueueSource(source: typeof hostedQueueSource): void {
+  hostedQueueSource = source;
+}
+
+export const hostedQueueLength = new Gauge({
+  name: 'taskrouter_hosted_queue_length',
+  help: "Hosted calls waiting for one of the upstream's hosting.maxConcurrent slots (docs/hosted-tasks.md).",
+  labelNames: ['project', 'upstream'] as const,
+  registers: [registry],
+  async collect() {
+    if (!hostedQueueSource) return;
+    const lengths = await hostedQueueSource().catch(() => undefined);
+    if (!lengths) return;
+    for (const labels of queueLabels.values()) this.set(labels, 0);
+    for (const { project, upstream, waiting } of lengths) {
+      queueLabels.set(`${project}\u0000${upstream}`, { project, upstream });
+      this.set({ project, upstream }, waiting);
+    }
+  },
+});
+
 /** The exposition text: the gateway's metrics, then any extra text (the Temporal SDK's own). */
 export async function metricsText(extra: () => Promise<string> = async () => ''): Promise<string> {
   return `${await registry.metrics()}\n${await extra().catch(() => '')}`;

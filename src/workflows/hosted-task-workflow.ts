@@ -31,10 +31,11 @@ import type {
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
 import { accessOf, publishStatus } from './published-status';
 
-const { startHostedTask, recordHostedStatus, recordTaskSnapshot } = proxyLocalActivities<TaskActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '200ms', maximumInterval: '10s' },
-});
+const { startHostedTask, recordHostedStatus, recordTaskSnapshot, releaseHostedSlot } =
+  proxyLocalActivities<TaskActivities>({
+    startToCloseTimeout: '10 seconds',
+    retry: { initialInterval: '200ms', maximumInterval: '10s' },
+  });
 /**
  * The call: heartbeats find a lost worker within seconds, and the next attempt decides from the store
  * whether the call may be sent again (activities/hosted-call.ts). The upstream client's own deadline
@@ -45,6 +46,13 @@ const { callHostedTool } = proxyActivities<TaskActivities>({
   heartbeatTimeout: '20 seconds',
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5 },
+});
+/** Waiting for a slot of the upstream's queue: as long as it takes, on any worker. */
+const { waitForHostedSlot } = proxyActivities<TaskActivities>({
+  startToCloseTimeout: '30 days',
+  heartbeatTimeout: '20 seconds',
+  cancellationType: ActivityCancellationType.TRY_CANCEL,
+  retry: { initialInterval: '1s', maximumInterval: '10s' },
 });
 
 type Settled = { value: CallHostedToolResult } | { error: unknown };
@@ -91,16 +99,26 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
 
   let settled: Settled | undefined;
   const call = new CancellationScope();
+  const queued = hosted.maxConcurrent !== undefined && hosted.upstreamId !== undefined;
   call
-    .run(() =>
-      callHostedTool({
+    .run(async () => {
+      if (queued) {
+        await waitForHostedSlot({
+          taskKey: input.taskKey,
+          upstreamId: hosted.upstreamId as string,
+          upstream: input.upstream,
+          maxConcurrent: hosted.maxConcurrent as number,
+          createdAt: input.createdAt,
+        });
+      }
+      return callHostedTool({
         ...accessOf(input),
         taskKey: input.taskKey,
         call: input.call,
         createdAt: input.createdAt,
         repeatable: hosted.repeatable,
-      }),
-    )
+      });
+    })
     .then(
       (value) => (settled = { value }),
       (error: unknown) => (settled = { error }),
@@ -127,6 +145,8 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
       observation = await finish(settled);
     }
   }
+  // The slot goes to the next call once this one is over, whichever way it ended.
+  if (queued) await releaseHostedSlot({ taskKey: input.taskKey });
   ended = true;
   publishStatus(observation.status);
   await condition(allHandlersFinished);

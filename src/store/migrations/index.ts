@@ -19,6 +19,7 @@ import { m0017TaskWatchDue } from './0017-task-watch-due';
 import { m0018UpstreamTokenExchange } from './0018-upstream-token-exchange';
 import { m0019FirstCallStates } from './0019-first-call-states';
 import { m0020UpstreamHosting } from './0020-upstream-hosting';
+import { m0021HostedQueue } from './0021-hosted-queue';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0018_upstream_token_exchange': m0018UpstreamTokenExchange,
   '0019_first_call_states': m0019FirstCallStates,
   '0020_upstream_hosting': m0020UpstreamHosting,
+  '0021_hosted_queue': m0021HostedQueue,
 };
 
 export const migrationProvider: MigrationProvider = {
