@@ -127,7 +127,10 @@ export function createHostedActivities(deps: ActivityDeps) {
           : 'Hosted by the gateway: the upstream is working on the call',
       );
       await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt });
-      const reply = await heartbeating(() => send(input, endpoint, request, progress.onNotification));
+      const reply = ordinaryAnswer(
+        input.upstream,
+        await heartbeating(() => send(input, endpoint, request, progress.onNotification)),
+      );
       const answer = reply.kind === 'error' ? reply.error : reply.result;
       const ref = await deps.payloads.put(input.taskKey, reply.kind, answer);
       const observation = await record(input.taskKey, {
@@ -270,6 +273,22 @@ export function createHostedActivities(deps: ActivityDeps) {
       },
     };
   }
+}
+
+/**
+ * A hosted call's answer is the final one. An upstream that asks for input (an MRTR `input_required`
+ * result) or answers with a task anyway (it was told neither is possible) ends the call with a clear
+ * error instead of a "completed" task carrying a question or a handle.
+ */
+function ordinaryAnswer(upstream: string, reply: UpstreamReply): UpstreamReply {
+  if (reply.kind !== 'result') return reply;
+  const type = reply.result.resultType;
+  if (type !== 'input_required' && type !== 'task') return reply;
+  const message =
+    type === 'task'
+      ? `Upstream "${upstream}" answered a hosted call with a task of its own, which it was not offered`
+      : `Upstream "${upstream}" asked for input during a hosted call; hosted calls do not relay input requests, so the call ended`;
+  return { kind: 'error', error: { code: -32603, message }, httpStatus: 200 };
 }
 
 /** "message (3/10)", or what of it the notification carries. */

@@ -2,7 +2,7 @@
  * The queue of hosted calls (issue 24, docs/hosted-tasks.md): with `hosting.maxConcurrent: 2`, ten
  * hosted calls of a slow ordinary tool never run more than two at once at the upstream, the waiting
  * ones say where they stand, the queue's length is in `/metrics`, and all ten complete across a
- * restart of every process. Real gateway, Temporal dev server and example upstream (tasks not
+ * restart of every process; an upstream asking for input mid-call ends it clearly. Real gateway, Temporal dev server and example upstream (tasks not
  * advertised, so its tools are ordinary), both databases.
  */
 import type { TestGateway } from '../helpers/gateway';
@@ -42,6 +42,11 @@ beforeAll(async () => {
             },
           },
         ],
+      },
+      {
+        slug: 'asking',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url, hosting: { tools: ['test_input_required_*'] } }],
       },
     ],
   });
@@ -95,4 +100,12 @@ test('ten hosted calls through two slots: in order, never more than two at once,
   for (let i = 2; i < sorted.length; i++) {
     expect((sorted[i] as number) - (sorted[i - 2] as number)).toBeGreaterThanOrEqual(SECONDS * 1000 - 100);
   }
+});
+
+test('an upstream that asks for input during a hosted call ends it with a clear error, not a hang', async () => {
+  const reply = await gw.clientFor('asking').callTool('test_input_required_result_multi_round', {});
+  expect(reply.body.result).toBeUndefined();
+  // The gateway declared no elicitation to the upstream, which (conforming) refuses; had it asked anyway,
+  // the gateway would end the call itself (activities/hosted-call.ts, ordinaryAnswer).
+  expect(reply.body.error?.message).toMatch(/input/);
 });
