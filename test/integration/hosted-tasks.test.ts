@@ -12,6 +12,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { listen } from '../helpers/listen';
 import type { McpTestClient } from '../helpers/mcp-client';
 import type { ServerEverything } from '../helpers/server-everything';
 import { startServerEverything } from '../helpers/server-everything';
@@ -84,6 +85,22 @@ test('a slow hosted call becomes a task: progress is its status message, its res
   expect([...seen].some((m) => /\(\d\/4\)/.test(m))).toBe(true);
   expect(last).toMatchObject({ status: 'completed', taskId });
   expect(text(last?.result as Record<string, unknown>)).toContain('Long running operation completed');
+});
+
+test('a client gone after creation follows the hosted task by push: progress, then the result', async () => {
+  const created = await client.callTool(SLOW, { duration: 3, steps: 3 });
+  const taskId = String(created.body.result?.taskId);
+  const { handle } = await listen(client.url, { taskIds: [taskId] });
+  try {
+    const note = (m: Record<string, unknown>) =>
+      m.method === 'notifications/tasks' ? (m.params as Record<string, unknown>) : undefined;
+    const progressed = await handle.next((m) => /\(\d\/3\)/.test(String(note(m)?.statusMessage)), 20_000);
+    expect(note(progressed)).toMatchObject({ taskId, status: 'working' });
+    const done = await handle.next((m) => note(m)?.status === 'completed', 20_000);
+    expect(text(note(done)?.result as Record<string, unknown>)).toContain('Long running operation completed');
+  } finally {
+    handle.close();
+  }
 });
 
 test('a client that cannot take tasks gets the hosted result inline', async () => {
