@@ -42,6 +42,11 @@ export const HostingPolicySchema = z.strictObject({
    * `idempotentHint` count as repeatable unless a `!pattern` here names them.
    */
   repeatable: z.array(RepeatRuleSchema).max(100).default([]),
+  /**
+   * How long a hosted call may wait for the upstream's answer (ms): each progress notification starts it
+   * again. Replaces the instance's and project's call deadlines, which are for calls a client waits on.
+   */
+  callDeadlineMs: z.number().int().min(1000).max(86_400_000).default(3_600_000),
   /** Hosted calls running against this upstream at once; more wait in arrival order. Absent: no limit. */
   maxConcurrent: z.number().int().min(1).max(10_000).optional(),
 });

@@ -4,7 +4,7 @@ const policy = (input: unknown) => HostingPolicySchema.parse(input);
 
 describe('hosting policy', () => {
   it('fills its defaults', () => {
-    expect(policy({})).toEqual({ tools: [], promoteAfterMs: 2000, repeatable: [] });
+    expect(policy({})).toEqual({ tools: [], promoteAfterMs: 2000, repeatable: [], callDeadlineMs: 3_600_000 });
   });
 
   it('hosts tools by name and by glob, and nothing else', () => {
@@ -39,6 +39,7 @@ describe('hosting policy', () => {
     [{ promoteAfterMs: -1 }, 'promoteAfterMs'],
     [{ promoteAfterMs: 1.5 }, 'promoteAfterMs'],
     [{ maxConcurrent: 0 }, 'maxConcurrent'],
+    [{ callDeadlineMs: 999 }, 'callDeadlineMs'],
     [{ repeatable: ['!'] }, 'repeatable.0'],
     [{ tool: ['x'] }, ''],
   ])('refuses %j naming the field', (input, path) => {

@@ -131,6 +131,7 @@ describe('the configuration and bootstrap files', () => {
       tools: ['greet', 'slow_*'],
       promoteAfterMs: 500,
       repeatable: ['!greet'],
+      callDeadlineMs: 3_600_000,
     });
   });
 

@@ -18,6 +18,7 @@ export function hostingColumn(policy: HostingPolicyInput | null | undefined): st
     tools: p.tools,
     promoteAfterMs: p.promoteAfterMs,
     repeatable: p.repeatable,
+    callDeadlineMs: p.callDeadlineMs,
     ...(p.maxConcurrent !== undefined && { maxConcurrent: p.maxConcurrent }),
   };
   return JSON.stringify(canonical);
