@@ -4,7 +4,6 @@
  * request as it is (modern.ts), and 2025-era upstreams get it translated by src/upstream/legacy, which
  * answers as a 2026-07-28 upstream with the Tasks extension would.
  */
-import type { Dispatcher } from 'undici';
 import type { UpstreamAnswerLimits } from '../config/upstream-traffic';
 import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
@@ -29,7 +28,8 @@ import { LegacyUpstream } from './legacy';
 import type { LegacySessionStore } from './legacy/sessions';
 import { MemorySessionStore } from './legacy/memory-store';
 import { sendModern } from './modern';
-import { upstreamDispatcher, UpstreamPools } from './pools';
+import { HttpTransport } from './transport/http';
+import type { UpstreamTransport } from './transport/types';
 
 export type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 
@@ -75,12 +75,8 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
 }
 
 export class UpstreamClient {
-  private readonly pools: UpstreamPools;
-  /**
-   * For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout; one for
-   * addresses an operator approved, one whose connections obey the address policy (the same without one).
-   */
-  private readonly listenAgents: { approved: Dispatcher; checked: Dispatcher };
+  /** How messages reach upstreams (src/upstream/transport): HTTP for now. */
+  private readonly transport: UpstreamTransport;
   private readonly legacy: LegacyUpstream;
   private readonly eras: EraSwitch;
   private readonly limits: UpstreamAnswerLimits;
@@ -99,31 +95,19 @@ export class UpstreamClient {
     });
     const answers = (endpoint: UpstreamEndpoint, prepare?: AnswerPreparation) =>
       this.answerContext(endpoint, prepare);
-    const timeout = opts.timeoutMs ?? 60_000;
     // The address policy is one option of the connection: its lookup refuses before the socket opens.
-    const checkedConnect = opts.addressPolicy?.connector();
-    this.pools = new UpstreamPools({
-      connections: opts.pools?.connections ?? 128,
-      idleMs: opts.pools?.idleMs ?? 60_000,
-      maxPools: opts.pools?.maxPools ?? 1_000,
-      headersTimeoutMs: timeout,
-      bodyTimeoutMs: timeout,
-      ...(checkedConnect && { checkedConnect }),
+    this.transport = new HttpTransport({
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      pools: {
+        connections: opts.pools?.connections ?? 128,
+        idleMs: opts.pools?.idleMs ?? 60_000,
+        maxPools: opts.pools?.maxPools ?? 1_000,
+      },
+      checkedConnect: opts.addressPolicy?.connector(),
     });
-    // Shared: a listen stream holds its connection for as long as it is open, so these agents have no
-    // connection cap to wait behind (the streams are bounded per caller where they are opened).
-    const approved = upstreamDispatcher({ headersTimeoutMs: timeout, bodyTimeoutMs: 0 });
-    this.listenAgents = {
-      approved,
-      checked: checkedConnect
-        ? upstreamDispatcher({ headersTimeoutMs: timeout, bodyTimeoutMs: 0, connect: checkedConnect })
-        : approved,
-    };
     const warn = opts.onWarning ?? (() => {});
-    const pooled = (endpoint: UpstreamEndpoint) => this.pools.for(endpoint);
     this.legacy = new LegacyUpstream({
-      dispatcher: pooled,
-      watchDispatcher: (endpoint) => this.listenDispatcherOf(endpoint),
+      transport: this.transport,
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
@@ -131,22 +115,17 @@ export class UpstreamClient {
     });
     this.eras = new EraSwitch({
       modern: (endpoint, method, params, o) =>
-        sendModern(pooled(endpoint), endpoint, method, params, { ...o, answers }),
+        sendModern(this.transport, endpoint, method, params, { ...o, answers }),
       legacy: this.legacy,
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
     });
   }
 
-  private listenDispatcherOf(endpoint: UpstreamEndpoint): Dispatcher {
-    return endpoint.addressApproved === true ? this.listenAgents.approved : this.listenAgents.checked;
-  }
-
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
     await this.legacy.close();
-    for (const d of new Set([this.listenAgents.approved, this.listenAgents.checked])) await d.destroy();
-    await this.pools.close();
+    await this.transport.close();
     await this.threads?.close();
   }
 
@@ -227,7 +206,7 @@ export class UpstreamClient {
       await this.legacy.watchLists(endpoint, onNotification, signal);
       return { kind: 'result', result: { resultType: 'complete' } };
     }
-    return sendModern(this.listenDispatcherOf(endpoint), endpoint, 'subscriptions/listen', params, {
+    return sendModern(this.transport, endpoint, 'subscriptions/listen', params, {
       signal,
       onNotification,
       answers: (e) => this.answerContext(e),

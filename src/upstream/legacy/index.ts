@@ -26,17 +26,16 @@ import {
   tasksRequired,
   variantOf,
 } from './translate';
-import type { DispatcherFor, Exchange } from './wire';
+import type { UpstreamTransport } from '../transport/types';
+import type { Exchange } from './wire';
 import { LegacyWire } from './wire';
 import { watchLegacyLists } from './list-watch';
 
 export { EraRefusedError } from './sessions';
 
 export interface LegacyUpstreamDeps {
-  /** The dispatcher toward an endpoint's upstream (its own pool, src/upstream/pools.ts). */
-  dispatcher: DispatcherFor;
-  /** For list watches' GET streams: no body timeout (list-watch.ts). Default: `dispatcher`. */
-  watchDispatcher?: DispatcherFor;
+  /** How messages reach the upstream (src/upstream/transport); list watches use its `stream` lane. */
+  transport: UpstreamTransport;
   store: LegacySessionStore;
   clientInfo: Implementation;
   warn: (message: string, detail: Record<string, unknown>) => void;
@@ -46,7 +45,7 @@ export interface LegacyUpstreamDeps {
 
 /** Upper bound on pages read for a tool list, so a looping cursor cannot hold the gateway. */
 const MAX_TOOL_PAGES = 20;
-/** How long a request waits for its session's GET stream to open (requests may arrive on it). */
+/** How long a request waits for its session's standalone stream to open (requests may arrive on it). */
 const STREAM_WAIT_MS = 2_000;
 /** A task whose ttl is unlimited keeps its session from being ended at shutdown for good. */
 const FOREVER = '9999-12-31T23:59:59.999Z';
@@ -70,8 +69,8 @@ export class LegacyUpstream {
   >();
 
   constructor(private readonly deps: LegacyUpstreamDeps) {
-    this.wire = new LegacyWire(deps.dispatcher, deps.answers);
-    this.watchWire = new LegacyWire(deps.watchDispatcher ?? deps.dispatcher, deps.answers);
+    this.wire = new LegacyWire(deps.transport, deps.answers);
+    this.watchWire = new LegacyWire(deps.transport, deps.answers, 'stream');
     this.streams = new StandaloneStreams(this.wire);
     this.sessions = new LegacySessions(this.wire, deps.store, deps.clientInfo);
     this.tasks = new LegacyTasks({
@@ -83,7 +82,7 @@ export class LegacyUpstream {
   }
 
   /**
-   * Holds a session of its own open with its GET stream, handing the upstream's list changes to
+   * Holds a session of its own open with its standalone stream, handing the upstream's list changes to
    * `onNotification` as a 2026 listen would (list-watch.ts), until the stream ends or `signal` aborts.
    */
   async watchLists(
@@ -143,7 +142,7 @@ export class LegacyUpstream {
     );
   }
 
-  /** The scope's session, with its GET stream open in this process (waited for briefly when new). */
+  /** The scope's session, with its standalone stream open in this process (waited for briefly when new). */
   private async session(endpoint: UpstreamEndpoint, variant: Variant): Promise<LiveSession> {
     const session = await this.sessions.acquire(endpoint, variant);
     await this.listening(session);
@@ -173,7 +172,7 @@ export class LegacyUpstream {
         onRequest: (request) => this.streams.refuse(current, request),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);
-      // A 2026-only server refuses a request without the 2026 envelope with HTTP 400 before processing
+      // A 2026-only server refuses a request without the 2026 envelope (HTTP 400) before processing
       // it (SDK 2025 servers answer JSON-RPC errors with 200): the era is probed again.
       if (refusesLegacy(exchange)) throw new EraRefusedError(exchange.error.message, exchange);
       // A forgotten session never processed the request: sending it again on a new one is safe.

@@ -6,6 +6,7 @@
  */
 import type { UpstreamReply } from '../endpoint';
 import { UpstreamTransportError } from '../errors';
+import { STATUS } from '../transport/types';
 
 const SESSION_LOST =
   /no valid session id|server not initialized|session not found|mcp-session-id header is required/i;
@@ -14,7 +15,10 @@ const UNSUPPORTED_VERSION_CODE = -32022;
 
 /** The upstream does not know the session (or wants one): a stateful server to (re)initialize. */
 export function isSessionLost(httpStatus: number, message: string): boolean {
-  return httpStatus === 404 || ((httpStatus === 400 || httpStatus === 200) && SESSION_LOST.test(message));
+  return (
+    httpStatus === STATUS.unknown ||
+    ((httpStatus === STATUS.refused || httpStatus === STATUS.ok) && SESSION_LOST.test(message))
+  );
 }
 
 /** The upstream does not speak the version it was called with. */
@@ -48,5 +52,5 @@ export function refusesLegacy(
 ): reply is Extract<UpstreamReply, { kind: 'error' }> {
   if (reply.kind !== 'error') return false;
   const { httpStatus, error } = reply as Extract<UpstreamReply, { kind: 'error' }>;
-  return httpStatus === 400 && ENVELOPE_REFUSED.test(error.message);
+  return httpStatus === STATUS.refused && ENVELOPE_REFUSED.test(error.message);
 }

@@ -68,7 +68,7 @@ export function modernResult(method: string, result: JsonObject, endpoint: Upstr
 
 /**
  * `server/discover` as a 2026-07-28 upstream with these 2025 capabilities would answer it. `listChanged`
- * only when `watchable` (the upstream keeps sessions, so a GET stream can carry its changes: list-watch.ts).
+ * only when `watchable` (the upstream keeps sessions, so a standalone stream can carry its changes: list-watch.ts).
  */
 export function synthesizedDiscover(
   init: InitializeResult,
