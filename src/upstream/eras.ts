@@ -1,6 +1,7 @@
 /**
  * The era switch: which protocol each upstream speaks, found out by probing and remembered (in this
- * process by URL, and in the store through `record`, from where endpoints bring it back as `probe`).
+ * process by upstream identity, identity.ts, and in the store through `record`, from where endpoints
+ * bring it back as `probe`).
  *
  * Probe: `server/discover` first (2026-07-28); if refused, `initialize` offering 2025-11-25 and accepting
  * any 2025 version, `notifications/initialized`, and the session ended again. Anything else (an HTML
@@ -19,6 +20,7 @@ import {
 } from '../protocol';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 import { UpstreamAddressRefusedError, UpstreamTransportError } from './errors';
+import { upstreamKey } from './identity';
 import type { LegacyUpstream } from './legacy';
 import { EraRefusedError } from './legacy';
 import { refusesModern } from './legacy/refusals';
@@ -47,11 +49,11 @@ interface Known {
 }
 
 /**
- * What this process knows is kept per URL *and* trust: an address an operator set and the same address
- * set by a manager are probed (and refused) separately.
+ * What this process knows is kept per upstream (its id and address, identity.ts) *and* trust: an address
+ * an operator set and the same address set by a manager are probed (and refused) separately.
  */
 function keyOf(endpoint: UpstreamEndpoint): string {
-  return `${endpoint.addressApproved === true ? 'operator' : 'checked'}|${endpoint.url}`;
+  return `${endpoint.addressApproved === true ? 'operator' : 'checked'}|${upstreamKey(endpoint)}`;
 }
 
 /** Each probe request's time limit. */
@@ -147,7 +149,7 @@ export class EraSwitch {
     return known.answered && Date.now() - Date.parse(known.probe.probedAt) < UNSUPPORTED_RETRY_MS;
   }
 
-  /** Probes unless this process did within `maxAgeMs`; one probe per URL at a time. */
+  /** Probes unless this process did within `maxAgeMs`; one probe per upstream at a time. */
   private async reprobe(endpoint: UpstreamEndpoint, maxAgeMs: number): Promise<Known> {
     const key = keyOf(endpoint);
     const mine = this.known.get(key);
