@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { META, PROTOCOL_VERSION } from '../../src/protocol';
 import type { AnswerContexts } from '../../src/upstream/answers';
 import { AnswerParser } from '../../src/upstream/answers';
-import { LegacyWire } from '../../src/upstream/legacy/wire';
-import { sendModern } from '../../src/upstream/modern';
+import { Era20251125Wire } from '../../src/upstream/eras/2025-11-25/wire';
+import { sendEra20260728 } from '../../src/upstream/eras/2026-07-28';
 import { HttpTransport } from '../../src/upstream/transport/http';
 
 /** Events the upstream sends before its answer: 64 MB, more than any socket buffer holds. */
@@ -117,7 +117,7 @@ const params = {
 
 test('2026-07-28: the reader waits for the relay, and the upstream is held back meanwhile', async () => {
   const relay = gatedRelay();
-  const call = sendModern(transport, { alias: 'flood', url }, 'tools/call', params, {
+  const call = sendEra20260728(transport, { alias: 'flood', url }, 'tools/call', params, {
     onNotification: relay.onNotification,
     answers,
   });
@@ -132,7 +132,7 @@ test('2026-07-28: the reader waits for the relay, and the upstream is held back 
 
 test('2025 era: the same for a session exchange', async () => {
   const relay = gatedRelay();
-  const wire = new LegacyWire(transport, answers);
+  const wire = new Era20251125Wire(transport, answers);
   const call = wire.request({ endpoint: { alias: 'flood', url } }, 'tools/call', params, {
     onNotification: relay.onNotification,
   });

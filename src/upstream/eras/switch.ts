@@ -1,6 +1,6 @@
 /**
  * The era switch: which protocol each upstream speaks, found out by probing and remembered (in this
- * process by upstream identity, identity.ts, and in the store through `record`, from where endpoints
+ * process by upstream identity, src/upstream/identity.ts, and in the store through `record`, from where endpoints
  * bring it back as `probe`).
  *
  * Probe: `server/discover` first (2026-07-28); if refused, `initialize` offering 2025-11-25 and accepting
@@ -10,22 +10,22 @@
  * refuses the era it was called with (a 2025-style refusal of a 2026 request, or a 2025 session that
  * cannot be opened because the upstream now speaks 2026).
  */
-import type { Meta, UpstreamProbe } from '../protocol';
+import type { Meta, UpstreamProbe } from '../../protocol';
 import {
   DiscoverResultSchema,
   LEGACY_PROTOCOL_VERSIONS,
   META,
   PROBE_FAILED,
   PROTOCOL_VERSION,
-} from '../protocol';
-import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
-import { UpstreamAddressRefusedError, UpstreamTransportError } from './errors';
-import { upstreamKey } from './identity';
-import type { LegacyUpstream } from './legacy';
-import { EraRefusedError } from './legacy';
-import { refusesModern } from './legacy/refusals';
+} from '../../protocol';
+import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
+import { UpstreamAddressRefusedError, UpstreamTransportError } from '../errors';
+import { upstreamKey } from '../identity';
+import type { Era20251125Upstream } from './2025-11-25';
+import { EraRefusedError } from './2025-11-25';
+import { refusesEra20260728 } from './2025-11-25/refusals';
 
-type ModernSend = (
+type Send20260728 = (
   endpoint: UpstreamEndpoint,
   method: string,
   params: Record<string, unknown> & { _meta: Meta },
@@ -33,8 +33,10 @@ type ModernSend = (
 ) => Promise<UpstreamReply>;
 
 export interface EraSwitchDeps {
-  modern: ModernSend;
-  legacy: Pick<LegacyUpstream, 'send' | 'handshake'>;
+  /** The 2026-07-28 adapter (2026-07-28.ts). */
+  era20260728: Send20260728;
+  /** The 2025-era adapter (2025-11-25/). */
+  era20251125: Pick<Era20251125Upstream, 'send' | 'handshake'>;
   record?: (upstreamId: string, probe: UpstreamProbe) => Promise<void>;
   warn: (message: string, detail: Record<string, unknown>) => void;
 }
@@ -80,8 +82,8 @@ export class EraSwitch {
       known = await this.reprobe(endpoint, 0);
     }
     const { era, error } = known.probe;
-    if (era === 'legacy') return this.legacyFirst(endpoint, method, params, opts);
-    if (era === 'modern') return this.modernFirst(endpoint, method, params, opts);
+    if (era === 'legacy') return this.first20251125(endpoint, method, params, opts);
+    if (era === 'modern') return this.first20260728(endpoint, method, params, opts);
     if (known.refused) throw new UpstreamAddressRefusedError(endpoint.alias);
     // Whoever set an address the operator did not hears no more of its probe than its view shows.
     const why = endpoint.addressApproved === true ? error : PROBE_FAILED;
@@ -95,7 +97,7 @@ export class EraSwitch {
     return (await this.reprobe(endpoint, 0)).probe;
   }
 
-  private async modernFirst(
+  private async first20260728(
     endpoint: UpstreamEndpoint,
     method: string,
     params: Record<string, unknown> & { _meta: Meta },
@@ -103,32 +105,32 @@ export class EraSwitch {
   ): Promise<UpstreamReply> {
     let reply: UpstreamReply;
     try {
-      reply = await this.deps.modern(endpoint, method, params, opts);
+      reply = await this.deps.era20260728(endpoint, method, params, opts);
     } catch (err) {
-      if (!refusesModern(method, err)) throw err;
+      if (!refusesEra20260728(method, err)) throw err;
       const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
       if (known.probe.era !== 'legacy') throw err;
-      return this.deps.legacy.send(endpoint, method, params, opts).catch(eraLost(endpoint));
+      return this.deps.era20251125.send(endpoint, method, params, opts).catch(eraLost(endpoint));
     }
-    if (!refusesModern(method, reply)) return reply;
+    if (!refusesEra20260728(method, reply)) return reply;
     const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
     if (known.probe.era !== 'legacy') return reply;
-    return this.deps.legacy.send(endpoint, method, params, opts).catch(eraLost(endpoint));
+    return this.deps.era20251125.send(endpoint, method, params, opts).catch(eraLost(endpoint));
   }
 
-  private async legacyFirst(
+  private async first20251125(
     endpoint: UpstreamEndpoint,
     method: string,
     params: Record<string, unknown> & { _meta: Meta },
     opts: UpstreamRequestOptions,
   ): Promise<UpstreamReply> {
     try {
-      return await this.deps.legacy.send(endpoint, method, params, opts);
+      return await this.deps.era20251125.send(endpoint, method, params, opts);
     } catch (err) {
       if (!(err instanceof EraRefusedError)) throw err;
       const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
       if (known.probe.era !== 'modern') return eraLost(endpoint)(err);
-      return this.deps.modern(endpoint, method, params, opts);
+      return this.deps.era20260728(endpoint, method, params, opts);
     }
   }
 
@@ -197,7 +199,7 @@ export class EraSwitch {
         : undefined;
     let discover: string;
     try {
-      const reply = await this.deps.modern(
+      const reply = await this.deps.era20260728(
         endpoint,
         'server/discover',
         { _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} } },
@@ -227,7 +229,7 @@ export class EraSwitch {
       discover = why(err);
     }
     try {
-      const version = await this.deps.legacy.handshake(endpoint, signal);
+      const version = await this.deps.era20251125.handshake(endpoint, signal);
       return this.remember(endpoint, found('legacy', version));
     } catch (err) {
       const initialize = why(err);

@@ -2,7 +2,7 @@
  * Sessions with 2025-era upstreams. One per upstream, credential scope (`UpstreamEndpoint.cacheKey`; the
  * upstream's identity, identity.ts, without one) and variant (`form`: the gateway declared form
  * elicitation, for callers that declared it; `plain`: nothing), initialized once and reused by every
- * request, replica and worker: the session lives in the store (`LegacySessionStore`), this process keeps
+ * request, replica and worker: the session lives in the store (`Era20251125SessionStore`), this process keeps
  * a copy, and a session opened at another address than the upstream's current one is never used. A
  * session the upstream forgot is replaced (only if it is still the one that failed, so concurrent
  * replacements agree). At shutdown the sessions this process used are ended (the transport's `end`)
@@ -11,20 +11,20 @@
  * The gateway never declares sampling, roots or client-side tasks toward a 2025 upstream.
  */
 import { randomBytes } from 'node:crypto';
-import type { Implementation, LegacySessionRecord } from '../../protocol';
+import type { Implementation, LegacySessionRecord } from '../../../protocol';
 import {
   InitializeResultSchema,
   isLegacyVersion,
   LEGACY_METHOD,
   LEGACY_PROTOCOL_VERSIONS,
-} from '../../protocol';
-import type { UpstreamEndpoint, UpstreamReply } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
-import { addressOf, upstreamKey } from '../identity';
-import type { Exchange, LegacyWire, WireTarget } from './wire';
+} from '../../../protocol';
+import type { UpstreamEndpoint, UpstreamReply } from '../../endpoint';
+import { UpstreamTransportError } from '../../errors';
+import { addressOf, upstreamKey } from '../../identity';
+import type { Exchange, Era20251125Wire, WireTarget } from './wire';
 
 /** Where sessions are shared between processes (src/store/upstream-sessions.ts). */
-export interface LegacySessionStore {
+export interface Era20251125SessionStore {
   get(scope: string): Promise<LegacySessionRecord | undefined>;
   /** Stores `record` unless the scope has a session already; answers the scope's session now. */
   add(scope: string, record: LegacySessionRecord): Promise<LegacySessionRecord>;
@@ -68,7 +68,7 @@ export function targetOf(session: LiveSession): WireTarget {
 
 /** `initialize` (offering 2025-11-25, accepting every 2025 version) and `notifications/initialized`. */
 export async function handshake(
-  wire: LegacyWire,
+  wire: Era20251125Wire,
   endpoint: UpstreamEndpoint,
   capabilities: Record<string, unknown>,
   clientInfo: Implementation,
@@ -112,13 +112,13 @@ function failed(alias: string, step: string, exchange: Exchange): UpstreamTransp
   return new UpstreamTransportError(`Upstream "${alias}" refused ${step}: ${why}`, true);
 }
 
-export class LegacySessions {
+export class Era20251125Sessions {
   private readonly live = new Map<string, LiveSession>();
   private readonly opening = new Map<string, Promise<LiveSession>>();
 
   constructor(
-    private readonly wire: LegacyWire,
-    private readonly store: LegacySessionStore,
+    private readonly wire: Era20251125Wire,
+    private readonly store: Era20251125SessionStore,
     private readonly clientInfo: Implementation,
   ) {}
 
@@ -128,7 +128,7 @@ export class LegacySessions {
 
   /** The scope's session, initialized if there is none yet. */
   async acquire(endpoint: UpstreamEndpoint, variant: Variant): Promise<LiveSession> {
-    const scope = LegacySessions.scopeOf(endpoint, variant);
+    const scope = Era20251125Sessions.scopeOf(endpoint, variant);
     const known = this.live.get(scope);
     if (known && known.url === addressOf(endpoint)) return { ...known, endpoint };
     let pending = this.opening.get(scope);
@@ -141,7 +141,7 @@ export class LegacySessions {
 
   /** The scope's current session, if it is still the one named by `nonce` (a task's session). */
   async find(endpoint: UpstreamEndpoint, variant: Variant, nonce: string): Promise<LiveSession | undefined> {
-    const scope = LegacySessions.scopeOf(endpoint, variant);
+    const scope = Era20251125Sessions.scopeOf(endpoint, variant);
     const known = this.live.get(scope);
     if (known?.nonce === nonce) return { ...known, endpoint };
     const stored = await this.store.get(scope);

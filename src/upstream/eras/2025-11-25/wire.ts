@@ -6,17 +6,22 @@
  * classified in the era's terms: a lost session, a refused version.
  */
 import { randomUUID } from 'node:crypto';
-import type { JsonRpcErrorObject } from '../../protocol';
-import { JsonRpcErrorObjectSchema } from '../../protocol';
-import type { AnswerPreparation } from '../answer-parse';
-import type { AnswerContexts } from '../answers';
-import { wasPrepared } from '../answers';
-import type { UpstreamEndpoint } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
-import type { JsonObject } from '../http';
-import { isPlainObject } from '../http';
-import type { MessageStream, TransportAnswer, TransportTarget, UpstreamTransport } from '../transport/types';
-import { STATUS } from '../transport/types';
+import type { JsonRpcErrorObject } from '../../../protocol';
+import { JsonRpcErrorObjectSchema } from '../../../protocol';
+import type { AnswerPreparation } from '../../answer-parse';
+import type { AnswerContexts } from '../../answers';
+import { wasPrepared } from '../../answers';
+import type { UpstreamEndpoint } from '../../endpoint';
+import { UpstreamTransportError } from '../../errors';
+import type { JsonObject } from '../../http';
+import { isPlainObject } from '../../http';
+import type {
+  MessageStream,
+  TransportAnswer,
+  TransportTarget,
+  UpstreamTransport,
+} from '../../transport/types';
+import { STATUS } from '../../transport/types';
 import { isSessionLost, isVersionRefused } from './refusals';
 
 /** Where a message goes: the upstream, and the session's version and id (none before `initialize`). */
@@ -59,7 +64,7 @@ export type Exchange =
   /** The upstream does not speak the version it was called with. */
   | { kind: 'version-refused'; message: string };
 
-export class LegacyWire {
+export class Era20251125Wire {
   /**
    * `answers`: the bounds and parser each endpoint's answers are read with (answers.ts). `lane`: the
    * transport's lane for every exchange of this wire (`stream` for list watches, which may stay quiet).

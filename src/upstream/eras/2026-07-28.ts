@@ -4,15 +4,15 @@
  * in headers as 2026-07-28 requires).
  */
 import { randomUUID } from 'node:crypto';
-import type { JsonRpcErrorObject, Meta } from '../protocol';
-import { JsonRpcErrorObjectSchema } from '../protocol';
-import type { AnswerContexts } from './answers';
-import { wasPrepared } from './answers';
-import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
-import { UpstreamTransportError } from './errors';
-import type { JsonObject } from './http';
-import { isPlainObject } from './http';
-import type { UpstreamTransport } from './transport/types';
+import type { JsonRpcErrorObject, Meta } from '../../protocol';
+import { JsonRpcErrorObjectSchema } from '../../protocol';
+import type { AnswerContexts } from '../answers';
+import { wasPrepared } from '../answers';
+import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
+import { UpstreamTransportError } from '../errors';
+import type { JsonObject } from '../http';
+import { isPlainObject } from '../http';
+import type { UpstreamTransport } from '../transport/types';
 
 /**
  * Sends one request. `params._meta` must already hold the per-request envelope for this hop.
@@ -22,7 +22,7 @@ import type { UpstreamTransport } from './transport/types';
  * or only notifications (`subscriptions/listen`, whose final result is small; sent on the transport's
  * `stream` lane, which never cuts a quiet stream).
  */
-export async function sendModern(
+export async function sendEra20260728(
   transport: UpstreamTransport,
   endpoint: UpstreamEndpoint,
   method: string,

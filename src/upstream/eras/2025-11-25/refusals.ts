@@ -4,9 +4,9 @@
  * session ID provided` / `Server not initialized`), and a protocol version they do not speak (HTTP 400
  * `Unsupported protocol version: …`, or `-32022` from 2026-only servers).
  */
-import type { UpstreamReply } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
-import { STATUS } from '../transport/types';
+import type { UpstreamReply } from '../../endpoint';
+import { UpstreamTransportError } from '../../errors';
+import { STATUS } from '../../transport/types';
 
 const SESSION_LOST =
   /no valid session id|server not initialized|session not found|mcp-session-id header is required/i;
@@ -30,7 +30,7 @@ export function isVersionRefused(code: number | undefined, message: string): boo
  * A 2026-07-28 request refused the way a 2025-era server refuses it: a version or session refusal for
  * any method, and any refusal of `server/discover` (which 2025 servers do not have: -32601, HTTP 400/404).
  */
-export function refusesModern(method: string, outcome: UpstreamReply | unknown): boolean {
+export function refusesEra20260728(method: string, outcome: UpstreamReply | unknown): boolean {
   const discover = method === 'server/discover';
   if (outcome instanceof UpstreamTransportError) {
     const status = outcome.httpStatus;
@@ -47,7 +47,7 @@ export function refusesModern(method: string, outcome: UpstreamReply | unknown):
 const ENVELOPE_REFUSED = /_meta|protocol ?version/i;
 
 /** A 2025 request refused the way a 2026-only server refuses it: HTTP 400 about the missing envelope. */
-export function refusesLegacy(
+export function refusesEra20251125(
   reply: UpstreamReply | { kind: string },
 ): reply is Extract<UpstreamReply, { kind: 'error' }> {
   if (reply.kind !== 'error') return false;

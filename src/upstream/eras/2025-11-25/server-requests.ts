@@ -8,11 +8,11 @@
  * waiting for its own timeout. The standalone stream is held open (one per session and process) only to do
  * that; a server that offers none, or lets only another replica hold it, loses nothing else.
  */
-import type { JsonObject } from '../http';
-import type { MessageStream } from '../transport/types';
+import type { JsonObject } from '../../http';
+import type { MessageStream } from '../../transport/types';
 import type { LiveSession } from './sessions';
 import { targetOf } from './sessions';
-import type { LegacyWire, ServerRequest } from './wire';
+import type { Era20251125Wire, ServerRequest } from './wire';
 import { serverRequest } from './wire';
 
 /** The answer the gateway gives a request it cannot relay. */
@@ -42,7 +42,7 @@ export class StandaloneStreams {
   private readonly listeners = new Map<string, Listener>();
   private closed = false;
 
-  constructor(private readonly wire: LegacyWire) {}
+  constructor(private readonly wire: Era20251125Wire) {}
 
   /** Refuses one request on the session it came from; failures are the upstream's to time out. */
   refuse(session: LiveSession, request: ServerRequest): void {

@@ -9,18 +9,18 @@
  * ends the session when it stops. The feed sees the 2026 shape: an acknowledgement once the stream is
  * open, then the notifications.
  */
-import type { Implementation } from '../../protocol';
-import type { UpstreamEndpoint } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
+import type { Implementation } from '../../../protocol';
+import type { UpstreamEndpoint } from '../../endpoint';
+import { UpstreamTransportError } from '../../errors';
 import { refusal } from './server-requests';
 import { handshake } from './sessions';
-import type { LegacyWire, WireTarget } from './wire';
+import type { Era20251125Wire, WireTarget } from './wire';
 import { serverRequest } from './wire';
 
 const LIST_CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;
 
-export async function watchLegacyLists(
-  wire: LegacyWire,
+export async function watchEra20251125Lists(
+  wire: Era20251125Wire,
   endpoint: UpstreamEndpoint,
   clientInfo: Implementation,
   onNotification: (message: Record<string, unknown>) => void,
