@@ -73,7 +73,11 @@ export class HttpTransport implements UpstreamTransport {
     opts: TransportSendOptions,
   ): Promise<TransportAnswer> {
     const { endpoint } = target;
-    const id = typeof message.method === 'string' && typeof message.id === 'string' ? message.id : undefined;
+    // A request is answered by its response; anything else (a notification, a response) is only taken.
+    const id =
+      typeof message.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number')
+        ? message.id
+        : undefined;
     const inSession = target.session !== undefined;
     let res: Dispatcher.ResponseData;
     try {
@@ -202,7 +206,7 @@ function mirrored(message: JsonObject): Record<string, string> {
 /** Reads an SSE answer until the response with `id` arrives; other messages go to `onMessage`. */
 async function readAnswerStream(
   body: AsyncIterable<Buffer>,
-  id: string | undefined,
+  id: string | number | undefined,
   opts: TransportSendOptions,
 ): Promise<{ response: JsonObject } | { kind: 'stopped' } | { kind: 'ended' }> {
   let response: JsonObject | undefined;
