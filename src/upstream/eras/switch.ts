@@ -21,6 +21,7 @@ import {
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
 import { UpstreamAddressRefusedError, UpstreamTransportError } from '../errors';
 import { upstreamKey } from '../identity';
+import { STATUS } from '../transport/types';
 import type { Era20251125Upstream } from './2025-11-25';
 import { EraRefusedError } from './2025-11-25';
 import { refusesEra20260728 } from './2025-11-25/refusals';
@@ -194,7 +195,7 @@ export class EraSwitch {
     // Probed without a credential it needs (per-user upstreams, from the admin API): no verdict yet,
     // probed again on first use with a caller's credential.
     const locked = (status: number | undefined) =>
-      status === 401 || status === 403
+      status === STATUS.unauthorized || status === STATUS.forbidden
         ? failed(`The upstream wants a credential the probe did not have (HTTP ${status})`, false)
         : undefined;
     let discover: string;

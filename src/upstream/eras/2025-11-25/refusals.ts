@@ -34,7 +34,8 @@ export function refusesEra20260728(method: string, outcome: UpstreamReply | unkn
   const discover = method === 'server/discover';
   if (outcome instanceof UpstreamTransportError) {
     const status = outcome.httpStatus;
-    if (status === undefined || status < 400 || status >= 500) return false;
+    // Only a refusal of the request itself (the transport's 4xx statuses), never an upstream failure.
+    if (status === undefined || status < STATUS.refused || status >= 500) return false;
     return discover || SESSION_LOST.test(outcome.message) || VERSION_REFUSED.test(outcome.message);
   }
   const reply = outcome as UpstreamReply;
