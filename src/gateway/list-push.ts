@@ -42,7 +42,7 @@ export interface ListWatchTarget {
 
 /**
  * The lists an upstream announces changes of: `listChanged: true` in its `server/discover`. A 2025-era
- * upstream's synthesized discover never says so (src/upstream/legacy/translate.ts), so only 2026-07-28
+ * upstream's synthesized discover never says so (src/upstream/eras/2025-11-25/translate.ts), so only 2026-07-28
  * upstreams, whose own `subscriptions/listen` the gateway follows, are counted.
  */
 export function announcedKinds(d: DiscoverResult): ListKind[] {

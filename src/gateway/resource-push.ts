@@ -23,7 +23,7 @@ export interface ResourceWatchTarget {
 
 /**
  * Whether the upstream announces resource updates (`resources.subscribe` in its `server/discover`). A
- * 2025-era upstream's synthesized discover never says so (src/upstream/legacy/translate.ts): only
+ * 2025-era upstream's synthesized discover never says so (src/upstream/eras/2025-11-25/translate.ts): only
  * 2026-07-28 upstreams, whose own `subscriptions/listen` takes `resourceSubscriptions`, count.
  */
 export function announcesUpdates(d: DiscoverResult): boolean {

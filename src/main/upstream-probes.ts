@@ -1,6 +1,6 @@
 /**
  * Probing upstreams when they are added or changed (admin API, configuration, bootstrap file): which MCP
- * era each speaks, recorded with the upstream and shown in its admin view (src/upstream/eras.ts does the
+ * era each speaks, recorded with the upstream and shown in its admin view (src/upstream/eras/switch.ts does the
  * probing and the recording). The probe uses the project's credential where there is one; an upstream
  * that needs each user's own credential is probed without one (its era is then probed again on first use).
  */
@@ -60,7 +60,7 @@ export async function probeChangedUpstreams(
     if (stale.length === 0) continue;
     const project = await controlPlane.projectById(view.id);
     for (const upstream of project?.upstreams.filter((u) => stale.some((s) => s.id === u.id)) ?? []) {
-      // A failed probe is logged by the client (the detail is for the operator, src/upstream/eras.ts).
+      // A failed probe is logged by the client (the detail is for the operator, src/upstream/eras/switch.ts).
       probes.push(
         endpointFor(controlPlane, project as ProjectRecord, upstream).then(async (endpoint) => {
           await client.probe(endpoint);

@@ -132,7 +132,7 @@ export const LogLevelSchema = z.enum([
 ]);
 
 /**
- * What a probe found out about an upstream (src/upstream/eras.ts): the era it speaks (`modern` =
+ * What a probe found out about an upstream (src/upstream/eras/switch.ts): the era it speaks (`modern` =
  * 2026-07-28, `legacy` = a 2025 version; null = none the gateway speaks, or it could not be reached),
  * the version, when it was probed, and why the probe failed. Stored with the upstream (migration 0008).
  */

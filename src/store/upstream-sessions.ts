@@ -1,5 +1,5 @@
 /**
- * Sessions with stateful 2025-era upstreams (src/upstream/legacy/sessions.ts), one per upstream, credential
+ * Sessions with stateful 2025-era upstreams (src/upstream/eras/2025-11-25/sessions.ts), one per upstream, credential
  * scope and variant, shared by every API replica and worker: whoever initializes first stores the session,
  * everyone else reuses it. The state (the upstream's `Mcp-Session-Id`, a credential in effect, and its
  * `initialize` result) is sealed with associated data naming the scope and nonce, so a row copied to

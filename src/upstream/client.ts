@@ -1,10 +1,10 @@
 /**
  * The gateway's MCP client toward upstream servers. The gateway speaks 2026-07-28 to it whatever the
- * upstream speaks: each upstream's era is remembered (src/upstream/eras.ts), 2026-07-28 upstreams get the
- * request as it is (modern.ts), and 2025-era upstreams get it translated by src/upstream/legacy, which
- * answers as a 2026-07-28 upstream with the Tasks extension would.
+ * upstream speaks: each upstream's era is remembered (src/upstream/eras/switch.ts), 2026-07-28 upstreams
+ * get the request as it is (eras/2026-07-28.ts), and 2025-era upstreams get it translated by
+ * eras/2025-11-25, which answers as a 2026-07-28 upstream with the Tasks extension would. Both adapters
+ * reach the upstream through its transport (src/upstream/transport; HTTP today).
  */
-import type { Dispatcher } from 'undici';
 import type { UpstreamAnswerLimits } from '../config/upstream-traffic';
 import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
@@ -18,18 +18,19 @@ import type { AnswerBounds, AnswerContext } from './answers';
 import { AnswerParser } from './answers';
 import { CallDeadline } from './deadline';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
-import { EraSwitch } from './eras';
+import { EraSwitch } from './eras/switch';
 import {
   AnswerPreparationRefused,
   UpstreamAnswerTooLarge,
   UpstreamDeadlineExceeded,
   UpstreamTransportError,
 } from './errors';
-import { LegacyUpstream } from './legacy';
-import type { LegacySessionStore } from './legacy/sessions';
-import { MemorySessionStore } from './legacy/memory-store';
-import { sendModern } from './modern';
-import { upstreamDispatcher, UpstreamPools } from './pools';
+import { Era20251125Upstream } from './eras/2025-11-25';
+import type { Era20251125SessionStore } from './eras/2025-11-25/sessions';
+import { MemorySessionStore } from './eras/2025-11-25/memory-store';
+import { sendEra20260728 } from './eras/2026-07-28';
+import { HttpTransport } from './transport/http';
+import type { UpstreamTransport } from './transport/types';
 
 export type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 
@@ -40,7 +41,7 @@ export interface UpstreamClientOptions {
   /** The gateway's identity in a 2025-era `initialize` (`clientInfo`). */
   clientInfo?: Implementation;
   /** Where sessions with 2025-era upstreams are shared between processes; in memory when absent. */
-  legacySessions?: LegacySessionStore;
+  legacySessions?: Era20251125SessionStore;
   /** Records what probing an upstream found out, under its control-plane id. */
   recordProbe?: (upstreamId: string, probe: UpstreamProbe) => Promise<void>;
   /** Problems nobody is waiting for (a session that could not be ended, a probe not recorded). */
@@ -75,13 +76,9 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
 }
 
 export class UpstreamClient {
-  private readonly pools: UpstreamPools;
-  /**
-   * For `subscriptions/listen` streams: long quiet stretches are normal, so no body timeout; one for
-   * addresses an operator approved, one whose connections obey the address policy (the same without one).
-   */
-  private readonly listenAgents: { approved: Dispatcher; checked: Dispatcher };
-  private readonly legacy: LegacyUpstream;
+  /** How messages reach upstreams (src/upstream/transport): HTTP for now. */
+  private readonly transport: UpstreamTransport;
+  private readonly era20251125: Era20251125Upstream;
   private readonly eras: EraSwitch;
   private readonly limits: UpstreamAnswerLimits;
   private readonly threads: AnswerThreads | undefined;
@@ -99,54 +96,37 @@ export class UpstreamClient {
     });
     const answers = (endpoint: UpstreamEndpoint, prepare?: AnswerPreparation) =>
       this.answerContext(endpoint, prepare);
-    const timeout = opts.timeoutMs ?? 60_000;
     // The address policy is one option of the connection: its lookup refuses before the socket opens.
-    const checkedConnect = opts.addressPolicy?.connector();
-    this.pools = new UpstreamPools({
-      connections: opts.pools?.connections ?? 128,
-      idleMs: opts.pools?.idleMs ?? 60_000,
-      maxPools: opts.pools?.maxPools ?? 1_000,
-      headersTimeoutMs: timeout,
-      bodyTimeoutMs: timeout,
-      ...(checkedConnect && { checkedConnect }),
+    this.transport = new HttpTransport({
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      pools: {
+        connections: opts.pools?.connections ?? 128,
+        idleMs: opts.pools?.idleMs ?? 60_000,
+        maxPools: opts.pools?.maxPools ?? 1_000,
+      },
+      checkedConnect: opts.addressPolicy?.connector(),
     });
-    // Shared: a listen stream holds its connection for as long as it is open, so these agents have no
-    // connection cap to wait behind (the streams are bounded per caller where they are opened).
-    const approved = upstreamDispatcher({ headersTimeoutMs: timeout, bodyTimeoutMs: 0 });
-    this.listenAgents = {
-      approved,
-      checked: checkedConnect
-        ? upstreamDispatcher({ headersTimeoutMs: timeout, bodyTimeoutMs: 0, connect: checkedConnect })
-        : approved,
-    };
     const warn = opts.onWarning ?? (() => {});
-    const pooled = (endpoint: UpstreamEndpoint) => this.pools.for(endpoint);
-    this.legacy = new LegacyUpstream({
-      dispatcher: pooled,
-      watchDispatcher: (endpoint) => this.listenDispatcherOf(endpoint),
+    this.era20251125 = new Era20251125Upstream({
+      transport: this.transport,
       store: opts.legacySessions ?? new MemorySessionStore(),
       clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
       warn,
       answers,
     });
     this.eras = new EraSwitch({
-      modern: (endpoint, method, params, o) =>
-        sendModern(pooled(endpoint), endpoint, method, params, { ...o, answers }),
-      legacy: this.legacy,
+      era20260728: (endpoint, method, params, o) =>
+        sendEra20260728(this.transport, endpoint, method, params, { ...o, answers }),
+      era20251125: this.era20251125,
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
     });
   }
 
-  private listenDispatcherOf(endpoint: UpstreamEndpoint): Dispatcher {
-    return endpoint.addressApproved === true ? this.listenAgents.approved : this.listenAgents.checked;
-  }
-
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
-    await this.legacy.close();
-    for (const d of new Set([this.listenAgents.approved, this.listenAgents.checked])) await d.destroy();
-    await this.pools.close();
+    await this.era20251125.close();
+    await this.transport.close();
     await this.threads?.close();
   }
 
@@ -214,7 +194,7 @@ export class UpstreamClient {
   /**
    * Holds a 2026-07-28 `subscriptions/listen` stream open, handing each notification to `onNotification`,
    * until the upstream ends it (resolves with its final reply) or `signal` aborts (rejects). A 2025-era
-   * upstream's list changes are watched on a session of the watch's own (legacy/list-watch.ts), handed
+   * upstream's list changes are watched on a session of the watch's own (eras/2025-11-25/list-watch.ts), handed
    * over in the same shape.
    */
   async listen(
@@ -224,10 +204,10 @@ export class UpstreamClient {
     signal: AbortSignal,
   ): Promise<UpstreamReply> {
     if (this.eras.eraOf(endpoint) === 'legacy') {
-      await this.legacy.watchLists(endpoint, onNotification, signal);
+      await this.era20251125.watchLists(endpoint, onNotification, signal);
       return { kind: 'result', result: { resultType: 'complete' } };
     }
-    return sendModern(this.listenDispatcherOf(endpoint), endpoint, 'subscriptions/listen', params, {
+    return sendEra20260728(this.transport, endpoint, 'subscriptions/listen', params, {
       signal,
       onNotification,
       answers: (e) => this.answerContext(e),

@@ -8,6 +8,7 @@ import type { DiscoverResult, Meta } from '../protocol';
 import { DiscoverResultSchema, META, PROTOCOL_VERSION } from '../protocol';
 import type { UpstreamClient, UpstreamEndpoint } from './client';
 import { UpstreamTransportError } from './errors';
+import { upstreamKey } from './identity';
 
 /**
  * Answers kept at most: one per upstream and credential scope (a `per_user` upstream has one per user),
@@ -35,14 +36,16 @@ export class DiscoveryCache {
   }
 
   async get(endpoint: UpstreamEndpoint): Promise<DiscoverResult> {
-    const result = await this.answers.fetch(endpoint.cacheKey ?? endpoint.url, { context: endpoint });
+    const result = await this.answers.fetch(endpoint.cacheKey ?? upstreamKey(endpoint), {
+      context: endpoint,
+    });
     if (!result)
       throw new UpstreamTransportError(`Upstream "${endpoint.alias}" sent no server/discover`, true);
     return result;
   }
 
   invalidate(endpoint: UpstreamEndpoint): void {
-    this.answers.delete(endpoint.cacheKey ?? endpoint.url);
+    this.answers.delete(endpoint.cacheKey ?? upstreamKey(endpoint));
   }
 
   /** Drops one upstream's answers under every credential (keys are `upstreamId#…`). */

@@ -51,7 +51,7 @@ export interface UpstreamRequestOptions {
   /**
    * For `tasks/get` of a task whose last observation asked for input: the requests the client has not
    * answered yet (with their content) and the keys it has answered. A 2025-era upstream sends its input
-   * request only once, so the gateway keeps it (src/upstream/legacy/tasks.ts); 2026 upstreams ignore it.
+   * request only once, so the gateway keeps it (src/upstream/eras/2025-11-25/tasks.ts); 2026 upstreams ignore it.
    */
   taskInput?: { open: InputRequests; answered: string[] };
   /**

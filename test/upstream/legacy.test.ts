@@ -6,11 +6,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../src/protocol';
 import { UpstreamClient } from '../../src/upstream/client';
-import { refusesModern } from '../../src/upstream/legacy/refusals';
-import { refusal } from '../../src/upstream/legacy/server-requests';
-import type { LiveSession } from '../../src/upstream/legacy/sessions';
-import { inputKeyOf, parseTaskId, requestIdOf, taskRefOf } from '../../src/upstream/legacy/tasks';
-import { legacyParams, synthesizedDiscover, variantOf } from '../../src/upstream/legacy/translate';
+import { refusesEra20260728 } from '../../src/upstream/eras/2025-11-25/refusals';
+import { refusal } from '../../src/upstream/eras/2025-11-25/server-requests';
+import type { LiveSession } from '../../src/upstream/eras/2025-11-25/sessions';
+import { inputKeyOf, parseTaskId, requestIdOf, taskRefOf } from '../../src/upstream/eras/2025-11-25/tasks';
+import {
+  era20251125Params,
+  synthesizedDiscover,
+  variantOf,
+} from '../../src/upstream/eras/2025-11-25/translate';
 
 const endpoint = { alias: 'old', url: 'http://127.0.0.1:9/mcp' };
 
@@ -46,11 +50,11 @@ describe('requests and results', () => {
         'com.example/trace': 't',
       },
     };
-    expect(legacyParams(params)).toEqual({
+    expect(era20251125Params(params)).toEqual({
       name: 'echo',
       _meta: { progressToken: 'p1', 'com.example/trace': 't' },
     });
-    expect(legacyParams({ name: 'echo', _meta: { [META.protocolVersion]: PROTOCOL_VERSION } })).toEqual({
+    expect(era20251125Params({ name: 'echo', _meta: { [META.protocolVersion]: PROTOCOL_VERSION } })).toEqual({
       name: 'echo',
     });
     expect(variantOf(params)).toBe('form');
@@ -90,11 +94,13 @@ describe('requests and results', () => {
   it('tell a 2025-style refusal from an ordinary 2026 error', () => {
     const error = (message: string, code = -32601) =>
       ({ kind: 'error', error: { code, message }, httpStatus: 400 }) as const;
-    expect(refusesModern('server/discover', error('Method not found'))).toBe(true);
-    expect(refusesModern('tools/list', error('Bad Request: Server not initialized', -32000))).toBe(true);
-    expect(refusesModern('tools/list', error('Unsupported protocol version: 2026-07-28', -32000))).toBe(true);
-    expect(refusesModern('prompts/list', error('Method not found'))).toBe(false);
-    expect(refusesModern('tools/list', { kind: 'result', result: {} })).toBe(false);
+    expect(refusesEra20260728('server/discover', error('Method not found'))).toBe(true);
+    expect(refusesEra20260728('tools/list', error('Bad Request: Server not initialized', -32000))).toBe(true);
+    expect(refusesEra20260728('tools/list', error('Unsupported protocol version: 2026-07-28', -32000))).toBe(
+      true,
+    );
+    expect(refusesEra20260728('prompts/list', error('Method not found'))).toBe(false);
+    expect(refusesEra20260728('tools/list', { kind: 'result', result: {} })).toBe(false);
   });
 
   it('answer requests the upstream sends mid-call at once', () => {

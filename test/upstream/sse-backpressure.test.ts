@@ -7,12 +7,12 @@
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent } from 'undici';
 import { META, PROTOCOL_VERSION } from '../../src/protocol';
 import type { AnswerContexts } from '../../src/upstream/answers';
 import { AnswerParser } from '../../src/upstream/answers';
-import { LegacyWire } from '../../src/upstream/legacy/wire';
-import { sendModern } from '../../src/upstream/modern';
+import { Era20251125Wire } from '../../src/upstream/eras/2025-11-25/wire';
+import { sendEra20260728 } from '../../src/upstream/eras/2026-07-28';
+import { HttpTransport } from '../../src/upstream/transport/http';
 
 /** Events the upstream sends before its answer: 64 MB, more than any socket buffer holds. */
 const EVENTS = 4000;
@@ -27,7 +27,10 @@ interface Flood {
 let server: Server;
 let url: string;
 const flood: Flood = { paused: false, written: 0 };
-const agent = new Agent();
+const transport = new HttpTransport({
+  timeoutMs: 300_000,
+  pools: { connections: 128, idleMs: 60_000, maxPools: 10 },
+});
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -62,7 +65,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 });
 afterAll(async () => {
-  await agent.close();
+  await transport.close();
   await new Promise((r) => server.close(r));
 });
 
@@ -114,7 +117,7 @@ const params = {
 
 test('2026-07-28: the reader waits for the relay, and the upstream is held back meanwhile', async () => {
   const relay = gatedRelay();
-  const call = sendModern(agent, { alias: 'flood', url }, 'tools/call', params, {
+  const call = sendEra20260728(transport, { alias: 'flood', url }, 'tools/call', params, {
     onNotification: relay.onNotification,
     answers,
   });
@@ -129,7 +132,7 @@ test('2026-07-28: the reader waits for the relay, and the upstream is held back 
 
 test('2025 era: the same for a session exchange', async () => {
   const relay = gatedRelay();
-  const wire = new LegacyWire(() => agent, answers);
+  const wire = new Era20251125Wire(transport, answers);
   const call = wire.request({ endpoint: { alias: 'flood', url } }, 'tools/call', params, {
     onNotification: relay.onNotification,
   });

@@ -5,39 +5,38 @@
  * requests.ts; tasks: tasks.ts; everything else: translate.ts. docs/interop.md has the whole picture.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Implementation, TaskSupport } from '../../protocol';
-import { METHOD, taskSupportOf } from '../../protocol';
-import type { AnswerContexts } from '../answers';
-import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
-import type { JsonObject } from '../http';
-import { isPlainObject } from '../http';
-import { refusesLegacy } from './refusals';
+import type { Implementation, TaskSupport } from '../../../protocol';
+import { METHOD, taskSupportOf } from '../../../protocol';
+import type { AnswerContexts } from '../../answers';
+import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../../endpoint';
+import { UpstreamTransportError } from '../../errors';
+import type { JsonObject } from '../../http';
+import { isPlainObject } from '../../http';
+import { refusesEra20251125 } from './refusals';
 import { StandaloneStreams } from './server-requests';
-import type { LegacySessionStore, LiveSession, Variant } from './sessions';
-import { EraRefusedError, handshake, LegacySessions, targetOf } from './sessions';
-import { createdTask, LegacyTasks, parseTaskId, SESSION_GONE } from './tasks';
+import type { Era20251125SessionStore, LiveSession, Variant } from './sessions';
+import { EraRefusedError, handshake, Era20251125Sessions, targetOf } from './sessions';
+import { createdTask, Era20251125Tasks, parseTaskId, SESSION_GONE } from './tasks';
 import {
   declaresTasks,
-  LEGACY_LIST_TTL_MS,
-  legacyParams,
-  modernResult,
+  ERA_20251125_LIST_TTL_MS,
+  era20251125Params,
+  era20260728Result,
   synthesizedDiscover,
   tasksRequired,
   variantOf,
 } from './translate';
-import type { DispatcherFor, Exchange } from './wire';
-import { LegacyWire } from './wire';
-import { watchLegacyLists } from './list-watch';
+import type { UpstreamTransport } from '../../transport/types';
+import type { Exchange } from './wire';
+import { Era20251125Wire } from './wire';
+import { watchEra20251125Lists } from './list-watch';
 
 export { EraRefusedError } from './sessions';
 
-export interface LegacyUpstreamDeps {
-  /** The dispatcher toward an endpoint's upstream (its own pool, src/upstream/pools.ts). */
-  dispatcher: DispatcherFor;
-  /** For list watches' GET streams: no body timeout (list-watch.ts). Default: `dispatcher`. */
-  watchDispatcher?: DispatcherFor;
-  store: LegacySessionStore;
+export interface Era20251125UpstreamDeps {
+  /** How messages reach the upstream (src/upstream/transport); list watches use its `stream` lane. */
+  transport: UpstreamTransport;
+  store: Era20251125SessionStore;
   clientInfo: Implementation;
   warn: (message: string, detail: Record<string, unknown>) => void;
   /** How each endpoint's answers are read: bounds and parser (answers.ts). */
@@ -46,7 +45,7 @@ export interface LegacyUpstreamDeps {
 
 /** Upper bound on pages read for a tool list, so a looping cursor cannot hold the gateway. */
 const MAX_TOOL_PAGES = 20;
-/** How long a request waits for its session's GET stream to open (requests may arrive on it). */
+/** How long a request waits for its session's standalone stream to open (requests may arrive on it). */
 const STREAM_WAIT_MS = 2_000;
 /** A task whose ttl is unlimited keeps its session from being ended at shutdown for good. */
 const FOREVER = '9999-12-31T23:59:59.999Z';
@@ -57,24 +56,24 @@ const TASK_NOT_FOUND: UpstreamReply = {
   error: { code: -32602, message: 'Task not found' },
 };
 
-export class LegacyUpstream {
-  private readonly wire: LegacyWire;
-  private readonly watchWire: LegacyWire;
-  private readonly sessions: LegacySessions;
+export class Era20251125Upstream {
+  private readonly wire: Era20251125Wire;
+  private readonly watchWire: Era20251125Wire;
+  private readonly sessions: Era20251125Sessions;
   private readonly streams: StandaloneStreams;
-  private readonly tasks: LegacyTasks;
+  private readonly tasks: Era20251125Tasks;
   /** Each session's tools and how they take tasks, for `params.task` and the -32021 answer. */
   private readonly tools = new Map<
     string,
     { nonce: string; support: Map<string, TaskSupport>; expiresAt: number }
   >();
 
-  constructor(private readonly deps: LegacyUpstreamDeps) {
-    this.wire = new LegacyWire(deps.dispatcher, deps.answers);
-    this.watchWire = new LegacyWire(deps.watchDispatcher ?? deps.dispatcher, deps.answers);
+  constructor(private readonly deps: Era20251125UpstreamDeps) {
+    this.wire = new Era20251125Wire(deps.transport, deps.answers);
+    this.watchWire = new Era20251125Wire(deps.transport, deps.answers, 'stream');
     this.streams = new StandaloneStreams(this.wire);
-    this.sessions = new LegacySessions(this.wire, deps.store, deps.clientInfo);
-    this.tasks = new LegacyTasks({
+    this.sessions = new Era20251125Sessions(this.wire, deps.store, deps.clientInfo);
+    this.tasks = new Era20251125Tasks({
       request: (s, method, params, opts) => this.wire.request(targetOf(s), method, params, opts),
       deliver: (s, message) => this.wire.deliver(targetOf(s), message),
       refuse: (s, request) => this.streams.refuse(s, request),
@@ -83,7 +82,7 @@ export class LegacyUpstream {
   }
 
   /**
-   * Holds a session of its own open with its GET stream, handing the upstream's list changes to
+   * Holds a session of its own open with its standalone stream, handing the upstream's list changes to
    * `onNotification` as a 2026 listen would (list-watch.ts), until the stream ends or `signal` aborts.
    */
   async watchLists(
@@ -91,7 +90,7 @@ export class LegacyUpstream {
     onNotification: (message: Record<string, unknown>) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    return watchLegacyLists(this.watchWire, endpoint, this.deps.clientInfo, onNotification, signal);
+    return watchEra20251125Lists(this.watchWire, endpoint, this.deps.clientInfo, onNotification, signal);
   }
 
   /** One 2026-07-28 request, translated; throws EraRefusedError when the upstream no longer speaks 2025. */
@@ -118,7 +117,7 @@ export class LegacyUpstream {
           endpoint,
           variantOf(params),
           method,
-          legacyParams(params),
+          era20251125Params(params),
           opts,
         );
         return reply(method, exchange, endpoint);
@@ -143,7 +142,7 @@ export class LegacyUpstream {
     );
   }
 
-  /** The scope's session, with its GET stream open in this process (waited for briefly when new). */
+  /** The scope's session, with its standalone stream open in this process (waited for briefly when new). */
   private async session(endpoint: UpstreamEndpoint, variant: Variant): Promise<LiveSession> {
     const session = await this.sessions.acquire(endpoint, variant);
     await this.listening(session);
@@ -173,9 +172,9 @@ export class LegacyUpstream {
         onRequest: (request) => this.streams.refuse(current, request),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);
-      // A 2026-only server refuses a request without the 2026 envelope with HTTP 400 before processing
+      // A 2026-only server refuses a request without the 2026 envelope (HTTP 400) before processing
       // it (SDK 2025 servers answer JSON-RPC errors with 200): the era is probed again.
-      if (refusesLegacy(exchange)) throw new EraRefusedError(exchange.error.message, exchange);
+      if (refusesEra20251125(exchange)) throw new EraRefusedError(exchange.error.message, exchange);
       // A forgotten session never processed the request: sending it again on a new one is safe.
       if (exchange.kind === 'session-lost' && attempt === 0) {
         session = await this.sessions.renew(current);
@@ -199,7 +198,7 @@ export class LegacyUpstream {
     const tasks = declaresTasks(params);
     if (!tasks && support === 'required') return tasksRequired(name);
     const asTask = tasks && support !== 'forbidden';
-    const body = { ...legacyParams(params), ...(asTask && { task: {} }) };
+    const body = { ...era20251125Params(params), ...(asTask && { task: {} }) };
     // A task's creation is read as it is: only a plain result may be prepared (cut) where it is parsed.
     const { prepare: _prepare, ...plain } = opts;
     const { session: used, exchange } = await this.exchange(
@@ -251,7 +250,7 @@ export class LegacyUpstream {
         cursor = typeof r.nextCursor === 'string' ? r.nextCursor : undefined;
         if (!cursor) break;
       }
-      entry = { nonce: session.nonce, support, expiresAt: Date.now() + LEGACY_LIST_TTL_MS };
+      entry = { nonce: session.nonce, support, expiresAt: Date.now() + ERA_20251125_LIST_TTL_MS };
       this.tools.set(session.scope, entry);
     }
     return entry.support.get(name) ?? 'forbidden';
@@ -280,7 +279,7 @@ function reply(method: string, exchange: Exchange, endpoint: UpstreamEndpoint): 
     case 'result':
       return {
         kind: 'result',
-        result: modernResult(method, exchange.result, endpoint),
+        result: era20260728Result(method, exchange.result, endpoint),
         ...(exchange.prepared && { prepared: true }),
       };
     case 'error':

@@ -5,16 +5,16 @@
  * `initialize` result, so the gateway sees a 2026-07-28 upstream (with the Tasks extension exactly when
  * the upstream runs `tools/call` as 2025-11-25 tasks).
  */
-import type { ClientCapabilities, InitializeResult } from '../../protocol';
-import { ERROR, LIST_METHODS, META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../protocol';
-import type { UpstreamEndpoint, UpstreamReply } from '../endpoint';
-import type { JsonObject } from '../http';
-import { isPlainObject } from '../http';
+import type { ClientCapabilities, InitializeResult } from '../../../protocol';
+import { ERROR, LIST_METHODS, META, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../../protocol';
+import type { UpstreamEndpoint, UpstreamReply } from '../../endpoint';
+import type { JsonObject } from '../../http';
+import { isPlainObject } from '../../http';
 import type { Variant } from './sessions';
 
 /** How long the gateway may reuse a 2025 upstream's lists and synthesized discovery (no list-changed stream). */
-export const LEGACY_LIST_TTL_MS = 60_000;
-export const LEGACY_DISCOVER_TTL_MS = 60_000;
+export const ERA_20251125_LIST_TTL_MS = 60_000;
+export const ERA_20251125_DISCOVER_TTL_MS = 60_000;
 
 /** The 2026 per-request envelope keys; a 2025 upstream gets none of them. */
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
@@ -27,7 +27,7 @@ const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** The request's params for a 2025 upstream: no 2026 envelope keys, no MRTR members (2026 only). */
-export function legacyParams(params: JsonObject): JsonObject {
+export function era20251125Params(params: JsonObject): JsonObject {
   const { _meta, inputResponses: _answers, requestState: _state, ...rest } = params;
   const meta = Object.entries(isPlainObject(_meta) ? _meta : {}).filter(([k]) => !ENVELOPE_KEYS.has(k));
   return meta.length > 0 ? { ...rest, _meta: Object.fromEntries(meta) } : rest;
@@ -56,11 +56,15 @@ export function cacheScopeOf(endpoint: UpstreamEndpoint): 'public' | 'private' {
 }
 
 /** A 2025 result as the 2026 result of the same method. */
-export function modernResult(method: string, result: JsonObject, endpoint: UpstreamEndpoint): JsonObject {
+export function era20260728Result(
+  method: string,
+  result: JsonObject,
+  endpoint: UpstreamEndpoint,
+): JsonObject {
   return {
     ...result,
     resultType: 'complete',
-    ...(LIST_METHODS.has(method) && { ttlMs: LEGACY_LIST_TTL_MS, cacheScope: cacheScopeOf(endpoint) }),
+    ...(LIST_METHODS.has(method) && { ttlMs: ERA_20251125_LIST_TTL_MS, cacheScope: cacheScopeOf(endpoint) }),
     // 2026-07-28 requires cache hints on a read too; a 2025 server said nothing of freshness: not cached.
     ...(method === 'resources/read' && { ttlMs: 0, cacheScope: cacheScopeOf(endpoint) }),
   };
@@ -68,7 +72,7 @@ export function modernResult(method: string, result: JsonObject, endpoint: Upstr
 
 /**
  * `server/discover` as a 2026-07-28 upstream with these 2025 capabilities would answer it. `listChanged`
- * only when `watchable` (the upstream keeps sessions, so a GET stream can carry its changes: list-watch.ts).
+ * only when `watchable` (the upstream keeps sessions, so a standalone stream can carry its changes: list-watch.ts).
  */
 export function synthesizedDiscover(
   init: InitializeResult,
@@ -92,7 +96,7 @@ export function synthesizedDiscover(
       ...(tasks && { extensions: { [TASKS_EXTENSION]: {} } }),
     },
     ...(init.instructions !== undefined && { instructions: init.instructions }),
-    ttlMs: LEGACY_DISCOVER_TTL_MS,
+    ttlMs: ERA_20251125_DISCOVER_TTL_MS,
     cacheScope: cacheScopeOf(endpoint),
     _meta: { [META.serverInfo]: init.serverInfo },
   };

@@ -1,27 +1,30 @@
 /**
- * Sessions with 2025-era upstreams. One per upstream, credential scope (`UpstreamEndpoint.cacheKey`) and
- * variant (`form`: the gateway declared form elicitation, for callers that declared it; `plain`: nothing),
- * initialized once and reused by every request, replica and worker: the session lives in the store
- * (`LegacySessionStore`), this process keeps a copy. A session the upstream forgot is replaced (only if it
- * is still the one that failed, so concurrent replacements agree). At shutdown the sessions this process
- * used are ended (`DELETE`) unless upstream tasks live in them (pinned until the tasks' ttl).
+ * Sessions with 2025-era upstreams. One per upstream, credential scope (`UpstreamEndpoint.cacheKey`; the
+ * upstream's identity, identity.ts, without one) and variant (`form`: the gateway declared form
+ * elicitation, for callers that declared it; `plain`: nothing), initialized once and reused by every
+ * request, replica and worker: the session lives in the store (`Era20251125SessionStore`), this process keeps
+ * a copy, and a session opened at another address than the upstream's current one is never used. A
+ * session the upstream forgot is replaced (only if it is still the one that failed, so concurrent
+ * replacements agree). At shutdown the sessions this process used are ended (the transport's `end`)
+ * unless upstream tasks live in them (pinned until the tasks' ttl).
  *
  * The gateway never declares sampling, roots or client-side tasks toward a 2025 upstream.
  */
 import { randomBytes } from 'node:crypto';
-import type { Implementation, LegacySessionRecord } from '../../protocol';
+import type { Implementation, LegacySessionRecord } from '../../../protocol';
 import {
   InitializeResultSchema,
   isLegacyVersion,
   LEGACY_METHOD,
   LEGACY_PROTOCOL_VERSIONS,
-} from '../../protocol';
-import type { UpstreamEndpoint, UpstreamReply } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
-import type { Exchange, LegacyWire, WireTarget } from './wire';
+} from '../../../protocol';
+import type { UpstreamEndpoint, UpstreamReply } from '../../endpoint';
+import { UpstreamTransportError } from '../../errors';
+import { addressOf, upstreamKey } from '../../identity';
+import type { Exchange, Era20251125Wire, WireTarget } from './wire';
 
 /** Where sessions are shared between processes (src/store/upstream-sessions.ts). */
-export interface LegacySessionStore {
+export interface Era20251125SessionStore {
   get(scope: string): Promise<LegacySessionRecord | undefined>;
   /** Stores `record` unless the scope has a session already; answers the scope's session now. */
   add(scope: string, record: LegacySessionRecord): Promise<LegacySessionRecord>;
@@ -65,7 +68,7 @@ export function targetOf(session: LiveSession): WireTarget {
 
 /** `initialize` (offering 2025-11-25, accepting every 2025 version) and `notifications/initialized`. */
 export async function handshake(
-  wire: LegacyWire,
+  wire: Era20251125Wire,
   endpoint: UpstreamEndpoint,
   capabilities: Record<string, unknown>,
   clientInfo: Implementation,
@@ -96,7 +99,7 @@ export async function handshake(
   }
   const done = await wire.deliver(target, { method: LEGACY_METHOD.initialized }, signal);
   if (done.kind !== 'accepted') throw failed(alias, LEGACY_METHOD.initialized, done);
-  return { url: endpoint.url, protocolVersion: version, sessionId, initialize: parsed.data };
+  return { url: addressOf(endpoint), protocolVersion: version, sessionId, initialize: parsed.data };
 }
 
 function failed(alias: string, step: string, exchange: Exchange): UpstreamTransportError {
@@ -109,25 +112,25 @@ function failed(alias: string, step: string, exchange: Exchange): UpstreamTransp
   return new UpstreamTransportError(`Upstream "${alias}" refused ${step}: ${why}`, true);
 }
 
-export class LegacySessions {
+export class Era20251125Sessions {
   private readonly live = new Map<string, LiveSession>();
   private readonly opening = new Map<string, Promise<LiveSession>>();
 
   constructor(
-    private readonly wire: LegacyWire,
-    private readonly store: LegacySessionStore,
+    private readonly wire: Era20251125Wire,
+    private readonly store: Era20251125SessionStore,
     private readonly clientInfo: Implementation,
   ) {}
 
   static scopeOf(endpoint: UpstreamEndpoint, variant: Variant): string {
-    return `${endpoint.cacheKey ?? endpoint.url}|${variant}`;
+    return `${endpoint.cacheKey ?? upstreamKey(endpoint)}|${variant}`;
   }
 
   /** The scope's session, initialized if there is none yet. */
   async acquire(endpoint: UpstreamEndpoint, variant: Variant): Promise<LiveSession> {
-    const scope = LegacySessions.scopeOf(endpoint, variant);
+    const scope = Era20251125Sessions.scopeOf(endpoint, variant);
     const known = this.live.get(scope);
-    if (known && known.url === endpoint.url) return { ...known, endpoint };
+    if (known && known.url === addressOf(endpoint)) return { ...known, endpoint };
     let pending = this.opening.get(scope);
     if (!pending) {
       pending = this.open(scope, endpoint, variant).finally(() => this.opening.delete(scope));
@@ -138,11 +141,11 @@ export class LegacySessions {
 
   /** The scope's current session, if it is still the one named by `nonce` (a task's session). */
   async find(endpoint: UpstreamEndpoint, variant: Variant, nonce: string): Promise<LiveSession | undefined> {
-    const scope = LegacySessions.scopeOf(endpoint, variant);
+    const scope = Era20251125Sessions.scopeOf(endpoint, variant);
     const known = this.live.get(scope);
     if (known?.nonce === nonce) return { ...known, endpoint };
     const stored = await this.store.get(scope);
-    if (stored?.nonce !== nonce || stored.url !== endpoint.url) return undefined;
+    if (stored?.nonce !== nonce || stored.url !== addressOf(endpoint)) return undefined;
     return this.remember({ ...stored, scope, variant, endpoint });
   }
 
@@ -180,7 +183,7 @@ export class LegacySessions {
 
   private async open(scope: string, endpoint: UpstreamEndpoint, variant: Variant): Promise<LiveSession> {
     const stored = await this.store.get(scope);
-    if (stored && stored.url === endpoint.url && isLegacyVersion(stored.protocolVersion)) {
+    if (stored && stored.url === addressOf(endpoint) && isLegacyVersion(stored.protocolVersion)) {
       return this.remember({ ...stored, scope, variant, endpoint });
     }
     if (stored) await this.store.remove(scope, stored.nonce);

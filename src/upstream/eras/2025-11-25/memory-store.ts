@@ -1,8 +1,8 @@
 /** 2025-era sessions kept in this process only: for an upstream client without a shared store. */
-import type { LegacySessionRecord } from '../../protocol';
-import type { LegacySessionStore } from './sessions';
+import type { LegacySessionRecord } from '../../../protocol';
+import type { Era20251125SessionStore } from './sessions';
 
-export class MemorySessionStore implements LegacySessionStore {
+export class MemorySessionStore implements Era20251125SessionStore {
   private readonly sessions = new Map<string, { record: LegacySessionRecord; pinnedUntil?: string }>();
 
   async get(scope: string): Promise<LegacySessionRecord | undefined> {

@@ -16,12 +16,12 @@
  *   When the request cannot be read, the upstream task is cancelled and the task fails with the reason.
  * - `tasks/cancel` is `tasks/cancel`.
  */
-import type { InputRequests, LegacyTask } from '../../protocol';
-import { LegacyCreateTaskResultSchema, LegacyTaskSchema, RELATED_TASK_META } from '../../protocol';
-import type { UpstreamReply, UpstreamRequestOptions } from '../endpoint';
-import { UpstreamTransportError } from '../errors';
-import type { JsonObject } from '../http';
-import { isPlainObject } from '../http';
+import type { InputRequests, LegacyTask } from '../../../protocol';
+import { LegacyCreateTaskResultSchema, LegacyTaskSchema, RELATED_TASK_META } from '../../../protocol';
+import type { UpstreamReply, UpstreamRequestOptions } from '../../endpoint';
+import { UpstreamTransportError } from '../../errors';
+import type { JsonObject } from '../../http';
+import { isPlainObject } from '../../http';
 import type { LiveSession, Variant } from './sessions';
 import type { Exchange, ExchangeOptions, ServerRequest } from './wire';
 
@@ -98,7 +98,7 @@ export function createdTask(
   return { ref, task: { ...flatTask(created.data.task, ref), resultType: 'task' } };
 }
 
-export class LegacyTasks {
+export class Era20251125Tasks {
   constructor(private readonly io: TaskIo) {}
 
   async get(session: LiveSession, ref: TaskRef, opts: UpstreamRequestOptions): Promise<UpstreamReply> {

@@ -1,18 +1,18 @@
 /**
- * Requests a 2025-era upstream sends the gateway outside a task's `tasks/result` stream: on the POST
- * answer of a call, or on the session's standalone GET stream (SDK servers send requests made without a
+ * Requests a 2025-era upstream sends the gateway outside a task's `tasks/result` stream: on the answer
+ * of a call, or on the session's standalone stream (SDK servers send requests made without a
  * related request there). The gateway never declares sampling or roots, and it does not relay an
  * elicitation during an ordinary call: the upstream's call would stay pending on one replica while the
  * client's answer may reach another (docs/interop.md). So each request is answered at once (`ping` with
  * `{}`, anything else with a JSON-RPC error saying why) and the upstream's tool ends now instead of
- * waiting for its own timeout. The GET stream is held open (one per session and process) only to do
+ * waiting for its own timeout. The standalone stream is held open (one per session and process) only to do
  * that; a server that offers none, or lets only another replica hold it, loses nothing else.
  */
-import type { JsonObject } from '../http';
-import { readSseMessages, sseBounds } from '../http';
+import type { JsonObject } from '../../http';
+import type { MessageStream } from '../../transport/types';
 import type { LiveSession } from './sessions';
 import { targetOf } from './sessions';
-import type { LegacyWire, ServerRequest } from './wire';
+import type { Era20251125Wire, ServerRequest } from './wire';
 import { serverRequest } from './wire';
 
 /** The answer the gateway gives a request it cannot relay. */
@@ -25,7 +25,7 @@ export function refusal(request: ServerRequest): JsonObject {
   return { id: request.id, error: { code: -32603, message } };
 }
 
-/** Reopen a GET stream that ended after this long; one the upstream refused after the longer pause. */
+/** Reopen a standalone stream that ended after this long; one the upstream refused after the longer pause. */
 const REOPEN_AFTER_END_MS = 1_000;
 const REOPEN_AFTER_REFUSAL_MS = 60_000;
 
@@ -42,7 +42,7 @@ export class StandaloneStreams {
   private readonly listeners = new Map<string, Listener>();
   private closed = false;
 
-  constructor(private readonly wire: LegacyWire) {}
+  constructor(private readonly wire: Era20251125Wire) {}
 
   /** Refuses one request on the session it came from; failures are the upstream's to time out. */
   refuse(session: LiveSession, request: ServerRequest): void {
@@ -50,7 +50,7 @@ export class StandaloneStreams {
   }
 
   /**
-   * Makes sure the session's GET stream is open in this process (stateful sessions only); settles once
+   * Makes sure the session's standalone stream is open in this process (stateful sessions only); settles once
    * it is open or refused, so a call sent next finds it there.
    */
   async watch(session: LiveSession): Promise<void> {
@@ -83,24 +83,20 @@ export class StandaloneStreams {
   }
 
   private async run(session: LiveSession, listener: Listener, opened: () => void): Promise<void> {
-    let body: AsyncIterable<Buffer> | undefined;
+    let stream: MessageStream | undefined;
     try {
-      body = await this.wire.listen(targetOf(session), listener.abort.signal);
+      stream = await this.wire.listen(targetOf(session), listener.abort.signal);
       opened();
-      if (body) {
-        await readSseMessages(
-          body,
-          (msg) => {
-            const request = typeof msg.method === 'string' ? serverRequest(msg) : undefined;
-            if (request) this.refuse(session, request);
-          },
-          sseBounds(this.wire.answers(session.endpoint), 'notifications'),
-        );
+      if (stream) {
+        await stream.read((msg) => {
+          const request = typeof msg.method === 'string' ? serverRequest(msg) : undefined;
+          if (request) this.refuse(session, request);
+        });
       }
     } catch {
       // A stream that broke (an idle timeout) is opened again like one that ended.
     } finally {
-      listener.retryAt = Date.now() + (body ? REOPEN_AFTER_END_MS : REOPEN_AFTER_REFUSAL_MS);
+      listener.retryAt = Date.now() + (stream ? REOPEN_AFTER_END_MS : REOPEN_AFTER_REFUSAL_MS);
       listener.open = false;
       opened();
     }

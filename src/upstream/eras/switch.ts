@@ -1,6 +1,7 @@
 /**
  * The era switch: which protocol each upstream speaks, found out by probing and remembered (in this
- * process by URL, and in the store through `record`, from where endpoints bring it back as `probe`).
+ * process by upstream identity, src/upstream/identity.ts, and in the store through `record`, from where endpoints
+ * bring it back as `probe`).
  *
  * Probe: `server/discover` first (2026-07-28); if refused, `initialize` offering 2025-11-25 and accepting
  * any 2025 version, `notifications/initialized`, and the session ended again. Anything else (an HTML
@@ -9,21 +10,23 @@
  * refuses the era it was called with (a 2025-style refusal of a 2026 request, or a 2025 session that
  * cannot be opened because the upstream now speaks 2026).
  */
-import type { Meta, UpstreamProbe } from '../protocol';
+import type { Meta, UpstreamProbe } from '../../protocol';
 import {
   DiscoverResultSchema,
   LEGACY_PROTOCOL_VERSIONS,
   META,
   PROBE_FAILED,
   PROTOCOL_VERSION,
-} from '../protocol';
-import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
-import { UpstreamAddressRefusedError, UpstreamTransportError } from './errors';
-import type { LegacyUpstream } from './legacy';
-import { EraRefusedError } from './legacy';
-import { refusesModern } from './legacy/refusals';
+} from '../../protocol';
+import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
+import { UpstreamAddressRefusedError, UpstreamTransportError } from '../errors';
+import { upstreamKey } from '../identity';
+import { STATUS } from '../transport/types';
+import type { Era20251125Upstream } from './2025-11-25';
+import { EraRefusedError } from './2025-11-25';
+import { refusesEra20260728 } from './2025-11-25/refusals';
 
-type ModernSend = (
+type Send20260728 = (
   endpoint: UpstreamEndpoint,
   method: string,
   params: Record<string, unknown> & { _meta: Meta },
@@ -31,8 +34,10 @@ type ModernSend = (
 ) => Promise<UpstreamReply>;
 
 export interface EraSwitchDeps {
-  modern: ModernSend;
-  legacy: Pick<LegacyUpstream, 'send' | 'handshake'>;
+  /** The 2026-07-28 adapter (2026-07-28.ts). */
+  era20260728: Send20260728;
+  /** The 2025-era adapter (2025-11-25/). */
+  era20251125: Pick<Era20251125Upstream, 'send' | 'handshake'>;
   record?: (upstreamId: string, probe: UpstreamProbe) => Promise<void>;
   warn: (message: string, detail: Record<string, unknown>) => void;
 }
@@ -47,11 +52,11 @@ interface Known {
 }
 
 /**
- * What this process knows is kept per URL *and* trust: an address an operator set and the same address
- * set by a manager are probed (and refused) separately.
+ * What this process knows is kept per upstream (its id and address, identity.ts) *and* trust: an address
+ * an operator set and the same address set by a manager are probed (and refused) separately.
  */
 function keyOf(endpoint: UpstreamEndpoint): string {
-  return `${endpoint.addressApproved === true ? 'operator' : 'checked'}|${endpoint.url}`;
+  return `${endpoint.addressApproved === true ? 'operator' : 'checked'}|${upstreamKey(endpoint)}`;
 }
 
 /** Each probe request's time limit. */
@@ -78,8 +83,8 @@ export class EraSwitch {
       known = await this.reprobe(endpoint, 0);
     }
     const { era, error } = known.probe;
-    if (era === 'legacy') return this.legacyFirst(endpoint, method, params, opts);
-    if (era === 'modern') return this.modernFirst(endpoint, method, params, opts);
+    if (era === 'legacy') return this.first20251125(endpoint, method, params, opts);
+    if (era === 'modern') return this.first20260728(endpoint, method, params, opts);
     if (known.refused) throw new UpstreamAddressRefusedError(endpoint.alias);
     // Whoever set an address the operator did not hears no more of its probe than its view shows.
     const why = endpoint.addressApproved === true ? error : PROBE_FAILED;
@@ -93,7 +98,7 @@ export class EraSwitch {
     return (await this.reprobe(endpoint, 0)).probe;
   }
 
-  private async modernFirst(
+  private async first20260728(
     endpoint: UpstreamEndpoint,
     method: string,
     params: Record<string, unknown> & { _meta: Meta },
@@ -101,32 +106,32 @@ export class EraSwitch {
   ): Promise<UpstreamReply> {
     let reply: UpstreamReply;
     try {
-      reply = await this.deps.modern(endpoint, method, params, opts);
+      reply = await this.deps.era20260728(endpoint, method, params, opts);
     } catch (err) {
-      if (!refusesModern(method, err)) throw err;
+      if (!refusesEra20260728(method, err)) throw err;
       const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
       if (known.probe.era !== 'legacy') throw err;
-      return this.deps.legacy.send(endpoint, method, params, opts).catch(eraLost(endpoint));
+      return this.deps.era20251125.send(endpoint, method, params, opts).catch(eraLost(endpoint));
     }
-    if (!refusesModern(method, reply)) return reply;
+    if (!refusesEra20260728(method, reply)) return reply;
     const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
     if (known.probe.era !== 'legacy') return reply;
-    return this.deps.legacy.send(endpoint, method, params, opts).catch(eraLost(endpoint));
+    return this.deps.era20251125.send(endpoint, method, params, opts).catch(eraLost(endpoint));
   }
 
-  private async legacyFirst(
+  private async first20251125(
     endpoint: UpstreamEndpoint,
     method: string,
     params: Record<string, unknown> & { _meta: Meta },
     opts: UpstreamRequestOptions,
   ): Promise<UpstreamReply> {
     try {
-      return await this.deps.legacy.send(endpoint, method, params, opts);
+      return await this.deps.era20251125.send(endpoint, method, params, opts);
     } catch (err) {
       if (!(err instanceof EraRefusedError)) throw err;
       const known = await this.reprobe(endpoint, REPROBE_AFTER_MS);
       if (known.probe.era !== 'modern') return eraLost(endpoint)(err);
-      return this.deps.modern(endpoint, method, params, opts);
+      return this.deps.era20260728(endpoint, method, params, opts);
     }
   }
 
@@ -147,7 +152,7 @@ export class EraSwitch {
     return known.answered && Date.now() - Date.parse(known.probe.probedAt) < UNSUPPORTED_RETRY_MS;
   }
 
-  /** Probes unless this process did within `maxAgeMs`; one probe per URL at a time. */
+  /** Probes unless this process did within `maxAgeMs`; one probe per upstream at a time. */
   private async reprobe(endpoint: UpstreamEndpoint, maxAgeMs: number): Promise<Known> {
     const key = keyOf(endpoint);
     const mine = this.known.get(key);
@@ -190,12 +195,12 @@ export class EraSwitch {
     // Probed without a credential it needs (per-user upstreams, from the admin API): no verdict yet,
     // probed again on first use with a caller's credential.
     const locked = (status: number | undefined) =>
-      status === 401 || status === 403
+      status === STATUS.unauthorized || status === STATUS.forbidden
         ? failed(`The upstream wants a credential the probe did not have (HTTP ${status})`, false)
         : undefined;
     let discover: string;
     try {
-      const reply = await this.deps.modern(
+      const reply = await this.deps.era20260728(
         endpoint,
         'server/discover',
         { _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} } },
@@ -225,7 +230,7 @@ export class EraSwitch {
       discover = why(err);
     }
     try {
-      const version = await this.deps.legacy.handshake(endpoint, signal);
+      const version = await this.deps.era20251125.handshake(endpoint, signal);
       return this.remember(endpoint, found('legacy', version));
     } catch (err) {
       const initialize = why(err);
