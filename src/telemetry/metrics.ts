@@ -163,7 +163,8 @@ export const watchLag = new Gauge({
   },
 });
 
-let hostedQueueSource: (() => Promise<Array<{ project: string; upstream: string; waiting: number }>>) | undefined;
+let hostedQueueSource:
+  (() => Promise<Array<{ project: string; upstream: string; waiting: number }>>) | undefined;
 const queueLabels = new Map<string, { project: string; upstream: string }>();
 
 /** Set by the worker role: where the hosted calls' queue lengths come from when `/metrics` is read. */

@@ -4,7 +4,12 @@ const policy = (input: unknown) => HostingPolicySchema.parse(input);
 
 describe('hosting policy', () => {
   it('fills its defaults', () => {
-    expect(policy({})).toEqual({ tools: [], promoteAfterMs: 2000, repeatable: [], callDeadlineMs: 3_600_000 });
+    expect(policy({})).toEqual({
+      tools: [],
+      promoteAfterMs: 2000,
+      repeatable: [],
+      callDeadlineMs: 3_600_000,
+    });
   });
 
   it('hosts tools by name and by glob, and nothing else', () => {
