@@ -216,6 +216,9 @@ export function createHostedActivities(deps: ActivityDeps) {
         return await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
           signal: ctx.cancellationSignal,
           onNotification,
+          ...(input.callDeadlineMs !== undefined && {
+            deadline: { ms: input.callDeadlineMs, limit: 'hosting.callDeadlineMs' as const },
+          }),
           ...(request.headers && { headers: request.headers }),
         });
       } catch (err) {

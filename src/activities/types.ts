@@ -94,6 +94,8 @@ export interface CallHostedToolInput extends UpstreamAccess {
   createdAt: string;
   /** The call may be sent again after an interruption (HostedCall.repeatable). */
   repeatable: boolean;
+  /** HostedCall.callDeadlineMs; absent (histories from before it): the upstream client's own deadlines. */
+  callDeadlineMs?: number;
 }
 
 export interface StartHostedTaskInput extends CallUpstreamToolInput {

@@ -62,6 +62,7 @@ export async function callHosted(
   const hosted: HostedCall = {
     promoteAfterMs: policy.promoteAfterMs,
     repeatable: mayRepeat(policy, routed.name, routed.tool?.annotations),
+    callDeadlineMs: policy.callDeadlineMs,
     ...(policy.maxConcurrent !== undefined && { maxConcurrent: policy.maxConcurrent, upstreamId }),
   };
   const launched = await launchTask(ctx, params, routed, headers, hosted);

@@ -150,7 +150,7 @@ export class UpstreamClient {
       method: UPSTREAM_METHODS.has(method) ? method : 'other',
     };
     const stopTimer = upstreamCallSeconds.startTimer(labels);
-    const { ms, limit } = this.deadlineOf(endpoint);
+    const { ms, limit } = opts.deadline ?? this.deadlineOf(endpoint);
     const deadline = new CallDeadline(
       ms,
       () => new UpstreamDeadlineExceeded(endpoint.alias, limit, ms),

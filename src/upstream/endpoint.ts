@@ -1,6 +1,7 @@
 /** What the gateway hands the upstream client: where an upstream is, with which credential, and the reply. */
 import type { InputRequests, JsonRpcErrorObject, UpstreamProbe } from '../protocol';
 import type { AnswerPreparation } from './answer-parse';
+import type { DeadlineName } from './errors';
 
 export interface UpstreamEndpoint {
   alias: string;
@@ -36,6 +37,12 @@ export type UpstreamReply =
 
 export interface UpstreamRequestOptions {
   signal?: AbortSignal;
+  /**
+   * This request's own deadline (ms, restarted by each progress notification), in place of the instance's
+   * and project's call deadlines; the answer may also stay silent that long. A hosted call's
+   * (`hosting.callDeadlineMs`): nobody waits on it in a request.
+   */
+  deadline?: { ms: number; limit: DeadlineName };
   /** Extra request headers for this call (e.g. `Mcp-Param-*` derived from the upstream's schema). */
   headers?: Record<string, string>;
   /**

@@ -48,7 +48,8 @@ export class UpstreamAnswerTooLarge extends UpstreamTransportError {
 }
 
 /** Which deadline cut a call, named as an operator finds it in the configuration. */
-export type DeadlineName = 'upstreams.callDeadlineMs' | 'limits.upstreamCallDeadlineMs';
+export type DeadlineName =
+  'upstreams.callDeadlineMs' | 'limits.upstreamCallDeadlineMs' | 'hosting.callDeadlineMs';
 
 /** An ordinary call's answer did not complete within its total deadline; the call was cut. */
 export class UpstreamDeadlineExceeded extends UpstreamTransportError {

@@ -117,6 +117,7 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
         call: input.call,
         createdAt: input.createdAt,
         repeatable: hosted.repeatable,
+        ...(hosted.callDeadlineMs !== undefined && { callDeadlineMs: hosted.callDeadlineMs }),
       });
     })
     .then(

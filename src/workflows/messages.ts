@@ -128,6 +128,8 @@ export interface HostedCall {
   promoteAfterMs: number;
   /** The call may be sent again after an interruption (a worker lost while it ran). */
   repeatable: boolean;
+  /** How long the call may wait for its answer (`hosting.callDeadlineMs`; restarted by progress). */
+  callDeadlineMs?: number;
   /** Hosted calls to this upstream running at once; more wait in arrival order. Absent: no limit. */
   maxConcurrent?: number;
   /** The project upstream's control-plane id (what its queue is kept under). */

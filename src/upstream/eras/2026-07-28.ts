@@ -37,6 +37,7 @@ export async function sendEra20260728(
     { jsonrpc: '2.0', id, method, params },
     {
       signal: opts.signal,
+      quietMs: opts.deadline?.ms,
       headers: { ...opts.headers, ...opts.traceHeaders },
       answer: opts.answers(endpoint, opts.prepare),
       carries,

@@ -89,6 +89,7 @@ export class HttpTransport implements UpstreamTransport {
         body: JSON.stringify(message),
         dispatcher: this.dispatcherOf(target),
         ...(opts.signal && { signal: opts.signal }),
+        ...(opts.quietMs !== undefined && { headersTimeout: opts.quietMs, bodyTimeout: opts.quietMs }),
       });
     } catch (err) {
       throw transportError(endpoint.alias, err);

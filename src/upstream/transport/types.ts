@@ -47,6 +47,11 @@ export interface TransportSendOptions {
   headers?: Record<string, string> | undefined;
   /** How the answer is read: bounds, parser, preparation (answers.ts). */
   answer: AnswerContext;
+  /**
+   * How long the answer may stay silent (ms): waiting for it to begin, and between its parts. Absent: the
+   * transport's own timeout. A hosted call's answer may take as long as its deadline allows.
+   */
+  quietMs?: number | undefined;
   /** Whether the answer's streamed messages may carry the response, or only notifications (a listen). */
   carries?: 'answer' | 'notifications';
   /**

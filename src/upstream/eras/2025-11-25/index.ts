@@ -166,6 +166,7 @@ export class Era20251125Upstream {
       const current = session;
       const exchange = await this.wire.request(targetOf(current), method, params, {
         ...(opts.signal && { signal: opts.signal }),
+        ...(opts.deadline && { quietMs: opts.deadline.ms }),
         ...(opts.onNotification && { onNotification: opts.onNotification }),
         ...(opts.prepare && { prepare: { ...opts.prepare, legacy: true } }),
         ...(opts.traceHeaders && { headers: opts.traceHeaders }),

@@ -40,6 +40,8 @@ export interface ServerRequest {
 
 export interface ExchangeOptions {
   signal?: AbortSignal;
+  /** How long the answer may stay silent (TransportSendOptions.quietMs). */
+  quietMs?: number;
   /** A notification on the answer's stream; a promise it answers is awaited before reading on. */
   onNotification?: (message: JsonObject) => void | Promise<void>;
   /** A request the upstream sent on the answer's stream; answering true stops reading (`interrupted`). */
@@ -84,27 +86,46 @@ export class Era20251125Wire {
   ): Promise<Exchange> {
     const id = randomUUID();
     let interrupted: ServerRequest | undefined;
-    const answer = await this.transport.send(
-      this.targetOf(target),
-      { jsonrpc: '2.0', id, method, ...(params && { params }) },
-      {
-        signal: opts.signal,
-        headers: opts.headers,
-        answer: this.answers(target.endpoint, opts.prepare),
-        onMessage: (msg) => {
-          // The reader waits for a relay that waits (the client's socket is full) before reading on.
-          if (!('id' in msg)) return opts.onNotification?.(msg);
-          const request = serverRequest(msg);
-          if (request && opts.onRequest?.(request) === true) {
-            interrupted = request;
-            return true;
-          }
-          return false;
+    const answer = await this.transport
+      .send(
+        this.targetOf(target),
+        { jsonrpc: '2.0', id, method, ...(params && { params }) },
+        {
+          signal: opts.signal,
+          quietMs: opts.quietMs,
+          headers: opts.headers,
+          answer: this.answers(target.endpoint, opts.prepare),
+          onMessage: (msg) => {
+            // The reader waits for a relay that waits (the client's socket is full) before reading on.
+            if (!('id' in msg)) return opts.onNotification?.(msg);
+            const request = serverRequest(msg);
+            if (request && opts.onRequest?.(request) === true) {
+              interrupted = request;
+              return true;
+            }
+            return false;
+          },
         },
-      },
-    );
+      )
+      .catch((err: unknown) => {
+        if (opts.signal?.aborted && target.sessionId) this.cancelled(target, id);
+        throw err;
+      });
     if (answer.kind === 'stopped' && interrupted) return { kind: 'interrupted', request: interrupted };
     return this.outcome(target.endpoint, answer, id);
+  }
+
+  /**
+   * Tells the session's server that a request it may still be working on was cancelled (the client
+   * went away, a hosted task was cancelled): a 2025 server learns it only this way, not from a closed
+   * stream. Best effort, not awaited.
+   */
+  private cancelled(target: WireTarget, requestId: string): void {
+    const note = {
+      method: 'notifications/cancelled',
+      params: { requestId, reason: 'The gateway cancelled the request' },
+    };
+    this.deliver(target, note).catch(() => {});
   }
 
   /** Sends a notification, or a response to a request the upstream sent. */

@@ -1,0 +1,68 @@
+/**
+ * Hosted calls to a 2025-era upstream written with the SDK 1.x server (stateful, ./fixtures/sdk1-upstream):
+ * a hosted call may take longer than the instance's call deadline (its own `hosting.callDeadlineMs`
+ * replaces it), while the same tool unhosted is cut; and tasks/cancel of a hosted call reaches the
+ * server as `notifications/cancelled`, which stops its handler. Real gateway, Temporal, both databases.
+ */
+import type { TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
+import { startSdk1Upstream } from '../fixtures/sdk1-upstream';
+
+let sdk1: Sdk1Upstream;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  sdk1 = await startSdk1Upstream('stateful');
+  gw = await startTestGateway({
+    // Calls a client waits on are cut after 2 s here.
+    config: { upstreams: { callDeadlineMs: 2000 } },
+    projects: () => [
+      {
+        slug: 'hosted',
+        namespacing: false,
+        upstreams: [
+          {
+            alias: 'sdk1',
+            url: sdk1.url,
+            hosting: { tools: ['wait'], promoteAfterMs: 500, callDeadlineMs: 20_000 },
+          },
+        ],
+      },
+      { slug: 'plain', namespacing: false, upstreams: [{ alias: 'sdk1', url: sdk1.url }] },
+    ],
+  });
+}, 180_000);
+afterAll(async () => {
+  await gw?.close();
+  await sdk1?.close();
+});
+
+test("a hosted call outlasts the instance's call deadline; the same call unhosted is cut", async () => {
+  const plain = await gw.clientFor('plain').callTool('wait', { seconds: 4 }, { tasks: false });
+  expect(plain.body.error).toMatchObject({ code: -31015 });
+
+  const client = gw.clientFor('hosted');
+  const created = await client.callTool('wait', { seconds: 4 });
+  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+  const done = await client.waitForTask(String(created.body.result?.taskId), undefined, 30_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain('waited 4 s');
+});
+
+test('tasks/cancel of a hosted call sends notifications/cancelled; the server stops the call', async () => {
+  const client = gw.clientFor('hosted');
+  const created = await client.callTool('wait', { seconds: 60 });
+  const taskId = String(created.body.result?.taskId);
+  // The call is under way at the upstream (the window passed while it waited).
+  const abortedBefore = sdk1.stats.aborted;
+  const cancelled = await client.request('tasks/cancel', { taskId });
+  expect(cancelled.body.error).toBeUndefined();
+  expect((await client.waitForTask(taskId, undefined, 15_000)).status).toBe('cancelled');
+  const deadline = Date.now() + 10_000;
+  while (sdk1.stats.aborted === abortedBefore && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(sdk1.stats.received.some((r) => r.method === 'notifications/cancelled')).toBe(true);
+  expect(sdk1.stats.aborted).toBe(abortedBefore + 1);
+});
