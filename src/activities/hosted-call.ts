@@ -85,6 +85,7 @@ export function createHostedActivities(deps: ActivityDeps) {
         tool: input.call.tool,
         authorizationId: input.authorizationId,
         snapshot,
+        hosted: true,
       });
       // The claim decided start against abandonment; the task record is what counts from here on.
       await deps.firstCalls?.move(input.taskKey, 'sending', 'done');

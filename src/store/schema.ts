@@ -28,6 +28,8 @@ export interface TasksTable {
   watch_due_at?: string | null;
   /** The human the task is assigned to on the dashboard (migration 0006); never grants access. */
   assignee_user_id?: string | null;
+  /** 1 for a task the gateway hosts (docs/hosted-tasks.md), else 0 (migration 0022). */
+  hosted?: number;
 }
 
 export interface TaskEventsTable {

@@ -1,13 +1,13 @@
 /**
  * The dashboard's reads over a project's tasks (docs/dashboard.md): a page of the task list, newest
- * first, and the per-group counts on its tabs, both under the same Assigned filter.
+ * first, and the per-group counts on its tabs, both under the same filters (Assigned, Hosted).
  */
 import type { Kysely, WhereInterface } from 'kysely';
 import { z } from 'zod';
 import type { TaskStatus } from '../protocol';
 import type { Database } from './schema';
 import type { TaskSealing } from './task-sealing';
-import type { TaskGroup, TaskListQuery, TaskSummary } from './task-types';
+import type { TaskFilters, TaskGroup, TaskListQuery, TaskSummary } from './task-types';
 
 const GROUP_STATUSES: Record<Exclude<TaskGroup, 'all'>, TaskStatus[]> = {
   pending: ['working', 'input_required'],
@@ -36,11 +36,12 @@ export async function listProjectTasks(
       'created_at',
       'last_updated_at',
       'assignee_user_id',
+      'hosted',
     ])
     .where('project', '=', q.project);
   if (q.group !== 'all') query = query.where('status', 'in', GROUP_STATUSES[q.group]);
   if (q.caller) query = query.where('caller_kind', '=', q.caller.kind).where('caller_id', '=', q.caller.id);
-  query = whereAssigned(query, q.assigned);
+  query = whereFilters(query, q);
   const after = q.after;
   if (after) {
     query = query.where((eb) =>
@@ -62,20 +63,21 @@ export async function listProjectTasks(
     createdAt: r.created_at,
     lastUpdatedAt: r.last_updated_at,
     ...(r.assignee_user_id != null && { assigneeUserId: r.assignee_user_id }),
+    ...(Number(r.hosted ?? 0) === 1 && { hosted: true as const }),
   }));
 }
 
-/** How many of a project's tasks fall in each group (under the same assignment filter as the list). */
+/** How many of a project's tasks fall in each group (under the same filters as the list). */
 export async function countProjectTasks(
   db: Kysely<Database>,
   project: string,
-  assigned?: TaskListQuery['assigned'],
+  filters: TaskFilters = {},
 ): Promise<Record<TaskGroup, number>> {
   const query = db
     .selectFrom('tasks')
     .select((eb) => ['status', eb.fn.countAll<string | number>().as('n')])
     .where('project', '=', project);
-  const rows = await whereAssigned(query, assigned).groupBy('status').execute();
+  const rows = await whereFilters(query, filters).groupBy('status').execute();
   const counts: Record<TaskGroup, number> = { all: 0, pending: 0, completed: 0, failed: 0, cancelled: 0 };
   for (const row of rows) {
     const n = Number(row.n);
@@ -87,14 +89,14 @@ export async function countProjectTasks(
   return counts;
 }
 
-/** The dashboard's Assigned filter, the same for a page of tasks and for the tab counts. */
-function whereAssigned<QB extends WhereInterface<Database, 'tasks'>>(
-  query: QB,
-  assigned: TaskListQuery['assigned'],
-): QB {
-  if (assigned?.kind === 'any') return query.where('assignee_user_id', 'is not', null) as QB;
-  if (assigned?.kind === 'user') return query.where('assignee_user_id', '=', assigned.userId) as QB;
-  return query;
+/** The dashboard's Assigned and Hosted filters, the same for a page of tasks and for the tab counts. */
+function whereFilters<QB extends WhereInterface<Database, 'tasks'>>(query: QB, filters: TaskFilters): QB {
+  let q = query;
+  const assigned = filters.assigned;
+  if (assigned?.kind === 'any') q = q.where('assignee_user_id', 'is not', null) as QB;
+  if (assigned?.kind === 'user') q = q.where('assignee_user_id', '=', assigned.userId) as QB;
+  if (filters.hosted === true) q = q.where('hosted', '=', 1) as QB;
+  return q;
 }
 
 /** Where a page of a task list ends: the last row's creation time and key (newest first). */

@@ -90,6 +90,7 @@ export class TaskStore {
         poll_interval_ms: s.pollIntervalMs ?? null,
         detail: this.sealing.sealDetail(task.taskKey, s),
         detail_stored_at: this.now().toISOString(),
+        hosted: task.hosted === true ? 1 : 0,
         // Due for its first watch from now on (task-watch.ts).
         watch_due_at: TERMINAL_TASK_STATUSES.has(s.status) ? null : this.now().toISOString(),
       })
@@ -178,6 +179,7 @@ export class TaskStore {
       ...(row.payload_expired_at !== null && { payloadExpired: true as const }),
       ...(row.assignee_user_id != null && { assigneeUserId: row.assignee_user_id }),
       ...(row.watch_due_at != null && { watchDueAt: row.watch_due_at }),
+      ...(Number(row.hosted ?? 0) === 1 && { hosted: true }),
     };
   }
 
@@ -200,11 +202,16 @@ export class TaskStore {
     return listProjectTasks(this.db, this.sealing, q);
   }
 
+  /** The counts per group under the list's filters: `assigned`, and `hosted` for hosted tasks only. */
   async countProjectTasks(
     project: string,
     assigned?: TaskListQuery['assigned'],
+    hosted?: boolean,
   ): Promise<Record<TaskGroup, number>> {
-    return countProjectTasks(this.db, project, assigned);
+    return countProjectTasks(this.db, project, {
+      ...(assigned && { assigned }),
+      ...(hosted === true && { hosted }),
+    });
   }
 
   /** Sets (or clears, with null) a task's assignee, with a history row (task-history.ts). */

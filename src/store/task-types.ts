@@ -22,6 +22,8 @@ export interface NewTask {
   /** The upstream authorization the task started with; null for no or project credentials. */
   authorizationId: string | null;
   snapshot: TaskSnapshot;
+  /** A task the gateway hosts: an ordinary tool call it runs as its own durable task (docs/hosted-tasks.md). */
+  hosted?: boolean;
 }
 
 export interface TaskRecord extends Omit<NewTask, 'snapshot'> {
@@ -46,10 +48,15 @@ export interface TaskListQuery {
   caller?: Caller;
   /** Only tasks with a human assignee (`any`), or assigned to this user id. */
   assigned?: { kind: 'any' } | { kind: 'user'; userId: string };
+  /** Only the tasks the gateway hosts (docs/hosted-tasks.md). */
+  hosted?: boolean;
   /** Position after which the page starts (newest first): the last row of the previous page. */
   after?: { createdAt: string; taskKey: string };
   limit: number;
 }
+
+/** The filters of the dashboard's task list that its group counts share. */
+export type TaskFilters = Pick<TaskListQuery, 'assigned' | 'hosted'>;
 
 /** A row of the dashboard's task list: metadata only (the status message is shown as metadata). */
 export interface TaskSummary {
@@ -63,6 +70,8 @@ export interface TaskSummary {
   createdAt: string;
   lastUpdatedAt: string;
   assigneeUserId?: string;
+  /** Set for a task the gateway hosts (docs/hosted-tasks.md). */
+  hosted?: true;
 }
 
 /** A non-terminal task of a project, as project deletion stops it. */

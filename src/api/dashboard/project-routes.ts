@@ -1,6 +1,6 @@
 /**
  * A viewer's projects, a project (its people and its upstreams' probe status) and its task list (`/v1/projects`, `/v1/projects/:project/tasks`): task
- * metadata only, a page at a time, with the counts of every group under the same Assigned filter.
+ * metadata only, a page at a time, with the counts of every group under the same filters (Assigned, Hosted).
  */
 import type { TaskListQuery } from '../../store/task-store';
 import { connectsWithOAuth } from '../../store/control-plane/upstreams';
@@ -85,7 +85,7 @@ export const PROJECT_ROUTES = [
     const q = listQuery(req.query, project.id, viewer.user.id);
     const [tasks, counts] = await Promise.all([
       deps.store.listProjectTasks({ ...q, limit: q.limit + 1 }),
-      deps.store.countProjectTasks(project.id, q.assigned),
+      deps.store.countProjectTasks(project.id, q.assigned, q.hosted),
     ]);
     const page = tasks.slice(0, q.limit);
     const last = page.at(-1);
@@ -93,6 +93,7 @@ export const PROJECT_ROUTES = [
     return ok({
       group: q.group,
       assigned: req.query.get('assigned') ?? 'all',
+      hosted: q.hosted === true,
       counts,
       tasks: page.map((t) => taskSummaryView(t, people)),
       ...(tasks.length > q.limit && last && { nextCursor: encodeListCursor(last) }),
@@ -112,6 +113,10 @@ function listQuery(query: URLSearchParams, project: string, viewerId: string): T
   else if (assignedParam !== null && assignedParam !== 'all') {
     throw new HttpError('invalid', '"assigned" must be "all", "any" or "me"');
   }
+  // Only the tasks the gateway hosts (docs/hosted-tasks.md); absent: every task.
+  const hostedParam = query.get('hosted');
+  if (hostedParam !== null && hostedParam !== 'true')
+    throw new HttpError('invalid', '"hosted" must be "true"');
   const limitParam = query.get('limit');
   if (limitParam !== null && !/^\d{1,4}$/.test(limitParam))
     throw new HttpError('invalid', '"limit" must be a number');
@@ -121,6 +126,7 @@ function listQuery(query: URLSearchParams, project: string, viewerId: string): T
     project,
     group: group as TaskListQuery['group'],
     ...(assigned && { assigned }),
+    ...(hostedParam === 'true' && { hosted: true }),
     ...(cursor !== null && { after: decodeListCursor(cursor) }),
     limit,
   };

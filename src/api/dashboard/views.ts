@@ -54,6 +54,8 @@ export function taskSummaryView(task: TaskSummary, people: People) {
     createdAt: task.createdAt,
     lastUpdatedAt: task.lastUpdatedAt,
     assignee: person(people, task.assigneeUserId),
+    /** Run by the gateway as its own durable task: an ordinary tool call of the upstream (docs/hosted-tasks.md). */
+    hosted: task.hosted === true,
   };
 }
 
@@ -72,6 +74,7 @@ export function taskMetadataView(task: TaskRecord, people: People) {
         createdAt: s.createdAt,
         lastUpdatedAt: s.lastUpdatedAt,
         ...(task.assigneeUserId !== undefined && { assigneeUserId: task.assigneeUserId }),
+        ...(task.hosted === true && { hosted: true as const }),
       },
       people,
     ),

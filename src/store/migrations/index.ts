@@ -20,6 +20,7 @@ import { m0018UpstreamTokenExchange } from './0018-upstream-token-exchange';
 import { m0019FirstCallStates } from './0019-first-call-states';
 import { m0020UpstreamHosting } from './0020-upstream-hosting';
 import { m0021HostedQueue } from './0021-hosted-queue';
+import { m0022TaskHosted } from './0022-task-hosted';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0019_first_call_states': m0019FirstCallStates,
   '0020_upstream_hosting': m0020UpstreamHosting,
   '0021_hosted_queue': m0021HostedQueue,
+  '0022_task_hosted': m0022TaskHosted,
 };
 
 export const migrationProvider: MigrationProvider = {
