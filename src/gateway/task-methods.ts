@@ -106,7 +106,8 @@ export async function cancelTaskByKey(ctx: RequestContext, taskKey: string): Pro
   const { deps } = ctx;
   const task = await ownedTask(ctx, taskKey);
   if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return;
-  await requireUpstreamTasks(ctx, task, 'tasks/cancel');
+  // A hosted task is the gateway's own: its workflow aborts the upstream call, whatever the upstream runs.
+  if (!task.hosted) await requireUpstreamTasks(ctx, task, 'tasks/cancel');
   const outcome = await recordRequest(
     deps,
     () => deps.engine.cancel(task.workflowId, deps.startTimeoutMs),

@@ -43,14 +43,14 @@ const { startHostedTask, recordHostedStatus, recordTaskSnapshot, releaseHostedSl
  */
 const { callHostedTool } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '24 hours',
-  heartbeatTimeout: '20 seconds',
+  heartbeatTimeout: '5 seconds',
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5 },
 });
 /** Waiting for a slot of the upstream's queue: as long as it takes, on any worker. */
 const { waitForHostedSlot } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '30 days',
-  heartbeatTimeout: '20 seconds',
+  heartbeatTimeout: '5 seconds',
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   retry: { initialInterval: '1s', maximumInterval: '10s' },
 });
