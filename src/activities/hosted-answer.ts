@@ -1,5 +1,25 @@
 /** Pure pieces of a hosted call (activities/hosted-call.ts): its final answer and its progress text. */
+import type { InputRequests } from '../protocol';
+import { InputRequiredResultSchema } from '../protocol';
 import type { UpstreamReply } from '../upstream/client';
+
+/**
+ * The upstream's questions (an MRTR `input_required` result), when the client declared form elicitation
+ * and so may answer them through the task; otherwise the answer is left to `ordinaryAnswer`.
+ */
+export function inputRequired(
+  reply: UpstreamReply,
+  formDeclared: boolean,
+): { inputRequests: InputRequests; requestState?: string } | undefined {
+  if (!formDeclared || reply.kind !== 'result' || reply.result.resultType !== 'input_required')
+    return undefined;
+  const parsed = InputRequiredResultSchema.safeParse(reply.result);
+  if (!parsed.success || !parsed.data.inputRequests) return undefined;
+  return {
+    inputRequests: parsed.data.inputRequests,
+    ...(typeof parsed.data.requestState === 'string' && { requestState: parsed.data.requestState }),
+  };
+}
 
 /**
  * A hosted call's answer is the final one. An upstream that asks for input (an MRTR `input_required`

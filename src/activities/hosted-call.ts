@@ -9,7 +9,7 @@
  * upstream and sends it again only when the policy (or the tool's annotations) allow it.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import { METHOD } from '../protocol';
 import type { UpstreamReply } from '../upstream/client';
 import {
@@ -25,7 +25,7 @@ import { FAILURE } from './first-call';
 import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
-import { ordinaryAnswer, progressMessage } from './hosted-answer';
+import { inputRequired, ordinaryAnswer, progressMessage } from './hosted-answer';
 import { cancellableSleep } from './sleep';
 import { finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
@@ -99,7 +99,9 @@ export function createHostedActivities(deps: ActivityDeps) {
      */
     async callHostedTool(input: CallHostedToolInput): Promise<CallHostedToolResult> {
       const ctx = Context.current();
-      const sent = await deps.payloads.firstOfKinds(input.taskKey, ['hosted_sent']);
+      const round = input.round ?? 0;
+      const markers = await deps.payloads.allOf<{ round?: number }>(input.taskKey, 'hosted_sent');
+      const sent = markers.some((m) => (m.round ?? 0) === round);
       if (sent && !input.repeatable) {
         throw ApplicationFailure.create({
           message: `The call to upstream "${input.upstream}" was interrupted after it was sent (the worker running it was lost); it was not repeated because the tool is not marked repeatable`,
@@ -108,38 +110,45 @@ export function createHostedActivities(deps: ActivityDeps) {
         });
       }
       const endpoint = await deps.resolveUpstream(input);
-      const request = await deps.payloads.get<UpstreamCallPayload>(
-        input.call.requestRef,
-        input.taskKey,
-        'request',
-      );
-      if (!request) {
-        throw ApplicationFailure.create({
-          message: 'The request of this task is no longer stored',
-          type: FAILURE.upstreamProtocol,
-          nonRetryable: true,
-        });
-      }
+      const request = await requestOf(input);
       // The call is under way from here: the task is no longer waiting for a worker (store/task-watch.ts).
       await deps.store.watchStarted(input.taskKey);
       const progress = progressRecorder(input, sent ? 'sent again after an interruption' : undefined);
       await progress.now(
         sent
           ? 'Hosted by the gateway: the call was interrupted and is sent again (the tool is repeatable)'
-          : 'Hosted by the gateway: the upstream is working on the call',
+          : round > 0
+            ? 'Hosted by the gateway: the answers went to the upstream, which is working on the call'
+            : 'Hosted by the gateway: the upstream is working on the call',
       );
-      await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt });
-      const reply = ordinaryAnswer(
-        input.upstream,
-        await heartbeating(() => send(input, endpoint, request, progress.onNotification)),
-      );
-      const answer = reply.kind === 'error' ? reply.error : reply.result;
-      const ref = await deps.payloads.put(input.taskKey, reply.kind, answer);
+      await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt, round });
+      const reply = await heartbeating(() => send(input, endpoint, request, progress.onNotification));
+      const asking = inputRequired(reply, input.call.elicitationForm);
+      if (asking) {
+        const { inputResponses: _answered, ...rest } = request;
+        const nextRequestRef = await deps.payloads.put(input.taskKey, 'request', {
+          ...rest,
+          ...(asking.requestState !== undefined && { requestState: asking.requestState }),
+        } satisfies UpstreamCallPayload);
+        const now = new Date().toISOString();
+        const observation = await record(input.taskKey, {
+          status: 'input_required',
+          statusMessage: 'The upstream asks for input: answer it with tasks/update',
+          inputRequests: asking.inputRequests,
+          createdAt: input.createdAt,
+          lastUpdatedAt: now,
+          ttlMs: settings.finishedTaskTtlMs ?? null,
+        });
+        return { kind: 'input', observation, nextRequestRef };
+      }
+      const answer = ordinaryAnswer(input.upstream, reply);
+      const stored = answer.kind === 'error' ? answer.error : answer.result;
+      const ref = await deps.payloads.put(input.taskKey, answer.kind, stored);
       const observation = await record(input.taskKey, {
-        ...finishedSnapshot(reply, settings),
+        ...finishedSnapshot(answer, settings),
         createdAt: input.createdAt,
       });
-      return reply.kind === 'error'
+      return answer.kind === 'error'
         ? { kind: 'error', errorRef: ref, observation }
         : { kind: 'result', resultRef: ref, observation };
     },
@@ -188,6 +197,33 @@ export function createHostedActivities(deps: ActivityDeps) {
     },
   };
 
+  /** This round's request: the call as the client made it, or a retry with the client's answers merged. */
+  async function requestOf(input: CallHostedToolInput): Promise<UpstreamCallPayload> {
+    const ref = input.roundRequestRef ?? input.call.requestRef;
+    const request = await deps.payloads.get<UpstreamCallPayload>(ref, input.taskKey, 'request');
+    if (!request) {
+      throw ApplicationFailure.create({
+        message: 'The request of this task is no longer stored',
+        type: FAILURE.upstreamProtocol,
+        nonRetryable: true,
+      });
+    }
+    if (!input.answers?.length) return request;
+    const inputResponses: InputResponses = {};
+    for (const answerRef of input.answers) {
+      const answers = await deps.payloads.get<InputResponses>(answerRef, input.taskKey, 'input_responses');
+      if (!answers) {
+        throw ApplicationFailure.create({
+          message: "The answers to the upstream's questions are no longer stored",
+          type: FAILURE.upstreamProtocol,
+          nonRetryable: true,
+        });
+      }
+      Object.assign(inputResponses, answers);
+    }
+    return { ...request, inputResponses };
+  }
+
   /** The tools/call itself. Undelivered attempts are retried here; a bound passed is the answer. */
   async function send(
     input: CallHostedToolInput,
@@ -200,8 +236,9 @@ export function createHostedActivities(deps: ActivityDeps) {
       ...upstreamMeta({
         relayedMeta: request.relayedMeta,
         protocolVersion: input.call.protocolVersion,
-        // An ordinary call: no Tasks (the upstream answers it itself), no input requests (not relayed yet).
-        capabilities: {},
+        // An ordinary call: no Tasks (the upstream answers it itself); form elicitation only if the client
+        // declared it (the upstream's questions then become the task's input_required).
+        capabilities: input.call.elicitationForm ? { elicitation: { form: {} } } : {},
         gatewayInfo: deps.gatewayInfo,
       }),
       // The gateway's own token: the client's, if any, belongs to a request that may be gone.
@@ -210,6 +247,8 @@ export function createHostedActivities(deps: ActivityDeps) {
     const params = {
       name: input.call.tool,
       ...(request.arguments !== undefined && { arguments: request.arguments }),
+      ...(request.inputResponses !== undefined && { inputResponses: request.inputResponses }),
+      ...(request.requestState !== undefined && { requestState: request.requestState }),
       _meta,
     };
     for (let attempt = 0; ; attempt++) {

@@ -96,6 +96,15 @@ export interface CallHostedToolInput extends UpstreamAccess {
   repeatable: boolean;
   /** HostedCall.callDeadlineMs; absent (histories from before it): the upstream client's own deadlines. */
   callDeadlineMs?: number;
+  /**
+   * Which exchange of the call this is: 0 the call itself, then one more per round of input the upstream
+   * asked for (an MRTR retry carrying the answers and the upstream's `requestState`).
+   */
+  round?: number;
+  /** A retry's request (payload kind `request`: the call with the upstream's `requestState`). */
+  roundRequestRef?: string;
+  /** The client's answers for a retry (payloads of kind `input_responses`), merged in order. */
+  answers?: string[];
 }
 
 export interface StartHostedTaskInput extends CallUpstreamToolInput {
@@ -111,7 +120,9 @@ export interface StartHostedTaskInput extends CallUpstreamToolInput {
  */
 export type CallHostedToolResult =
   | { kind: 'result'; resultRef: string; observation: TaskObservation }
-  | { kind: 'error'; errorRef: string; observation: TaskObservation };
+  | { kind: 'error'; errorRef: string; observation: TaskObservation }
+  /** The upstream asks for input (`input_required` observed); the answers go with `nextRequestRef`. */
+  | { kind: 'input'; observation: TaskObservation; nextRequestRef: string };
 
 /** A status the gateway itself gives a hosted task (started, cancelled, interrupted). */
 export interface RecordHostedStatusInput {

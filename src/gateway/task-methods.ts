@@ -94,7 +94,8 @@ export async function answerTaskInput(
         },
       );
     }
-    await requireUpstreamTasks(ctx, task, 'tasks/update');
+    // A hosted task's answers go to its own workflow, which sends them with the call's retry.
+    if (!task.hosted) await requireUpstreamTasks(ctx, task, 'tasks/update');
   }
   const keys = Object.keys(inputResponses);
   const ref = await deps.payloads.put(task.taskKey, 'input_responses', inputResponses);

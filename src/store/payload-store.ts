@@ -79,6 +79,19 @@ export class PayloadStore {
     return { id: row.id, kind, value: this.cipher.openJson<T>(row.ciphertext, aad(row.id, taskKey, kind)) };
   }
 
+  /** Every payload of this kind stored for a task, oldest first (for kinds a task holds a few of). */
+  async allOf<T>(taskKey: string, kind: PayloadKind): Promise<T[]> {
+    const rows = await this.db
+      .selectFrom('payloads')
+      .select(['id', 'ciphertext'])
+      .where('task_key', '=', taskKey)
+      .where('kind', '=', kind)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => this.cipher.openJson<T>(r.ciphertext, aad(r.id, taskKey, kind)));
+  }
+
   /** Whether a payload of any of these kinds is stored for a task (nothing is decrypted). */
   async hasAnyOf(taskKey: string, kinds: readonly PayloadKind[]): Promise<boolean> {
     const row = await this.db

@@ -63,14 +63,20 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
   let observation: TaskObservation | undefined;
   let ended = false;
   let cancelRequested = false;
+  /** While the upstream asks for input: the keys still open and the answers' payloads so far. */
+  let asking: { open: Set<string>; answers: string[] } | undefined;
 
   setHandler(startTaskUpdate, async () => {
     await condition(() => first !== undefined);
     return first as FirstOutcome;
   });
-  setHandler(snapshotQuery, () => observation ?? null);
-  // A hosted call asks the client for nothing (no input requests are relayed to its upstream yet).
-  setHandler(provideInputSignal, () => undefined);
+  setHandler(snapshotQuery, () => (observation ? present(observation, asking) : null));
+  // Answers count only for questions still open; the call goes on once every one is answered.
+  setHandler(provideInputSignal, ({ ref, keys }) => {
+    if (!asking) return;
+    const taken = keys.filter((k) => asking?.open.delete(k));
+    if (taken.length > 0) asking.answers.push(ref);
+  });
   setHandler(cancelTaskUpdate, async (): Promise<CancelOutcome> => {
     if (!ended) {
       cancelRequested = true;
@@ -97,53 +103,92 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
   }
   publishStatus('working');
 
-  let settled: Settled | undefined;
-  const call = new CancellationScope();
   const queued = hosted.maxConcurrent !== undefined && hosted.upstreamId !== undefined;
-  call
-    .run(async () => {
-      if (queued) {
-        await waitForHostedSlot({
+  let settled: Settled | undefined;
+  let scope = new CancellationScope();
+  /** One exchange of the call: the call itself (round 0, after its slot), or a retry with answers. */
+  const run = (round: number, retry?: { requestRef: string; answers: string[] }) => {
+    settled = undefined;
+    scope = new CancellationScope();
+    scope
+      .run(async () => {
+        if (queued && round === 0) {
+          await waitForHostedSlot({
+            taskKey: input.taskKey,
+            upstreamId: hosted.upstreamId as string,
+            upstream: input.upstream,
+            maxConcurrent: hosted.maxConcurrent as number,
+            createdAt: input.createdAt,
+          });
+        }
+        return callHostedTool({
+          ...accessOf(input),
           taskKey: input.taskKey,
-          upstreamId: hosted.upstreamId as string,
-          upstream: input.upstream,
-          maxConcurrent: hosted.maxConcurrent as number,
+          call: input.call,
           createdAt: input.createdAt,
+          repeatable: hosted.repeatable,
+          ...(hosted.callDeadlineMs !== undefined && { callDeadlineMs: hosted.callDeadlineMs }),
+          round,
+          ...(retry && { roundRequestRef: retry.requestRef, answers: retry.answers }),
         });
-      }
-      return callHostedTool({
-        ...accessOf(input),
-        taskKey: input.taskKey,
-        call: input.call,
-        createdAt: input.createdAt,
-        repeatable: hosted.repeatable,
-        ...(hosted.callDeadlineMs !== undefined && { callDeadlineMs: hosted.callDeadlineMs }),
-      });
-    })
-    .then(
-      (value) => (settled = { value }),
-      (error: unknown) => (settled = { error }),
-    );
+      })
+      .then(
+        (value) => (settled = { value }),
+        (error: unknown) => (settled = { error }),
+      );
+  };
+  run(0);
 
   // A 2025 client that asked for a task gets one at once; others may get the answer itself.
   const window = input.call.forceTask ? 0 : hosted.promoteAfterMs;
   if (window > 0) await condition(() => settled !== undefined || cancelRequested, window);
-  if (settled && !cancelRequested && !isCancellationOf(settled)) {
-    observation = await finish(settled);
-    first = answerOf(settled, input);
+  const answered = settled as Settled | undefined;
+  if (answered && !cancelRequested && !isCancellationOf(answered) && !isQuestion(answered)) {
+    observation = await finish(answered);
+    first = answerOf(answered, input);
   } else {
     first = { kind: 'task', observation };
-    await condition(() => settled !== undefined || cancelRequested);
-    if (cancelRequested && (!settled || isCancellationOf(settled))) {
-      call.cancel();
-      observation = await recordHostedStatus({
-        ...task,
-        status: 'cancelled',
-        statusMessage: 'Cancelled by the client; the upstream call was aborted',
-        createdAt: input.createdAt,
-      });
-    } else if (settled) {
-      observation = await finish(settled);
+    for (let round = 1; ; round++) {
+      await condition(() => settled !== undefined || cancelRequested);
+      const s = settled as Settled | undefined;
+      if (cancelRequested && (!s || isCancellationOf(s) || isQuestion(s))) {
+        scope.cancel();
+        observation = await cancelled();
+        break;
+      }
+      if (!s || !isQuestion(s)) {
+        if (s) observation = await finish(s);
+        break;
+      }
+      // The upstream asks: the task is input_required until the client answers every question.
+      const question = s.value;
+      observation = question.observation;
+      await recordTaskSnapshot({ ...task, observation });
+      publishStatus('input_required');
+      const unsupported = unsupportedInputs(observation, input.call.elicitationForm);
+      if (unsupported.length > 0) {
+        observation = await recordHostedStatus({
+          ...task,
+          status: 'failed',
+          statusMessage: `The upstream asked for input the gateway cannot relay through a task (${unsupported.join(', ')}); the call ended`,
+          createdAt: input.createdAt,
+          error: {
+            code: -32603,
+            message: `The upstream asked for input the gateway cannot relay through a task (${unsupported.join(', ')}); the call ended`,
+          },
+        });
+        break;
+      }
+      asking = { open: new Set(Object.keys(observation.inputs ?? {})), answers: [] };
+      await condition(() => cancelRequested || (asking?.open.size ?? 0) === 0);
+      if (cancelRequested) {
+        observation = await cancelled();
+        break;
+      }
+      const answers = asking.answers;
+      asking = undefined;
+      publishStatus('working');
+      run(round, { requestRef: question.nextRequestRef, answers });
     }
   }
   // The slot goes to the next call once this one is over, whichever way it ended.
@@ -167,6 +212,34 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
       error: { code: -32603, message: failureMessage(s.error, input) },
     });
   }
+
+  function cancelled(): Promise<TaskObservation> {
+    return recordHostedStatus({
+      ...task,
+      status: 'cancelled',
+      statusMessage: 'Cancelled by the client; the upstream call was aborted',
+      createdAt: input.createdAt,
+    });
+  }
+}
+
+type Question = Extract<CallHostedToolResult, { kind: 'input' }>;
+
+function isQuestion(s: Settled): s is { value: Question } {
+  return 'value' in s && s.value.kind === 'input';
+}
+
+/** The observation as the client should see it: questions already answered left out. */
+function present(o: TaskObservation, asking: { open: Set<string> } | undefined): TaskObservation {
+  if (o.status !== 'input_required' || !asking || !o.inputs) return o;
+  return { ...o, inputs: Object.fromEntries(Object.entries(o.inputs).filter(([k]) => asking.open.has(k))) };
+}
+
+/** Questions a client can answer through a task: form elicitation, and only if it declared form. */
+function unsupportedInputs(o: TaskObservation, formDeclared: boolean): string[] {
+  return Object.entries(o.inputs ?? {})
+    .filter(([, r]) => !(formDeclared && r.method === 'elicitation/create' && (r.mode ?? 'form') === 'form'))
+    .map(([key, r]) => `${key}: ${r.method}${r.mode ? ` (${r.mode})` : ''}`);
 }
 
 function isCancellationOf(s: Settled): boolean {
@@ -175,12 +248,12 @@ function isCancellationOf(s: Settled): boolean {
 
 /** The call's answer as the start update's outcome (within the window): the result, or the error. */
 function answerOf(s: Settled, input: TaskWorkflowInput): FirstOutcome {
-  if ('value' in s) {
-    return s.value.kind === 'result'
-      ? { kind: 'result', resultRef: s.value.resultRef }
-      : { kind: 'error', errorRef: s.value.errorRef };
-  }
-  const error: JsonRpcErrorObject = { code: -32603, message: failureMessage(s.error, input) };
+  if ('value' in s && s.value.kind === 'result') return { kind: 'result', resultRef: s.value.resultRef };
+  if ('value' in s && s.value.kind === 'error') return { kind: 'error', errorRef: s.value.errorRef };
+  const error: JsonRpcErrorObject = {
+    code: -32603,
+    message: 'error' in s ? failureMessage(s.error, input) : 'The hosted call failed',
+  };
   return { kind: 'error', error };
 }
 
