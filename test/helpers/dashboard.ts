@@ -4,10 +4,14 @@
  *
  * Team `core`: alice and tess. Direct member of project `board`: bob. Other team: olga (no access).
  * Project `board` (team core, member bob, one API key) and project `peruser`, whose upstream takes each
- * user's own authorization (alice has one).
+ * user's own authorization (alice has one). With `hosted`, also project `hosting` (team core, member
+ * bob, namespacing on): upstream `tasks` (the example upstream, which runs tasks itself) and upstream
+ * `plain` (a second example upstream that does not advertise tasks, so its tools are ordinary) whose
+ * `slow_compute` the gateway hosts, always as a task (docs/hosted-tasks.md).
  */
 import { randomUUID } from 'node:crypto';
-import type { ExampleUpstreamOptions } from '../../examples/upstream/server';
+import type { ExampleUpstream, ExampleUpstreamOptions } from '../../examples/upstream/server';
+import { startExampleUpstream } from '../../examples/upstream/server';
 import { taskKeyOf } from '../../src/store/task-store';
 import type { TestGateway } from './gateway';
 import { startTestGateway } from './gateway';
@@ -68,8 +72,10 @@ export async function request(
 }
 
 export async function startDashboardFixture(
-  opts: { temporalUiUrl?: string; upstream?: ExampleUpstreamOptions } = {},
+  opts: { temporalUiUrl?: string; upstream?: ExampleUpstreamOptions; hosted?: boolean } = {},
 ): Promise<DashboardFixture> {
+  let plain: ExampleUpstream | undefined;
+  if (opts.hosted) plain = await startExampleUpstream({ pollIntervalMs: 100, advertiseTasks: false });
   const gw = await startTestGateway({
     ...(opts.upstream && { upstream: opts.upstream }),
     config: { admin: { token: ADMIN_TOKEN } },
@@ -102,6 +108,24 @@ export async function startDashboardFixture(
             members: ['bob'],
             upstreams: [{ alias: 'example', url, auth: { mode: 'per_user' } }],
           },
+          ...(plain
+            ? [
+                {
+                  slug: 'hosting',
+                  team: 'core',
+                  namespacing: true,
+                  members: ['bob'],
+                  upstreams: [
+                    { alias: 'tasks', url },
+                    {
+                      alias: 'plain',
+                      url: plain.url,
+                      hosting: { tools: ['slow_compute'], promoteAfterMs: 0 },
+                    },
+                  ],
+                },
+              ]
+            : []),
         ],
       };
     },
@@ -129,7 +153,10 @@ export async function startDashboardFixture(
     admin(method, route, body) {
       return request(`${baseUrl}/v1/admin${route}`, method, { authorization: `Bearer ${ADMIN_TOKEN}` }, body);
     },
-    close: () => gw.close(),
+    async close() {
+      await gw.close();
+      await plain?.close();
+    },
   };
   return fixture;
 }

@@ -23,6 +23,18 @@ export function statusBadge(status) {
   return h('span', { class: `badge status-${status}` }, statusLabel(status));
 }
 
+/** What the hosted mark means (docs/hosted-tasks.md), on the mark itself and on the task's page. */
+export const HOSTED_EXPLANATION = 'Hosted by the gateway: an ordinary tool call run as a durable task';
+
+/** The mark of a task the gateway hosts. */
+export function hostedBadge() {
+  return h(
+    'span',
+    { class: 'badge hosted', 'data-testid': 'hosted-badge', title: HOSTED_EXPLANATION },
+    'hosted',
+  );
+}
+
 export function personName(p) {
   return p ? p.handle : '—';
 }

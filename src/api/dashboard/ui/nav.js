@@ -21,10 +21,11 @@ export function goAndFocus(hash, selector) {
   go(hash);
 }
 
-export function tasksHash(slug, group, assigned) {
+export function tasksHash(slug, group, assigned, hosted = false) {
   const q = new URLSearchParams();
   if (group !== 'all') q.set('group', group);
   if (assigned !== 'all') q.set('assigned', assigned);
+  if (hosted) q.set('hosted', 'true');
   const s = q.toString();
   return `#/p/${encodeURIComponent(slug)}${s ? `?${s}` : ''}`;
 }

@@ -1,6 +1,6 @@
 // Which view the URL fragment names, and drawing it: the session is checked first (no session, no view
 // but sign-in), then the view renders into <main>, and focus goes where the navigation asked.
-//   #/signin · #/ (projects) · #/p/<slug>?group=…&assigned=… (tasks) · #/p/<slug>/t/<ref> (one task)
+//   #/signin · #/ (projects) · #/p/<slug>?group=…&assigned=…&hosted=true (tasks) · #/p/<slug>/t/<ref> (one task)
 import { api, ApiError } from './api.js';
 import { h, replace } from './dom.js';
 import { renderWho } from './frame.js';
@@ -32,6 +32,7 @@ function parseRoute() {
       slug: parts[1],
       group: query.get('group') ?? 'all',
       assigned: query.get('assigned') ?? 'all',
+      hosted: query.get('hosted') === 'true',
     };
   }
   return { name: 'projects' };

@@ -4,7 +4,7 @@
 import { api } from '../api.js';
 import { announce, h, keepFocus, replace } from '../dom.js';
 import { elicitationForm } from '../elicitation.js';
-import { statusBadge, statusLabel } from '../format.js';
+import { hostedBadge, statusBadge, statusLabel } from '../format.js';
 import { setCrumbs } from '../frame.js';
 import { tasksHash } from '../nav.js';
 import { keepRefreshing } from '../refresh.js';
@@ -40,6 +40,7 @@ export async function renderTask(main, route, renderId) {
       header,
       h('h1', {}, data.task.tool),
       h('span', { 'data-testid': 'task-status' }, statusBadge(data.task.status)),
+      data.task.hosted && hostedBadge(),
     );
 
   // One form per open input request, kept across refreshes while its request is unchanged, so an
@@ -78,7 +79,7 @@ export async function renderTask(main, route, renderId) {
     keepFocus(drawSection);
   };
   const draw = () => {
-    section('header', [data.task.tool, data.task.status], drawHeader);
+    section('header', [data.task.tool, data.task.status, data.task.hosted], drawHeader);
     section('meta', [data.task, data.workflow], () => drawMeta(meta, data));
     section('controls', [data.controls.assign, data.controls.cancel, data.task.assignee], () =>
       drawControls(controls, data, base, project.people, refresh),

@@ -1,7 +1,15 @@
 // The read-only sections of one task's page: its details (and workflow link), its inputs and results or
 // why they are hidden, and its timeline. Each draws one section element from the task's data.
 import { h, replace } from '../dom.js';
-import { callerText, formatTime, json, personName, statusBadge, statusLabel } from '../format.js';
+import {
+  callerText,
+  formatTime,
+  HOSTED_EXPLANATION,
+  json,
+  personName,
+  statusBadge,
+  statusLabel,
+} from '../format.js';
 
 export function drawMeta(meta, data) {
   const t = data.task;
@@ -24,6 +32,7 @@ export function drawMeta(meta, data) {
       { class: 'meta' },
       rows.map(([k, v]) => [h('dt', {}, k), h('dd', { 'data-field': k }, v)]),
     ),
+    t.hosted && h('p', { class: 'hosted-note', 'data-testid': 'hosted-note' }, `${HOSTED_EXPLANATION}.`),
     data.workflow &&
       h(
         'p',

@@ -1,9 +1,9 @@
-// A project's tasks: the group tabs with their counts, the Assigned filter, the task table and "Load
-// more", refreshed live without moving the keyboard focus.
+// A project's tasks: the group tabs with their counts, the Assigned and Hosted filters, the task table
+// and "Load more", refreshed live without moving the keyboard focus.
 import { api } from '../api.js';
 import { connectionsSection } from './connections.js';
 import { h, keepFocus, replace } from '../dom.js';
-import { ago, callerText, formatTime, personName, statusBadge } from '../format.js';
+import { ago, callerText, formatTime, hostedBadge, personName, statusBadge } from '../format.js';
 import { setCrumbs } from '../frame.js';
 import { goAndFocus, tasksHash } from '../nav.js';
 import { keepRefreshing } from '../refresh.js';
@@ -24,11 +24,12 @@ const ASSIGNED = [
 const LIST_REFRESH_MS = 2000;
 
 export async function renderTasks(main, route, renderId) {
-  const { slug, group, assigned } = route;
+  const { slug, group, assigned, hosted } = route;
   setCrumbs({ label: 'Projects', href: '#/' }, { label: slug });
   document.title = `${slug} tasks · TaskRouter`;
   const params = () => {
     const q = new URLSearchParams({ group, assigned });
+    if (hosted) q.set('hosted', 'true');
     return `/v1/projects/${encodeURIComponent(slug)}/tasks?${q}`;
   };
   let [data, project] = await Promise.all([
@@ -49,11 +50,24 @@ export async function renderTasks(main, route, renderId) {
           type: 'button',
           'data-assigned': value,
           'aria-pressed': value === assigned ? 'true' : 'false',
-          onclick: () => goAndFocus(tasksHash(slug, group, value), `[data-assigned="${value}"]`),
+          onclick: () => goAndFocus(tasksHash(slug, group, value, hosted), `[data-assigned="${value}"]`),
         },
         label,
       ),
     ),
+  );
+  // Only the tasks the gateway hosts (ordinary tool calls it runs as durable tasks), or all of them.
+  const hostedFilter = h(
+    'button',
+    {
+      type: 'button',
+      id: 'hosted-filter',
+      class: 'toggle',
+      'aria-pressed': hosted ? 'true' : 'false',
+      title: 'Show only the tasks the gateway hosts',
+      onclick: () => goAndFocus(tasksHash(slug, group, assigned, !hosted), '#hosted-filter'),
+    },
+    'Hosted only',
   );
   const panel = h('div', { id: 'task-panel', role: 'tabpanel', 'aria-labelledby': `tab-${group}` });
   const more = h('div', { class: 'more' });
@@ -72,14 +86,14 @@ export async function renderTasks(main, route, renderId) {
             'aria-selected': value === group ? 'true' : 'false',
             'aria-controls': 'task-panel',
             tabindex: value === group ? '0' : '-1',
-            onclick: () => goAndFocus(tasksHash(slug, value, assigned), `[data-group="${value}"]`),
+            onclick: () => goAndFocus(tasksHash(slug, value, assigned, hosted), `[data-group="${value}"]`),
             onkeydown: (event) => {
               const i = GROUPS.findIndex(([g]) => g === value);
               const next = event.key === 'ArrowRight' ? i + 1 : event.key === 'ArrowLeft' ? i - 1 : null;
               if (next === null) return;
               event.preventDefault();
               const target = GROUPS[(next + GROUPS.length) % GROUPS.length][0];
-              goAndFocus(tasksHash(slug, target, assigned), `[data-group="${target}"]`);
+              goAndFocus(tasksHash(slug, target, assigned, hosted), `[data-group="${target}"]`);
             },
           },
           label,
@@ -117,12 +131,13 @@ export async function renderTasks(main, route, renderId) {
           rows.map((t) =>
             h(
               'tr',
-              { 'data-ref': t.ref, 'data-status': t.status },
+              { 'data-ref': t.ref, 'data-status': t.status, 'data-hosted': t.hosted ? 'true' : 'false' },
               h(
                 'td',
                 { 'data-label': 'Tool' },
                 h('a', { href: `#/p/${encodeURIComponent(slug)}/t/${t.ref}` }, t.tool),
                 h('span', { class: 'muted small' }, ` ${t.upstream}`),
+                t.hosted && [' ', hostedBadge()],
               ),
               h('td', { 'data-label': 'Status' }, statusBadge(t.status)),
               h('td', { 'data-label': 'Message', class: 'message' }, t.statusMessage ?? ''),
@@ -172,7 +187,12 @@ export async function renderTasks(main, route, renderId) {
   if (renderId !== state.renderId) return;
   replace(
     main,
-    h('div', { class: 'heading-row' }, h('h1', {}, 'Tasks'), h('div', { class: 'filter' }, filter)),
+    h(
+      'div',
+      { class: 'heading-row' },
+      h('h1', {}, 'Tasks'),
+      h('div', { class: 'filter' }, filter, hostedFilter),
+    ),
     tabs,
     panel,
     more,
