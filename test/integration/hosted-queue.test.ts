@@ -8,6 +8,7 @@
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import { metricsText } from '../../src/telemetry/metrics';
 
 const CALLS = 10;
@@ -108,4 +109,31 @@ test('an upstream that asks for input during a hosted call ends it with a clear 
   // The gateway declared no elicitation to the upstream, which (conforming) refuses; had it asked anyway,
   // the gateway would end the call itself (activities/hosted-call.ts, ordinaryAnswer).
   expect(reply.body.error?.message).toMatch(/input/);
+});
+
+test("a client that declared form answers the upstream's questions through the hosted task, round by round", async () => {
+  const asking = gw.clientFor('asking');
+  const form = { capabilities: TASKS_AND_FORM_CAPS };
+  const created = await asking.callTool('test_input_required_result_multi_round', {}, form);
+  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'input_required' });
+  const taskId = String(created.body.result?.taskId);
+  const answer = async (key: string, content: Record<string, unknown>) => {
+    const open = await asking.waitForTask(taskId, (s) => s === 'input_required', 20_000);
+    const current = (await asking.getTask(taskId, form)).body.result;
+    expect(Object.keys((current?.inputRequests ?? {}) as object)).toEqual([key]);
+    expect(open.status).toBe('input_required');
+    const updated = await asking.request(
+      'tasks/update',
+      { taskId, inputResponses: { [key]: { action: 'accept', content } } },
+      form,
+    );
+    expect(updated.body.error).toBeUndefined();
+  };
+  await answer('step1', { name: 'Ada' });
+  // The second round asks anew once the retry with the first answer went upstream.
+  await asking.waitForTask(taskId, (s) => s === 'working', 20_000).catch(() => undefined);
+  await answer('step2', { color: 'green' });
+  const done = await asking.waitForTask(taskId, undefined, 20_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain('Ada likes green');
 });
