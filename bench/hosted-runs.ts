@@ -6,13 +6,13 @@
  * 1. `quickSync`: `hosted.slow_compute {seconds: 0}` (hosted, default policy: answered synchronously
  *    within the 2 s window) against `direct.slow_compute {seconds: 0}` (the same upstream, no hosting),
  *    ABBA, with the CPU the gateway and Temporal used per call.
- * 2. `promotion`: `promoted.slow_compute {seconds: --promote-seconds}` (window --window ms) against an
- *    ordinary call that lasts the window (`direct.slow_compute {seconds: window}`), ABBA: each latency
- *    minus the window is what the gateway adds after it (a CreateTaskResult on one side, the answer on the
- *    other).
+ * 2. `promotion`: `promoted<w>.slow_compute {seconds: --promote-seconds}` for each window w of --windows
+ *    against an ordinary call that lasts the first window (`direct.slow_compute {seconds: w}`), ABBA:
+ *    each latency minus its window is what the gateway adds after it (a CreateTaskResult, or the
+ *    ordinary call's answer).
  * 3. `inFlight`: --inflight hosted calls of --seconds (aliases `fleet<k>`, promoteAfterMs 0, at most
  *    --per-upstream each) created by --clients clients, then held: gateway RSS before, with all in flight,
- *    peak and after; the idle CPU they cost; whether every task completes (tasks/get once they are due).
+ *    peak and after, and its live heap (after a forced collection) before and with all in flight; the idle CPU they cost; whether every task completes (tasks/get once they are due).
  */
 import { performance } from 'node:perf_hooks';
 import type { GatewayProcess, UpstreamProcess } from './processes';
@@ -20,6 +20,7 @@ import { cpuMs, rssBytes } from './processes';
 import { measure } from './measure';
 import type { Figures } from './measure';
 import { peakInFlight } from './scale-completions';
+import { liveHeap } from './scale-memory';
 import type { McpHttpClient } from './support';
 import { note } from './env';
 import { mapLimit, percentile, replyProblem, round, sleep } from './support';
@@ -32,7 +33,7 @@ export interface HostedOptions {
   block: number;
   concurrency: number;
   promotions: number;
-  window: number;
+  windows: number[];
   promoteSeconds: number;
   inflight: number;
   seconds: number;
@@ -66,41 +67,56 @@ export async function quickSync(
   });
 }
 
-export interface Promotion {
-  /** Latency minus the window, per side: a promoted task's CreateTaskResult, an ordinary answer. */
-  promoted: Figures;
-  ordinary: Figures;
+export interface PromotionSide {
+  /** `promoted<window>` (a hosted call outlasting the window) or `ordinary` (a call lasting the first). */
+  side: string;
+  window: number;
+  /** Latency minus the window: a promoted task's CreateTaskResult, an ordinary call's answer. */
+  after: Figures;
   /** Each promoted task with when its call was sent and its CreateTaskResult read (wall clock). */
   timed: TimedCreation[];
 }
 
-/** 2. Creation of a promoted task after the window, against an ordinary call lasting the window. */
-export async function promotion(client: McpHttpClient, opts: HostedOptions, pids: Pids): Promise<Promotion> {
+/**
+ * 2. Creation of a promoted task after the window, for each window (alias `promoted<window>`), against an
+ * ordinary call lasting the first window, ABBA.
+ */
+export async function promotion(
+  client: McpHttpClient,
+  opts: HostedOptions,
+  pids: Pids,
+): Promise<PromotionSide[]> {
   note(
-    `2. promotion: ${opts.promotions} per side, window ${opts.window} ms, hosted calls of ${opts.promoteSeconds} s`,
+    `2. promotion: ${opts.promotions} per side, windows ${opts.windows.join(', ')} ms, hosted calls of ${opts.promoteSeconds} s`,
   );
-  const timed: TimedCreation[] = [];
+  const [first = 500] = opts.windows;
+  const windowOf = new Map<string, number>(opts.windows.map((w) => [`promoted${w}`, w]));
+  windowOf.set('ordinary', first);
+  const timed = new Map<string, TimedCreation[]>([...windowOf.keys()].map((k) => [k, []]));
   const sides = await measure(
-    ['promoted', 'ordinary'] as const,
+    [...windowOf.keys()],
     { n: opts.promotions, block: Math.min(opts.block, 10), concurrency: 1 },
     { ...pids },
     async (side) => {
       if (side === 'ordinary') {
-        expectAnswer(await client.callTool('direct.slow_compute', { seconds: opts.window / 1000 }));
+        expectAnswer(await client.callTool('direct.slow_compute', { seconds: first / 1000 }));
         return;
       }
       const sentAt = Date.now();
-      const created = await createTask(client, 'promoted.slow_compute', { seconds: opts.promoteSeconds });
-      timed.push({ taskId: created.taskId, sentAt, repliedAt: Date.now() });
+      const created = await createTask(client, `${side}.slow_compute`, { seconds: opts.promoteSeconds });
+      timed.get(side)?.push({ taskId: created.taskId, sentAt, repliedAt: Date.now() });
     },
   );
   // measure() reports whole latencies; the figure is what comes after the window.
-  const after = (f: Figures): Figures => ({
-    ...f,
-    p50: round(f.p50 - opts.window, 2),
-    p99: round(f.p99 - opts.window, 2),
+  return [...windowOf.entries()].map(([side, window]) => {
+    const f = sides[side] as Figures;
+    return {
+      side,
+      window,
+      after: { ...f, p50: round(f.p50 - window, 2), p99: round(f.p99 - window, 2) },
+      timed: timed.get(side) ?? [],
+    };
   });
-  return { promoted: after(sides.promoted), ordinary: after(sides.ordinary), timed };
 }
 
 export interface InFlight {
@@ -118,6 +134,9 @@ export interface InFlight {
   rssMB: { before: number; inFlight: number; peak: number; after: number };
   temporalRssMB: { before: number; inFlight: number; peak: number };
   kbPerCall: number;
+  /** Live heap after a full collection, before and with the calls in flight, MB; and per call, KB. */
+  heapMB: { before: number; inFlight: number };
+  heapKbPerCall: number;
   /** Idle CPU with the calls in flight, % of a core, over 3 s. */
   idleCpu: { gateway: number; temporal: number };
   outcomes: Record<string, number>;
@@ -135,12 +154,16 @@ export async function inFlight(
   gateway: GatewayProcess,
   temporalPid: number,
   upstream: UpstreamProcess,
+  /** The gateway's inspector (loopback), for its live heap after a full collection. */
+  inspectPort: number,
 ): Promise<InFlight> {
   const aliases = Math.ceil(opts.inflight / opts.perUpstream);
   note(
     `3. ${opts.inflight} hosted calls of ${opts.seconds} s over ${aliases} upstream aliases, ${opts.clients} clients`,
   );
   await sleep(3000);
+  // Each reading after a full collection (liveHeap forces it), so garbage does not blur the difference.
+  const heapBefore = await liveHeap(inspectPort);
   const before = { gateway: gateway.rssBytes(), temporal: rssBytes(temporalPid) };
   const peak = { ...before };
   const sampler = setInterval(() => {
@@ -170,6 +193,7 @@ export async function inFlight(
       received = ((await upstream.stats()).toolCalls['slow_compute'] ?? 0) - receivedBefore;
       if (received >= creation.ok.length) break;
     }
+    const heapHeld = await liveHeap(inspectPort);
     const held = { gateway: gateway.rssBytes(), temporal: rssBytes(temporalPid) };
     const cpu0 = { gateway: cpuMs(gateway.pid), temporal: cpuMs(temporalPid), at: performance.now() };
     await sleep(3000);
@@ -241,6 +265,8 @@ export async function inFlight(
         peak: round(peak.temporal / MB, 1),
       },
       kbPerCall: round((held.gateway - before.gateway) / 1024 / Math.max(1, creation.ok.length), 1),
+      heapMB: { before: round(heapBefore / MB, 1), inFlight: round(heapHeld / MB, 1) },
+      heapKbPerCall: round((heapHeld - heapBefore) / 1024 / Math.max(1, creation.ok.length), 1),
       idleCpu,
       outcomes,
       failures,

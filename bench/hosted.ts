@@ -13,7 +13,7 @@
  * | ------------- | ---------------------------------------------------------------- |
  * | `direct`      | none: ordinary calls                                             |
  * | `hosted`      | `{ tools: ['slow_compute'] }` (the default window, 2,000 ms)     |
- * | `promoted`    | `{ tools: ['slow_compute'], promoteAfterMs: --window }`          |
+ * | `promoted<w>` | `{ tools: ['slow_compute'], promoteAfterMs: w }`, w in --windows  |
  * | `fleet0`, ... | `{ tools: ['slow_compute'], promoteAfterMs: 0 }`, one per --per-upstream calls of 3 |
  *
  * The client is a 2026-07-28 client declaring Tasks (bench/support.ts). In order (bench/hosted-runs.ts):
@@ -21,15 +21,19 @@
  * 1. A quick hosted tool answered synchronously: `hosted.slow_compute {seconds: 0}` against
  *    `direct.slow_compute {seconds: 0}`, --n per side in ABBA blocks of --block: p50/p99, the ratio and
  *    the difference, with the CPU the gateway and Temporal used per call.
- * 2. Creation of a promoted task: `promoted.slow_compute {seconds: --promote-seconds}` answered with a
- *    CreateTaskResult after the window; the time from the call to it minus the window, p50/p99, against
- *    the same for an ordinary call that lasts the window (`direct.slow_compute {seconds: window}`), ABBA.
+ * 2. Creation of a promoted task: `promoted<w>.slow_compute {seconds: --promote-seconds}` answered with
+ *    a CreateTaskResult after the window w, for each window of --windows (500 ms, and the default 2,000);
+ *    the time from the call to it minus the window, p50/p99, against the same for an ordinary call that
+ *    lasts the first window (`direct.slow_compute {seconds: w}`), ABBA; and where the time goes (the
+ *    median time from the call to each event of the task's workflow history).
  * 3. Hosted calls in flight vs gateway RSS: --inflight calls of --seconds, created by --clients clients
  *    (a `-31013` fair-share refusal is retried after its delay, as a client should), spread over the fleet
  *    aliases so that no project upstream holds more than --per-upstream (its connection pool has 128,
  *    `upstreams.poolConnections`: past it, calls wait for a connection). RSS before, with all in flight,
- *    peak and after; KB per call in flight; idle CPU with them in flight; then each task is read with
- *    `tasks/get` once due (again every 2 s for --wait s): whether all complete.
+ *    peak and after, and the live heap before and with all in flight (the gateway runs with `--inspect`
+ *    on loopback, as in bench:scale: both readings follow a forced full collection), so KB per call in
+ *    flight of each; idle CPU with them in flight; then each task is read with `tasks/get` once due (again
+ *    every 2 s for --wait s): whether all complete.
  *
  * No targets are stated for these (issue 24 asks for the figures): no PASS/FAIL. Prints tables and, last,
  * one JSON line with every figure. Leaves no processes behind.
@@ -40,6 +44,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
+import { getFreePort } from '../src/tooling/processes';
 import { createDataConverter } from '../src/temporal/codec';
 import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
 import type { Figures } from './measure';
@@ -58,9 +63,9 @@ function parseOptions(argv: string[]): HostedOptions {
       n: { type: 'string', default: '200' },
       block: { type: 'string', default: '20' },
       concurrency: { type: 'string', default: '1' },
-      promotions: { type: 'string', default: '100' },
-      window: { type: 'string', default: '500' },
-      'promote-seconds': { type: 'string', default: '2' },
+      promotions: { type: 'string', default: '40' },
+      windows: { type: 'string', default: '500,2000' },
+      'promote-seconds': { type: 'string', default: '3' },
       inflight: { type: 'string', default: '1000' },
       seconds: { type: 'string', default: '60' },
       'per-upstream': { type: 'string', default: '100' },
@@ -75,9 +80,9 @@ function parseOptions(argv: string[]): HostedOptions {
       'usage: npm run bench:hosted -- [options]\n' +
         '  --n 200               1: quick calls per side (hosted, direct); --block 20 per ABBA block\n' +
         '  --concurrency 1       1: calls in flight\n' +
-        '  --promotions 100      2: promoted tasks (and ordinary calls of the window) per side\n' +
-        '  --window 500          2: promoteAfterMs of the `promoted` alias, ms\n' +
-        '  --promote-seconds 2   2: how long the promoted calls run (longer than the window)\n' +
+        '  --promotions 40       2: promoted tasks per window (and ordinary calls of the first) per side\n' +
+        '  --windows 500,2000    2: promoteAfterMs of each `promoted<ms>` alias\n' +
+        '  --promote-seconds 3   2: how long the promoted calls run (longer than every window)\n' +
         '  --inflight 1000       3: hosted calls held in flight at once (0: skip 3)\n' +
         '  --seconds 60          3: how long each runs\n' +
         '  --per-upstream 100    3: most calls per project upstream alias (its pool has 128 connections)\n' +
@@ -98,7 +103,10 @@ function parseOptions(argv: string[]): HostedOptions {
     block: int('block', values.block, 1),
     concurrency: int('concurrency', values.concurrency, 1),
     promotions: int('promotions', values.promotions, 0),
-    window: int('window', values.window, 1),
+    windows: values.windows
+      .split(',')
+      .filter((w) => w.trim() !== '')
+      .map((w) => int('windows', w, 1)),
     promoteSeconds: num('promote-seconds', values['promote-seconds'], 0),
     inflight: int('inflight', values.inflight, 0),
     seconds: num('seconds', values.seconds, 1),
@@ -107,8 +115,9 @@ function parseOptions(argv: string[]): HostedOptions {
     wait: num('wait', values.wait, 0),
     warmup: int('warmup', values.warmup, 0),
   };
-  if (opts.promoteSeconds * 1000 <= opts.window) {
-    throw new Error('--promote-seconds must be longer than --window: the calls must outlast the window');
+  if (opts.windows.length === 0) throw new Error('--windows names at least one window');
+  if (opts.windows.some((w) => opts.promoteSeconds * 1000 <= w)) {
+    throw new Error('--promote-seconds must be longer than every window: the calls must outlast them');
   }
   return opts;
 }
@@ -132,11 +141,19 @@ async function main(): Promise<void> {
     upstreams: [
       { alias: 'direct', url: upstream.url },
       { alias: 'hosted', url: upstream.url, hosting: { tools } },
-      { alias: 'promoted', url: upstream.url, hosting: { tools, promoteAfterMs: opts.window } },
+      ...opts.windows.map((w) => ({
+        alias: `promoted${w}`,
+        url: upstream.url,
+        hosting: { tools, promoteAfterMs: w },
+      })),
       ...fleet,
     ],
   };
   const users = benchUsers(1);
+  // The gateway's inspector, on loopback, for its live heap after a full collection (as bench:scale).
+  const inspectPort = await getFreePort();
+  process.env['BENCH_GATEWAY_NODE_ARGS'] =
+    `${process.env['BENCH_GATEWAY_NODE_ARGS'] ?? ''} --inspect=127.0.0.1:${inspectPort}`;
   const gateway = await startGatewayProcess({ temporal, dir, users, projects: [project] });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
@@ -150,7 +167,8 @@ async function main(): Promise<void> {
   // Warm-up: discovery of every alias, HTTP connections, workflow isolate, JIT. Not measured.
   if (opts.warmup > 0) {
     note(`warm-up: ${opts.warmup} calls per alias`);
-    for (const alias of ['direct', 'hosted', 'promoted', ...fleet.map((f) => f.alias).slice(0, 1)]) {
+    const promoted = opts.windows.map((w) => `promoted${w}`);
+    for (const alias of ['direct', 'hosted', ...promoted, ...fleet.map((f) => f.alias).slice(0, 1)]) {
       const warm = await many(opts.warmup, 4, async () => {
         const problem = replyProblem(await client.callTool(`${alias}.slow_compute`, { seconds: 0 }));
         if (problem) throw new Error(problem);
@@ -161,11 +179,14 @@ async function main(): Promise<void> {
 
   const quick = await quickSync(client, opts, pids);
   const promote = opts.promotions > 0 ? await promotion(client, opts, pids) : undefined;
-  const held = opts.inflight > 0 ? await inFlight(client, opts, gateway, temporal.pid, upstream) : undefined;
+  const held =
+    opts.inflight > 0
+      ? await inFlight(client, opts, gateway, temporal.pid, upstream, inspectPort)
+      : undefined;
   const promotedDone = promote
     ? await promotedOutcomes(
         client,
-        promote.timed.map((t) => t.taskId),
+        promote.flatMap((p) => p.timed.map((t) => t.taskId)),
       )
     : undefined;
   // Where a promoted creation's time goes: the median time from the call to each event of its workflow.
@@ -176,7 +197,11 @@ async function main(): Promise<void> {
     namespace: temporal.namespace,
     dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
   });
-  const timeline = promote ? await creationTimeline(temporalClient, promote.timed, 20) : [];
+  const timelines: Array<{ side: string; events: Array<{ event: string; ms: number }> }> = [];
+  for (const p of promote ?? []) {
+    if (p.timed.length > 0)
+      timelines.push({ side: p.side, events: await creationTimeline(temporalClient, p.timed, 20) });
+  }
   const log = gateway.log();
 
   const side = (name: string, f: Figures) => [
@@ -207,23 +232,33 @@ async function main(): Promise<void> {
   );
   if (promote) {
     out.push(
-      `2. promoted task: time from the call to its CreateTaskResult minus the window (${opts.window} ms), ` +
-        `vs an ordinary call lasting the window, minus the window`,
+      '2. promoted task: time from the call to its CreateTaskResult minus the window, ' +
+        `vs an ordinary call lasting the first window (${opts.windows[0]} ms), minus it`,
     );
     out.push(
       table([
         ['', 'calls', 'p50 ms after', 'p99 ms after', 'calls/s', 'CPU ms/call gateway', 'Temporal', 'errors'],
-        side('promoted task', promote.promoted),
-        side('ordinary call', promote.ordinary),
+        ...promote.map((p) =>
+          side(p.side === 'ordinary' ? 'ordinary call' : `promoted, window ${p.window} ms`, p.after),
+        ),
       ]),
     );
     out.push(
-      `   promoted tasks read at the end: ${JSON.stringify(promotedDone)} (of ${promote.timed.length})`,
+      `   promoted tasks read at the end: ${JSON.stringify(promotedDone)} (of ${promote.reduce((n, p) => n + p.timed.length, 0)})`,
     );
     out.push(
-      `   median ms from the call to each event of a promoted task's workflow (last ${Math.min(20, promote.timed.length)}):`,
+      `   median ms from the call to each event of a promoted task's workflow (last 20 of each window):`,
     );
-    out.push(table(timeline.map((e) => [`     ${e.event}`, e.ms])));
+    const events = [...new Set(timelines.flatMap((t) => t.events.map((e) => e.event)))];
+    out.push(
+      table([
+        ['     event', ...timelines.map((t) => t.side)],
+        ...events.map((e) => [
+          `     ${e}`,
+          ...timelines.map((t) => t.events.find((x) => x.event === e)?.ms ?? Number.NaN),
+        ]),
+      ]),
+    );
     out.push('');
   }
   if (held) {
@@ -243,7 +278,9 @@ async function main(): Promise<void> {
         ['gateway RSS all in flight MB', held.rssMB.inFlight],
         ['gateway RSS peak MB', held.rssMB.peak],
         ['gateway RSS after MB', held.rssMB.after],
-        ['KB per call in flight', held.kbPerCall],
+        ['KB of RSS per call in flight', held.kbPerCall],
+        ['live heap before / all in flight MB', `${held.heapMB.before} / ${held.heapMB.inFlight}`],
+        ['KB of live heap per call in flight', held.heapKbPerCall],
         [
           'Temporal RSS before / in flight / peak MB',
           `${held.temporalRssMB.before} / ${held.temporalRssMB.inFlight} / ${held.temporalRssMB.peak}`,
@@ -261,7 +298,7 @@ async function main(): Promise<void> {
   for (const s of log.samples) out.push(`   ${s}`);
   process.stdout.write(`${out.join('\n')}\n`);
   process.stdout.write(
-    `${JSON.stringify({ opts, quick, promote: promote && { ...promote, timed: undefined, outcomes: promotedDone, timeline }, held, log })}\n`,
+    `${JSON.stringify({ opts, quick, promote: promote?.map((p) => ({ ...p, timed: undefined })), promotedDone, timelines, held, log })}\n`,
   );
 }
 
