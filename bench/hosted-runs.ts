@@ -128,9 +128,11 @@ export interface InFlight {
   createdPerSecond: number;
   creationP50: number;
   creationP99: number;
-  /** Calls the upstream had received when the last one was created (all at once: none can have ended). */
+  /** Calls the upstream had received once the last was created (counted at their start, not their end). */
   upstreamReceived: number;
   peakInFlight: number;
+  /** Calls in flight (created, not yet due) when the "in flight" memory was read: the per-call divisor. */
+  inFlightAtReading: number;
   rssMB: { before: number; inFlight: number; peak: number; after: number };
   temporalRssMB: { before: number; inFlight: number; peak: number };
   kbPerCall: number;
@@ -195,6 +197,11 @@ export async function inFlight(
     }
     const heapHeld = await liveHeap(inspectPort);
     const held = { gateway: gateway.rssBytes(), temporal: rssBytes(temporalPid) };
+    // A ramp longer than the calls (1,000 at the creation rates of a loaded 2-core machine) ends with the
+    // first ones already done: the memory is per call still in flight at the reading.
+    const readAt = Date.now();
+    const inFlightAtReading = creation.ok.filter((c) => c.createdAtMs + opts.seconds * 1000 > readAt).length;
+    const perCall = Math.max(1, inFlightAtReading);
     const cpu0 = { gateway: cpuMs(gateway.pid), temporal: cpuMs(temporalPid), at: performance.now() };
     await sleep(3000);
     const span = performance.now() - cpu0.at;
@@ -264,9 +271,10 @@ export async function inFlight(
         inFlight: round(held.temporal / MB, 1),
         peak: round(peak.temporal / MB, 1),
       },
-      kbPerCall: round((held.gateway - before.gateway) / 1024 / Math.max(1, creation.ok.length), 1),
+      inFlightAtReading,
+      kbPerCall: round((held.gateway - before.gateway) / 1024 / perCall, 1),
       heapMB: { before: round(heapBefore / MB, 1), inFlight: round(heapHeld / MB, 1) },
-      heapKbPerCall: round((heapHeld - heapBefore) / 1024 / Math.max(1, creation.ok.length), 1),
+      heapKbPerCall: round((heapHeld - heapBefore) / 1024 / perCall, 1),
       idleCpu,
       outcomes,
       failures,

@@ -284,6 +284,7 @@ async function main(): Promise<void> {
         ['creation p50 / p99 ms', `${held.creationP50} / ${held.creationP99}`],
         ['calls at the upstream after the ramp', held.upstreamReceived],
         ['peak in flight (from createdAt)', held.peakInFlight],
+        ['in flight when memory was read', held.inFlightAtReading],
         ['gateway RSS before MB', held.rssMB.before],
         ['gateway RSS all in flight MB', held.rssMB.inFlight],
         ['gateway RSS peak MB', held.rssMB.peak],
