@@ -11,6 +11,7 @@ import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ExampleUpstreamOptions } from '../examples/upstream/server';
+import type { HostingPolicyInput } from '../src/config/hosting';
 import { findRepoRoot } from '../src/config/paths';
 import { getFreePort } from '../src/tooling/processes';
 import type { DevServer } from '../src/tooling/temporal-dev-server';
@@ -149,7 +150,8 @@ export function benchUsers(count: number, prefix = 'bench'): BenchUser[] {
 
 export interface GatewayProject {
   slug: string;
-  upstreams: Array<{ alias: string; url: string }>;
+  /** `hosting`: the upstream's hosting policy (docs/hosted-tasks.md), as the bootstrap file takes it. */
+  upstreams: Array<{ alias: string; url: string; hosting?: HostingPolicyInput }>;
 }
 
 export interface GatewayProcess {

@@ -47,6 +47,8 @@
  * This file starts the processes and runs the parts in order; each part is a module of its own
  * (bench/tasks-latency.ts 1, tasks-completion.ts 2 and 3, tasks-streams.ts 4, tasks-throughput.ts 5,
  * tasks-history.ts 6), with the options and targets in tasks-options.ts and the report in tasks-report.ts.
+ * Hosted tasks (issue 24: ordinary tools the gateway runs as its own tasks) are measured apart, by
+ * bench/hosted.ts (`npm run bench:hosted`), which needs an upstream without tasks and its own aliases.
  */
 import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
