@@ -1,0 +1,101 @@
+/**
+ * Hosted calls under `kill -9` (issue 24 item 4): the gateway runs as a real child process (`serve.ts
+ * all`) and is killed with SIGKILL while a hosted call runs at the upstream. The upstream's own call log
+ * says what happened after a fresh process took over: a call that may not be repeated reached it once
+ * and its task failed saying why; a repeatable one reached it again and its answer completed the task.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ExampleUpstream } from '../../examples/upstream/server';
+import { startExampleUpstream } from '../../examples/upstream/server';
+import { getFreePort } from '../../src/tooling/processes';
+import { McpTestClient } from '../helpers/mcp-client';
+import { killChildren, startServeProcess, waitFor, writeServeConfig } from '../helpers/serve-process';
+import { testStoreConfig } from '../helpers/store';
+
+let dir: string;
+let upstream: ExampleUpstream;
+let configFile: string;
+let port: number;
+const children: ChildProcess[] = [];
+/** The upstream's call log: tools/call requests per `label` argument. */
+const calls = new Map<string, number>();
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-hosted-kill-'));
+  upstream = await startExampleUpstream({
+    advertiseTasks: false,
+    onRequest: (request) => {
+      const label = (request.params as { arguments?: { label?: string } } | undefined)?.arguments?.label;
+      if (request.method === 'tools/call' && label) calls.set(label, (calls.get(label) ?? 0) + 1);
+    },
+  });
+  port = await getFreePort();
+  const hosted = (repeatable: string[]) => ({
+    tools: ['slow_compute'],
+    promoteAfterMs: 0,
+    repeatable,
+  });
+  configFile = writeServeConfig(dir, {
+    port,
+    upstreamUrl: upstream.url,
+    store: await testStoreConfig(dir),
+    tasks: { startTimeoutMs: 60_000 },
+    projects: [
+      {
+        slug: 'once',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url: upstream.url, hosting: hosted(['!slow_compute']) }],
+      },
+      {
+        slug: 'again',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [{ alias: 'example', url: upstream.url, hosting: hosted(['slow_compute']) }],
+      },
+    ],
+  });
+});
+
+afterAll(async () => {
+  await killChildren(children);
+  await upstream?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts a hosted call of `seconds`, kills the gateway once the upstream has it, starts a new one. */
+async function killMidCall(slug: string, label: string): Promise<{ client: McpTestClient; taskId: string }> {
+  const client = new McpTestClient(`http://127.0.0.1:${port}/v1/mcp/${slug}`);
+  const gateway = await startServeProcess(configFile, port, children);
+  const created = await client.callTool('slow_compute', { seconds: 8, label });
+  expect(created.body).toMatchObject({ result: { resultType: 'task' } });
+  await waitFor(
+    () => (calls.get(label) ?? 0) > 0,
+    () => `the upstream never got ${label}`,
+  );
+  gateway.kill('SIGKILL');
+  await new Promise((r) => gateway.once('exit', r));
+  await startServeProcess(configFile, port, children);
+  return { client, taskId: String(created.body.result?.taskId) };
+}
+
+test('a call that may not be repeated: sent once, the task fails saying it was not repeated', async () => {
+  const { client, taskId } = await killMidCall('once', 'once-1');
+  const done = await client.waitForTask(taskId, undefined, 90_000);
+  expect(done.status).toBe('failed');
+  expect(JSON.stringify(done)).toMatch(/interrupted after it was sent.*not repeated/);
+  expect(calls.get('once-1')).toBe(1);
+  await killChildren(children.splice(0));
+}, 180_000);
+
+test('a repeatable call: sent again after the kill, and its answer completes the task', async () => {
+  const { client, taskId } = await killMidCall('again', 'again-1');
+  const done = await client.waitForTask(taskId, undefined, 90_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain('again-1');
+  expect(calls.get('again-1')).toBe(2);
+  await killChildren(children.splice(0));
+}, 180_000);
