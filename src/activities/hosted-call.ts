@@ -36,6 +36,8 @@ import type {
   StartHostedTaskInput,
 } from './types';
 
+/** How often a call waiting for the client's answer to the upstream's question looks for it. */
+const ANSWER_LOOK_EVERY_MS = 500;
 /** How often a queued call looks whether a slot is free. */
 const QUEUE_LOOK_EVERY_MS = 1000;
 /** Progress notifications recorded as the task's status message at most this often. */
@@ -256,6 +258,7 @@ export function createHostedActivities(deps: ActivityDeps) {
         return await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
           signal: ctx.cancellationSignal,
           onNotification,
+          ...(input.call.elicitationForm && { onServerRequest: questionRelay(input) }),
           ...(input.callDeadlineMs !== undefined && {
             deadline: { ms: input.callDeadlineMs, limit: 'hosting.callDeadlineMs' as const },
           }),
@@ -297,6 +300,43 @@ export function createHostedActivities(deps: ActivityDeps) {
     };
     await deps.store.recordSnapshot(input.taskKey, snapshot);
     await deps.store.watchStarted(input.taskKey);
+  }
+
+  /**
+   * A 2025-era upstream's form elicitation on the call's own stream: only this activity holds that
+   * stream, so it asks the client through the task (`input_required` with the question) and waits,
+   * heartbeating, for the answer `tasks/update` stores (payload kind `input_responses`), then hands it to
+   * the upstream. Other modes are refused as on any call.
+   */
+  function questionRelay(input: CallHostedToolInput) {
+    let asked = 0;
+    return async (request: { method: string; params?: Record<string, unknown> }) => {
+      const mode = request.params?.mode;
+      if (mode !== undefined && mode !== 'form') return undefined;
+      asked += 1;
+      const key = `elicitation-${input.round ?? 0}-${asked}`;
+      await deps.store.recordSnapshot(input.taskKey, {
+        status: 'input_required',
+        statusMessage: 'The upstream asks for input: answer it with tasks/update',
+        inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
+        createdAt: input.createdAt,
+        lastUpdatedAt: new Date().toISOString(),
+        ttlMs: settings.finishedTaskTtlMs ?? null,
+      });
+      await deps.store.watchStarted(input.taskKey);
+      for (;;) {
+        const answers = await deps.payloads.allOf<InputResponses>(input.taskKey, 'input_responses');
+        const answer = answers.find((a) => Object.hasOwn(a, key))?.[key];
+        if (answer) {
+          await working(
+            input,
+            'Hosted by the gateway: the answer went to the upstream, which is working on it',
+          );
+          return { result: answer as Record<string, unknown> };
+        }
+        await sleepWithHeartbeat(ANSWER_LOOK_EVERY_MS);
+      }
+    };
   }
 
   /** Upstream progress as the task's status message (and its dashboard progress), throttled. */

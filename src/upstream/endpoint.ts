@@ -51,6 +51,15 @@ export interface UpstreamRequestOptions {
    */
   traceHeaders?: Record<string, string>;
   /**
+   * A request a 2025-era upstream sends on this request's own stream (`elicitation/create` only): the
+   * answer to send back (a result, or an error), or undefined to refuse it as on any other call. Only a
+   * caller that stays with the stream can answer (a hosted call's activity); others leave it unset.
+   */
+  onServerRequest?: (request: {
+    method: string;
+    params?: Record<string, unknown>;
+  }) => Promise<{ result: Record<string, unknown> } | { error: JsonRpcErrorObject } | undefined>;
+  /**
    * Called for notifications (e.g. progress) that arrive on the request's SSE stream. When it answers a
    * promise, the stream is not read on until it settles: the client's back-pressure reaches the upstream.
    */

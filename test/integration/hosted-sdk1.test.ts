@@ -2,12 +2,14 @@
  * Hosted calls to a 2025-era upstream written with the SDK 1.x server (stateful, ./fixtures/sdk1-upstream):
  * a hosted call may take longer than the instance's call deadline (its own `hosting.callDeadlineMs`
  * replaces it), while the same tool unhosted is cut; and tasks/cancel of a hosted call reaches the
- * server as `notifications/cancelled`, which stops its handler. Real gateway, Temporal, both databases.
+ * server as `notifications/cancelled`, which stops its handler; the server's elicitation on the call's
+ * own stream reaches the client as the task's question, and its answer goes back on the session. Real gateway, Temporal, both databases.
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
 import { startSdk1Upstream } from '../fixtures/sdk1-upstream';
+import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 
 let sdk1: Sdk1Upstream;
 let gw: TestGateway;
@@ -25,7 +27,7 @@ beforeAll(async () => {
           {
             alias: 'sdk1',
             url: sdk1.url,
-            hosting: { tools: ['wait'], promoteAfterMs: 500, callDeadlineMs: 20_000 },
+            hosting: { tools: ['wait', 'ask'], promoteAfterMs: 500, callDeadlineMs: 20_000 },
           },
         ],
       },
@@ -67,4 +69,26 @@ test('tasks/cancel of a hosted call sends notifications/cancelled; the server st
   }
   expect(cancels()).toBe(cancelsBefore + 1);
   expect(sdk1.stats.aborted).toBe(abortedBefore + 1);
+});
+
+test("the server's elicitation during a hosted call is the task's question; the answer reaches the server", async () => {
+  const client = gw.clientFor('hosted');
+  const form = { capabilities: TASKS_AND_FORM_CAPS };
+  const created = await client.callTool('ask', {}, form);
+  expect(created.body.result).toMatchObject({ resultType: 'task' });
+  const taskId = String(created.body.result?.taskId);
+  await client.waitForTask(taskId, (s) => s === 'input_required', 20_000);
+  const asking = (await client.getTask(taskId, form)).body.result;
+  const [key, question] =
+    Object.entries((asking?.inputRequests ?? {}) as Record<string, { method: string }>)[0] ?? [];
+  expect(question?.method).toBe('elicitation/create');
+  const updated = await client.request(
+    'tasks/update',
+    { taskId, inputResponses: { [String(key)]: { action: 'accept', content: { name: 'Ada' } } } },
+    form,
+  );
+  expect(updated.body.error).toBeUndefined();
+  const done = await client.waitForTask(taskId, undefined, 20_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain('Ada');
 });

@@ -13,7 +13,7 @@ import { UpstreamTransportError } from '../../errors';
 import type { JsonObject } from '../../http';
 import { isPlainObject } from '../../http';
 import { refusesEra20251125 } from './refusals';
-import { StandaloneStreams } from './server-requests';
+import { refusal, StandaloneStreams } from './server-requests';
 import type { Era20251125SessionStore, LiveSession, Variant } from './sessions';
 import { EraRefusedError, handshake, Era20251125Sessions, targetOf } from './sessions';
 import { createdTask, Era20251125Tasks, parseTaskId, SESSION_GONE } from './tasks';
@@ -27,7 +27,7 @@ import {
   variantOf,
 } from './translate';
 import type { UpstreamTransport } from '../../transport/types';
-import type { Exchange } from './wire';
+import type { Exchange, ServerRequest } from './wire';
 import { Era20251125Wire } from './wire';
 import { watchEra20251125Lists } from './list-watch';
 
@@ -170,7 +170,7 @@ export class Era20251125Upstream {
         ...(opts.onNotification && { onNotification: opts.onNotification }),
         ...(opts.prepare && { prepare: { ...opts.prepare, legacy: true } }),
         ...(opts.traceHeaders && { headers: opts.traceHeaders }),
-        onRequest: (request) => this.streams.refuse(current, request),
+        onRequest: (request) => this.answerRequest(current, request, opts),
       });
       if (exchange.kind === 'version-refused') throw new EraRefusedError(exchange.message);
       // A 2026-only server refuses a request without the 2026 envelope (HTTP 400) before processing
@@ -184,6 +184,27 @@ export class Era20251125Upstream {
       }
       return { session: current, exchange };
     }
+  }
+
+  /**
+   * A request on a call's own stream: relayed to the caller when it can answer (`onServerRequest`, for
+   * `elicitation/create`), refused otherwise (server-requests.ts).
+   */
+  private answerRequest(
+    session: LiveSession,
+    request: ServerRequest,
+    opts: UpstreamRequestOptions,
+  ): void | Promise<void> {
+    const relay = opts.onServerRequest;
+    if (!relay || request.method !== 'elicitation/create') return this.streams.refuse(session, request);
+    return relay(request)
+      .then((answer) =>
+        this.wire.deliver(targetOf(session), answer ? { id: request.id, ...answer } : refusal(request)),
+      )
+      .then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   private async callTool(

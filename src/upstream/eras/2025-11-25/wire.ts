@@ -44,8 +44,11 @@ export interface ExchangeOptions {
   quietMs?: number;
   /** A notification on the answer's stream; a promise it answers is awaited before reading on. */
   onNotification?: (message: JsonObject) => void | Promise<void>;
-  /** A request the upstream sent on the answer's stream; answering true stops reading (`interrupted`). */
-  onRequest?: (request: ServerRequest) => boolean | void;
+  /**
+   * A request the upstream sent on the answer's stream; answering true stops reading (`interrupted`), a
+   * promise holds the reader until it settles (the request is being answered).
+   */
+  onRequest?: (request: ServerRequest) => boolean | void | Promise<void>;
   /** What a worker thread does to a large answer's result (UpstreamRequestOptions.prepare). */
   prepare?: AnswerPreparation;
   /** Metadata of this one message besides the session's (W3C trace context). */
@@ -99,7 +102,9 @@ export class Era20251125Wire {
             // The reader waits for a relay that waits (the client's socket is full) before reading on.
             if (!('id' in msg)) return opts.onNotification?.(msg);
             const request = serverRequest(msg);
-            if (request && opts.onRequest?.(request) === true) {
+            const handled = request ? opts.onRequest?.(request) : undefined;
+            if (handled instanceof Promise) return handled.then(() => false);
+            if (request && handled === true) {
               interrupted = request;
               return true;
             }
