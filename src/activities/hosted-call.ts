@@ -11,7 +11,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import { METHOD } from '../protocol';
-import type { UpstreamReply } from '../upstream/client';
+import type { ResumePoint, UpstreamReply } from '../upstream/client';
 import {
   boundError,
   UpstreamAddressRefusedError,
@@ -25,7 +25,8 @@ import { FAILURE } from './first-call';
 import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
-import { inputRequired, ordinaryAnswer, progressMessage } from './hosted-answer';
+import { inputRequired, ordinaryAnswer } from './hosted-answer';
+import { createHostedStatus } from './hosted-status';
 import { cancellableSleep } from './sleep';
 import { finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
@@ -36,16 +37,15 @@ import type {
   StartHostedTaskInput,
 } from './types';
 
-/** How often a call waiting for the client's answer to the upstream's question looks for it. */
-const ANSWER_LOOK_EVERY_MS = 500;
+/** Resume points of a call's answer stored at most this often. */
+const RESUME_POINT_EVERY_MS = 1000;
 /** How often a queued call looks whether a slot is free. */
 const QUEUE_LOOK_EVERY_MS = 1000;
-/** Progress notifications recorded as the task's status message at most this often. */
-const PROGRESS_EVERY_MS = 1000;
 /** In-activity retries of failures that certainly did not reach the upstream (connection refused). */
 const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
 
 export function createHostedActivities(deps: ActivityDeps) {
+  const { working, questionRelay, progressRecorder } = createHostedStatus(deps);
   const { settings } = deps;
 
   /** The detail stored, the snapshot recorded (never over a terminal status), the observation returned. */
@@ -104,27 +104,33 @@ export function createHostedActivities(deps: ActivityDeps) {
       const round = input.round ?? 0;
       const markers = await deps.payloads.allOf<{ round?: number }>(input.taskKey, 'hosted_sent');
       const sent = markers.some((m) => (m.round ?? 0) === round);
-      if (sent && !input.repeatable) {
+      const endpoint = await deps.resolveUpstream(input);
+      const request = await requestOf(input);
+      // The call is under way from here: the task is no longer waiting for a worker (store/task-watch.ts).
+      await deps.store.watchStarted(input.taskKey);
+      // Sent before by an attempt that was lost: its answer is taken up where the upstream keeps it.
+      const resumed = sent ? await resumeLost(input, endpoint) : undefined;
+      if (sent && !resumed && !input.repeatable) {
         throw ApplicationFailure.create({
           message: `The call to upstream "${input.upstream}" was interrupted after it was sent (the worker running it was lost); it was not repeated because the tool is not marked repeatable`,
           type: FAILURE.callOutcomeUnknown,
           nonRetryable: true,
         });
       }
-      const endpoint = await deps.resolveUpstream(input);
-      const request = await requestOf(input);
-      // The call is under way from here: the task is no longer waiting for a worker (store/task-watch.ts).
-      await deps.store.watchStarted(input.taskKey);
-      const progress = progressRecorder(input, sent ? 'sent again after an interruption' : undefined);
-      await progress.now(
-        sent
-          ? 'Hosted by the gateway: the call was interrupted and is sent again (the tool is repeatable)'
-          : round > 0
-            ? 'Hosted by the gateway: the answers went to the upstream, which is working on the call'
-            : 'Hosted by the gateway: the upstream is working on the call',
-      );
-      await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt, round });
-      const reply = await heartbeating(() => send(input, endpoint, request, progress.onNotification));
+      let reply: UpstreamReply;
+      if (resumed) reply = resumed;
+      else {
+        const progress = progressRecorder(input, sent ? 'sent again after an interruption' : undefined);
+        await progress.now(
+          sent
+            ? 'Hosted by the gateway: the call was interrupted and is sent again (the tool is repeatable)'
+            : round > 0
+              ? 'Hosted by the gateway: the answers went to the upstream, which is working on the call'
+              : 'Hosted by the gateway: the upstream is working on the call',
+        );
+        await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt, round });
+        reply = await heartbeating(() => send(input, endpoint, request, progress.onNotification));
+      }
       const asking = inputRequired(reply, input.call.elicitationForm);
       if (asking) {
         const { inputResponses: _answered, ...rest } = request;
@@ -199,6 +205,59 @@ export function createHostedActivities(deps: ActivityDeps) {
     },
   };
 
+  /**
+   * Where the call's answer could be taken up again (a 2025 session upstream with an event store),
+   * stored at most once a second (payload kind `hosted_stream`) for an attempt after a lost worker.
+   */
+  function resumePointRecorder(input: CallHostedToolInput) {
+    let last = 0;
+    return (point: ResumePoint) => {
+      if (Date.now() - last < RESUME_POINT_EVERY_MS) return;
+      last = Date.now();
+      deps.payloads
+        .put(input.taskKey, 'hosted_stream', { round: input.round ?? 0, point })
+        .catch(() => (last = 0));
+    };
+  }
+
+  /**
+   * The answer of a call a lost attempt sent, taken up from its last stored resume point: undefined
+   * when there is none, or the upstream cannot resume it (its session or stream is gone).
+   */
+  async function resumeLost(
+    input: CallHostedToolInput,
+    endpoint: Awaited<ReturnType<ActivityDeps['resolveUpstream']>>,
+  ): Promise<UpstreamReply | undefined> {
+    const round = input.round ?? 0;
+    const points = await deps.payloads.allOf<{ round: number; point: ResumePoint }>(
+      input.taskKey,
+      'hosted_stream',
+    );
+    const point = points.filter((p) => p.round === round).at(-1)?.point;
+    if (!point) return undefined;
+    const ctx = Context.current();
+    const progress = progressRecorder(input, 're-attached after an interruption');
+    await progress.now(
+      'Hosted by the gateway: the call was interrupted; taking up its answer where the upstream kept it',
+    );
+    try {
+      return await heartbeating(() =>
+        deps.upstream.resume(endpoint, point, {
+          signal: ctx.cancellationSignal,
+          onNotification: progress.onNotification,
+          onResumePoint: resumePointRecorder(input),
+          ...(input.callDeadlineMs !== undefined && {
+            deadline: { ms: input.callDeadlineMs, limit: 'hosting.callDeadlineMs' as const },
+          }),
+        }),
+      );
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted) throw err;
+      deps.logger.warn({ err: err instanceof Error ? err.name : 'error' }, 'hosted call not resumed');
+      return undefined;
+    }
+  }
+
   /** This round's request: the call as the client made it, or a retry with the client's answers merged. */
   async function requestOf(input: CallHostedToolInput): Promise<UpstreamCallPayload> {
     const ref = input.roundRequestRef ?? input.call.requestRef;
@@ -259,6 +318,7 @@ export function createHostedActivities(deps: ActivityDeps) {
           signal: ctx.cancellationSignal,
           onNotification,
           ...(input.call.elicitationForm && { onServerRequest: questionRelay(input) }),
+          onResumePoint: resumePointRecorder(input),
           ...(input.callDeadlineMs !== undefined && {
             deadline: { ms: input.callDeadlineMs, limit: 'hosting.callDeadlineMs' as const },
           }),
@@ -284,78 +344,6 @@ export function createHostedActivities(deps: ActivityDeps) {
         await cancellableSleep(delay, ctx.cancellationSignal);
       }
     }
-  }
-
-  /**
-   * The task `working` with this status message. Recording marks a running task due for a watch
-   * (store/task-watch.ts); a hosted call is its own watch, and it runs (or waits its turn, as it should).
-   */
-  async function working(input: { taskKey: string; createdAt: string }, message: string): Promise<void> {
-    const snapshot: TaskSnapshot = {
-      status: 'working',
-      statusMessage: boundedStatusMessage(message, settings.maxStatusMessageChars),
-      createdAt: input.createdAt,
-      lastUpdatedAt: new Date().toISOString(),
-      ttlMs: settings.finishedTaskTtlMs ?? null,
-    };
-    await deps.store.recordSnapshot(input.taskKey, snapshot);
-    await deps.store.watchStarted(input.taskKey);
-  }
-
-  /**
-   * A 2025-era upstream's form elicitation on the call's own stream: only this activity holds that
-   * stream, so it asks the client through the task (`input_required` with the question) and waits,
-   * heartbeating, for the answer `tasks/update` stores (payload kind `input_responses`), then hands it to
-   * the upstream. Other modes are refused as on any call.
-   */
-  function questionRelay(input: CallHostedToolInput) {
-    let asked = 0;
-    return async (request: { method: string; params?: Record<string, unknown> }) => {
-      const mode = request.params?.mode;
-      if (mode !== undefined && mode !== 'form') return undefined;
-      asked += 1;
-      const key = `elicitation-${input.round ?? 0}-${asked}`;
-      await deps.store.recordSnapshot(input.taskKey, {
-        status: 'input_required',
-        statusMessage: 'The upstream asks for input: answer it with tasks/update',
-        inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
-        createdAt: input.createdAt,
-        lastUpdatedAt: new Date().toISOString(),
-        ttlMs: settings.finishedTaskTtlMs ?? null,
-      });
-      await deps.store.watchStarted(input.taskKey);
-      for (;;) {
-        const answers = await deps.payloads.allOf<InputResponses>(input.taskKey, 'input_responses');
-        const answer = answers.find((a) => Object.hasOwn(a, key))?.[key];
-        if (answer) {
-          await working(
-            input,
-            'Hosted by the gateway: the answer went to the upstream, which is working on it',
-          );
-          return { result: answer as Record<string, unknown> };
-        }
-        await sleepWithHeartbeat(ANSWER_LOOK_EVERY_MS);
-      }
-    };
-  }
-
-  /** Upstream progress as the task's status message (and its dashboard progress), throttled. */
-  function progressRecorder(input: CallHostedToolInput, note?: string) {
-    let last = 0;
-    const now = (message: string) => working(input, message);
-    return {
-      now,
-      onNotification: async (message: Record<string, unknown>) => {
-        if (message.method !== 'notifications/progress' || Date.now() - last < PROGRESS_EVERY_MS) return;
-        last = Date.now();
-        await now(progressMessage(message.params, note)).catch((err: unknown) =>
-          deps.logger.warn(
-            { err: err instanceof Error ? err.name : 'error' },
-            'hosted progress not recorded',
-          ),
-        );
-      },
-    };
   }
 }
 

@@ -25,7 +25,9 @@ export type PayloadKind =
    */
   | 'start_input'
   /** A hosted call was sent (or was about to be): an attempt after a lost worker may not send it again. */
-  | 'hosted_sent';
+  | 'hosted_sent'
+  /** Where a hosted call's answer could be taken up again after a lost worker (its session's stream). */
+  | 'hosted_stream';
 
 export class PayloadStore {
   constructor(

@@ -17,7 +17,7 @@ import { AnswerThreads } from './answer-threads';
 import type { AnswerBounds, AnswerContext } from './answers';
 import { AnswerParser } from './answers';
 import { CallDeadline } from './deadline';
-import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
+import type { ResumePoint, UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 import { EraSwitch } from './eras/switch';
 import {
   AnswerPreparationRefused,
@@ -32,7 +32,7 @@ import { sendEra20260728 } from './eras/2026-07-28';
 import { HttpTransport } from './transport/http';
 import type { UpstreamTransport } from './transport/types';
 
-export type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
+export type { ResumePoint, UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
 
 export interface UpstreamClientOptions {
   timeoutMs?: number;
@@ -189,6 +189,19 @@ export class UpstreamClient {
       deadline.clear();
       stopTimer();
     }
+  }
+
+  /**
+   * Takes up the answer of a tools/call sent on a 2025-era session by another process (a hosted call's
+   * worker that died): undefined when it cannot be (the session is gone or replaced, or the upstream
+   * keeps no streams). Rejects like `send` when the upstream cannot be reached.
+   */
+  async resume(
+    endpoint: UpstreamEndpoint,
+    point: ResumePoint,
+    opts: UpstreamRequestOptions = {},
+  ): Promise<UpstreamReply | undefined> {
+    return this.era20251125.resumeCall(endpoint, point, opts);
   }
 
   /**

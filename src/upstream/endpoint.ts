@@ -35,6 +35,15 @@ export type UpstreamReply =
   | { kind: 'result'; result: Record<string, unknown>; prepared?: boolean }
   | { kind: 'error'; error: JsonRpcErrorObject; httpStatus: number };
 
+/** Where an answer on a 2025-era session can be taken up again: the session, the request, the last event. */
+export interface ResumePoint {
+  sessionId: string;
+  /** The session's variant (which capabilities its `initialize` declared). */
+  variant: string;
+  requestId: string;
+  eventId: string;
+}
+
 export interface UpstreamRequestOptions {
   signal?: AbortSignal;
   /**
@@ -50,6 +59,11 @@ export interface UpstreamRequestOptions {
    * speaks; set by the client itself from the request's `_meta` (telemetry/mcp-spans.ts).
    */
   traceHeaders?: Record<string, string>;
+  /**
+   * Each point a 2025-era session request's answer could be taken up from (`UpstreamClient.resume`), by
+   * a process that did not send it, if the upstream keeps its streams (an event store).
+   */
+  onResumePoint?: (point: ResumePoint) => void;
   /**
    * A request a 2025-era upstream sends on this request's own stream (`elicitation/create` only): the
    * answer to send back (a result, or an error), or undefined to refuse it as on any other call. Only a

@@ -75,17 +75,22 @@ export async function readSseMessages(
   body: AsyncIterable<Buffer>,
   onMessage: (message: JsonObject) => boolean | void | Promise<boolean | void>,
   bounds?: SseBounds,
+  /** Each event id the stream sets, once its event was handled (a resumption point). */
+  onEventId?: (id: string) => void,
 ): Promise<boolean> {
   // Events are taken from the framer and handled after each chunk, so parsing one may wait (a thread).
-  const events: Array<{ data: Buffer[]; bytes: number }> = [];
-  const framer = new SseFramer(bounds?.maxEventBytes ?? Infinity, (data, bytes) =>
-    events.push({ data, bytes }),
+  const events: Array<{ data: Buffer[]; bytes: number; id: string | undefined }> = [];
+  const framer = new SseFramer(bounds?.maxEventBytes ?? Infinity, (data, bytes, id) =>
+    events.push({ data, bytes, id }),
   );
   for await (const chunk of body) {
     framer.push(chunk);
     if (framer.overflowed && bounds) throw bounds.tooLarge();
-    for (const { data, bytes } of events.splice(0)) {
-      if (bytes === 0) continue; // a priming event
+    for (const { data, bytes, id } of events.splice(0)) {
+      if (bytes === 0) {
+        if (id !== undefined) onEventId?.(id);
+        continue; // a priming event
+      }
       let msg: unknown;
       try {
         msg = bounds?.parse
@@ -96,6 +101,8 @@ export async function readSseMessages(
         throw err; // a bound passed, or the answer's preparation refused it
       }
       if (isPlainObject(msg) && (await onMessage(msg)) === true) return true;
+      // Once its message is handled: resuming from this id replays what follows it, not it.
+      if (id !== undefined) onEventId?.(id);
     }
   }
   return false;

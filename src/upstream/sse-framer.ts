@@ -1,7 +1,8 @@
 /**
  * Server-sent events framed at the byte level (the WHATWG event-stream rules the gateway needs: lines
  * ending in CRLF, LF or CR, comments, `data` fields joined by LF, a blank line dispatching, a leading BOM
- * skipped; `event`, `id` and `retry` are not used by MCP's JSON-RPC streams and are skipped too).
+ * skipped; `event` and `retry` are not used by MCP's JSON-RPC streams and are skipped too). `id` is kept
+ * as the stream's last event id (what a resumption names in `Last-Event-ID`).
  *
  * Bytes, not text, because an event may be an answer of many megabytes: its data stays in the pieces
  * the socket delivered (no copy, no string) until it is complete, so a large one can go to a worker
@@ -30,11 +31,16 @@ export class SseFramer {
   private bomChecked = false;
   /** The event passed `maxEventBytes`: nothing more is read. */
   overflowed = false;
+  /** The last event id the stream set (WHATWG: kept across events until another `id` line). */
+  lastEventId: string | undefined;
 
   constructor(
     private readonly maxEventBytes: number,
-    /** A complete event with data: its pieces (joined, they are the data) and their length. */
-    private readonly onEvent: (data: Buffer[], bytes: number) => void,
+    /**
+     * A complete event: its data's pieces (joined, they are the data) and their length, and the stream's
+     * last event id; an event without data only when it set an id (a resumption point).
+     */
+    private readonly onEvent: (data: Buffer[], bytes: number, lastEventId: string | undefined) => void,
   ) {}
 
   push(chunk: Buffer): void {
@@ -90,7 +96,10 @@ export class SseFramer {
       return;
     }
     const value = dataValue(pieces, bytes);
-    if (value === undefined) return; // a comment, or a field MCP streams do not use
+    if (value === undefined) {
+      this.takeId(pieces, bytes);
+      return; // a comment, or a field MCP streams do not use
+    }
     if (this.dataLines > 0) {
       this.data.push(NEWLINE);
       this.dataBytes += 1;
@@ -109,7 +118,23 @@ export class SseFramer {
     this.data = [];
     this.dataBytes = 0;
     this.dataLines = 0;
-    if (dataLines > 0) this.onEvent(data, dataBytes);
+    if (dataLines > 0 || this.idSet) this.onEvent(data, dataBytes, this.lastEventId);
+    this.idSet = false;
+  }
+
+  /** The event set an id (since the last dispatch). */
+  private idSet = false;
+
+  /** An `id` line sets the last event id (a value with NUL is ignored, as WHATWG says). */
+  private takeId(pieces: Buffer[], bytes: number): void {
+    if (bytes < 2 || bytes > 1024) return;
+    const line = Buffer.concat(pieces, bytes).toString('utf8');
+    const match = /^id(?::( ?)(.*))?$/.exec(line);
+    if (!match) return;
+    const value = match[2] ?? '';
+    if (value.includes('\0')) return;
+    this.lastEventId = value;
+    this.idSet = true;
   }
 }
 

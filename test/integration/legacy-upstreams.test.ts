@@ -184,7 +184,7 @@ test('an HTML page and an unreachable address are stored, shown with their probl
 
   const tools = await mixed.request('tools/list');
   expect(tools.body.error).toBeUndefined();
-  expect(names(tools.body.result?.tools)).toEqual(['ok.echo', 'ok.ask', 'ok.ask_get']);
+  expect(names(tools.body.result?.tools)).toEqual(['ok.echo', 'ok.wait', 'ok.ask', 'ok.ask_get']);
   const call = await mixed.callTool('html.echo', { message: 'x' }, { tasks: false });
   expect(call.body.error?.message).toContain('Not an MCP server');
 
@@ -215,7 +215,7 @@ test('an upstream replaced by a server of the other era is probed again when it 
   await switching?.close();
   switching = await startSdk1Upstream('stateful', switchPort);
   await new Promise((r) => setTimeout(r, 2_100)); // past the window in which a refusal reuses the last probe
-  expect(await toolNames()).toEqual(['shifty.echo', 'shifty.ask', 'shifty.ask_get']);
+  expect(await toolNames()).toEqual(['shifty.echo', 'shifty.wait', 'shifty.ask', 'shifty.ask_get']);
   expect(await era()).toBe('legacy');
 
   await switching.close();

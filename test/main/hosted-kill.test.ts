@@ -2,7 +2,9 @@
  * Hosted calls under `kill -9` (issue 24 item 4): the gateway runs as a real child process (`serve.ts
  * all`) and is killed with SIGKILL while a hosted call runs at the upstream. The upstream's own call log
  * says what happened after a fresh process took over: a call that may not be repeated reached it once
- * and its task failed saying why; a repeatable one reached it again and its answer completed the task.
+ * and its task failed saying why; a repeatable one reached it again and its answer completed the task;
+ * and one on a server that keeps its streams (an SDK 1.x event store) was taken up where the lost worker
+ * left it: sent once, its answer completed the task.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
+import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
+import { startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
 import { killChildren, startServeProcess, waitFor, writeServeConfig } from '../helpers/serve-process';
@@ -17,6 +21,8 @@ import { testStoreConfig } from '../helpers/store';
 
 let dir: string;
 let upstream: ExampleUpstream;
+/** An SDK 1.x server that keeps its streams' events (an event store): its answers can be resumed. */
+let resumable: Sdk1Upstream;
 let configFile: string;
 let port: number;
 const children: ChildProcess[] = [];
@@ -32,6 +38,7 @@ beforeAll(async () => {
       if (request.method === 'tools/call' && label) calls.set(label, (calls.get(label) ?? 0) + 1);
     },
   });
+  resumable = await startSdk1Upstream('stateful', 0, { eventStore: true });
   port = await getFreePort();
   const hosted = (repeatable: string[]) => ({
     tools: ['slow_compute'],
@@ -56,6 +63,18 @@ beforeAll(async () => {
         namespacing: false,
         upstreams: [{ alias: 'example', url: upstream.url, hosting: hosted(['slow_compute']) }],
       },
+      {
+        slug: 'resume',
+        authMode: 'anonymous',
+        namespacing: false,
+        upstreams: [
+          {
+            alias: 'sdk1',
+            url: resumable.url,
+            hosting: { tools: ['wait'], promoteAfterMs: 0, repeatable: ['!wait'] },
+          },
+        ],
+      },
     ],
   });
 });
@@ -63,6 +82,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await killChildren(children);
   await upstream?.close();
+  await resumable?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -97,5 +117,27 @@ test('a repeatable call: sent again after the kill, and its answer completes the
   expect(done.status).toBe('completed');
   expect(JSON.stringify(done.result)).toContain('again-1');
   expect(calls.get('again-1')).toBe(2);
+  await killChildren(children.splice(0));
+}, 180_000);
+
+test('a call on a resumable stream: taken up after the kill, sent once, its answer completes the task', async () => {
+  const client = new McpTestClient(`http://127.0.0.1:${port}/v1/mcp/resume`);
+  const gateway = await startServeProcess(configFile, port, children);
+  const created = await client.callTool('wait', { seconds: 8 });
+  expect(created.body).toMatchObject({ result: { resultType: 'task' } });
+  const taskId = String(created.body.result?.taskId);
+  await waitFor(
+    () => resumable.stats.calls > 0,
+    () => 'the upstream never got the call',
+  );
+  // A resume point is stored (at most once a second) before the process dies.
+  await new Promise((r) => setTimeout(r, 1500));
+  gateway.kill('SIGKILL');
+  await new Promise((r) => gateway.once('exit', r));
+  await startServeProcess(configFile, port, children);
+  const done = await client.waitForTask(taskId, undefined, 90_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain('waited 8 s');
+  expect(resumable.stats.calls).toBe(1);
   await killChildren(children.splice(0));
 }, 180_000);

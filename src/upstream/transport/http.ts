@@ -161,6 +161,47 @@ export class HttpTransport implements UpstreamTransport {
     return { read: (onMessage) => readSseMessages(res.body, onMessage, sseBounds(answer, 'notifications')) };
   }
 
+  async resume(
+    target: TransportTarget,
+    requestId: string | number,
+    lastEventId: string,
+    opts: TransportSendOptions,
+  ): Promise<TransportAnswer> {
+    const { endpoint } = target;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(endpoint.url, {
+        method: 'GET',
+        headers: { ...this.sessionHeaders(target, 'text/event-stream'), 'last-event-id': lastEventId },
+        dispatcher: this.dispatcherOf(target),
+        ...(opts.signal && { signal: opts.signal }),
+        ...(opts.quietMs !== undefined && { headersTimeout: opts.quietMs, bodyTimeout: opts.quietMs }),
+      });
+    } catch (err) {
+      throw transportError(endpoint.alias, err);
+    }
+    const format = String(res.headers['content-type'] ?? '');
+    if (res.statusCode !== STATUS.ok || !format.startsWith('text/event-stream')) {
+      await res.body.dump();
+      return {
+        kind: 'message',
+        message: undefined,
+        status: res.statusCode,
+        what: `HTTP ${res.statusCode}`,
+        format,
+      };
+    }
+    try {
+      const read = await readAnswerStream(res.body, requestId, opts);
+      return 'response' in read
+        ? { kind: 'message', message: read.response, status: STATUS.ok, what: 'HTTP 200', format }
+        : read;
+    } catch (err) {
+      res.body.destroy();
+      throw err;
+    }
+  }
+
   async end(target: TransportTarget): Promise<void> {
     if (!target.session?.id) return;
     const res = await request(target.endpoint.url, {
@@ -220,7 +261,12 @@ async function readAnswerStream(
     // The reader waits for a relay that waits (the client's socket is full) before reading on.
     return opts.onMessage?.(msg);
   };
-  const stopped = await readSseMessages(body, read, sseBounds(opts.answer, opts.carries ?? 'answer'));
+  const stopped = await readSseMessages(
+    body,
+    read,
+    sseBounds(opts.answer, opts.carries ?? 'answer'),
+    opts.onEventId,
+  );
   if (response) return { response };
   return stopped ? { kind: 'stopped' } : { kind: 'ended' };
 }

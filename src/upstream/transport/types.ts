@@ -52,6 +52,8 @@ export interface TransportSendOptions {
    * transport's own timeout. A hosted call's answer may take as long as its deadline allows.
    */
   quietMs?: number | undefined;
+  /** Each event id the answer's stream sets, once its event was handled: where a resumption starts. */
+  onEventId?: ((id: string) => void) | undefined;
   /** Whether the answer's streamed messages may carry the response, or only notifications (a listen). */
   carries?: 'answer' | 'notifications';
   /**
@@ -105,6 +107,18 @@ export interface UpstreamTransport {
     signal: AbortSignal,
     answer: AnswerContext,
   ): Promise<MessageStream | undefined>;
+  /**
+   * Takes up the answer of a request sent earlier on the session (`requestId`), from just after
+   * `lastEventId`: what the upstream sent since, up to the response, as `send` reads an answer. An
+   * upstream that cannot resume it answers with a status other than OK, or a stream that ends without
+   * the response (`ended`).
+   */
+  resume(
+    target: TransportTarget,
+    requestId: string | number,
+    lastEventId: string,
+    opts: TransportSendOptions,
+  ): Promise<TransportAnswer>;
   /** Ends the session (nothing to do without one); an upstream that keeps no sessions is fine. */
   end(target: TransportTarget): Promise<void>;
   /** Releases everything the transport holds (connections, processes). */

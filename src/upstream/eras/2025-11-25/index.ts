@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Implementation, TaskSupport } from '../../../protocol';
 import { METHOD, taskSupportOf } from '../../../protocol';
 import type { AnswerContexts } from '../../answers';
-import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../../endpoint';
+import type { ResumePoint, UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../../endpoint';
 import { UpstreamTransportError } from '../../errors';
 import type { JsonObject } from '../../http';
 import { isPlainObject } from '../../http';
@@ -167,6 +167,11 @@ export class Era20251125Upstream {
       const exchange = await this.wire.request(targetOf(current), method, params, {
         ...(opts.signal && { signal: opts.signal }),
         ...(opts.deadline && { quietMs: opts.deadline.ms }),
+        ...(opts.onResumePoint &&
+          current.sessionId && {
+            onResumePoint: (p: { requestId: string; eventId: string }) =>
+              opts.onResumePoint?.({ ...p, sessionId: current.sessionId as string, variant }),
+          }),
         ...(opts.onNotification && { onNotification: opts.onNotification }),
         ...(opts.prepare && { prepare: { ...opts.prepare, legacy: true } }),
         ...(opts.traceHeaders && { headers: opts.traceHeaders }),
@@ -184,6 +189,31 @@ export class Era20251125Upstream {
       }
       return { session: current, exchange };
     }
+  }
+
+  /**
+   * Takes up the answer of a tools/call another process sent on the session (`point`), if the session is
+   * still the scope's and the upstream keeps its streams; undefined when it cannot be taken up.
+   */
+  async resumeCall(
+    endpoint: UpstreamEndpoint,
+    point: ResumePoint,
+    opts: UpstreamRequestOptions,
+  ): Promise<UpstreamReply | undefined> {
+    const session = await this.session(endpoint, point.variant as Variant);
+    if (session.sessionId !== point.sessionId) return undefined;
+    const exchange = await this.wire.resume(targetOf(session), point, {
+      ...(opts.signal && { signal: opts.signal }),
+      ...(opts.deadline && { quietMs: opts.deadline.ms }),
+      ...(opts.onNotification && { onNotification: opts.onNotification }),
+      ...(opts.onResumePoint && {
+        onResumePoint: (p: { requestId: string; eventId: string }) =>
+          opts.onResumePoint?.({ ...p, sessionId: point.sessionId, variant: point.variant }),
+      }),
+      onRequest: (request) => this.answerRequest(session, request, opts),
+    });
+    if (exchange.kind !== 'result' && exchange.kind !== 'error') return undefined;
+    return reply(METHOD.toolsCall, exchange, endpoint);
   }
 
   /**

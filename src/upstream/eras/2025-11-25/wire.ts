@@ -42,6 +42,8 @@ export interface ExchangeOptions {
   signal?: AbortSignal;
   /** How long the answer may stay silent (TransportSendOptions.quietMs). */
   quietMs?: number;
+  /** Each point the answer could be resumed from: the request's id and the stream's last event id. */
+  onResumePoint?: (point: { requestId: string; eventId: string }) => void;
   /** A notification on the answer's stream; a promise it answers is awaited before reading on. */
   onNotification?: (message: JsonObject) => void | Promise<void>;
   /**
@@ -97,6 +99,9 @@ export class Era20251125Wire {
           signal: opts.signal,
           quietMs: opts.quietMs,
           headers: opts.headers,
+          ...(opts.onResumePoint && {
+            onEventId: (eventId: string) => opts.onResumePoint?.({ requestId: id, eventId }),
+          }),
           answer: this.answers(target.endpoint, opts.prepare),
           onMessage: (msg) => {
             // The reader waits for a relay that waits (the client's socket is full) before reading on.
@@ -118,6 +123,31 @@ export class Era20251125Wire {
       });
     if (answer.kind === 'stopped' && interrupted) return { kind: 'interrupted', request: interrupted };
     return this.outcome(target.endpoint, answer, id);
+  }
+
+  /**
+   * Takes up the answer of a request sent earlier on this session, from after `eventId` (a stream the
+   * upstream keeps with an event store): what the request's stream carried since, up to its response.
+   * Requests the upstream sends on it are refused; notifications go to `onNotification`.
+   */
+  async resume(
+    target: WireTarget,
+    point: { requestId: string; eventId: string },
+    opts: ExchangeOptions = {},
+  ): Promise<Exchange> {
+    const answer = await this.transport.resume(this.targetOf(target), point.requestId, point.eventId, {
+      signal: opts.signal,
+      quietMs: opts.quietMs,
+      answer: this.answers(target.endpoint, opts.prepare),
+      onEventId: (eventId) => opts.onResumePoint?.({ requestId: point.requestId, eventId }),
+      onMessage: (msg) => {
+        if (!('id' in msg)) return opts.onNotification?.(msg);
+        const request = serverRequest(msg);
+        const handled = request ? opts.onRequest?.(request) : undefined;
+        return handled instanceof Promise ? handled.then(() => false) : false;
+      },
+    });
+    return this.outcome(target.endpoint, answer, point.requestId);
   }
 
   /**

@@ -1,0 +1,94 @@
+/**
+ * What a hosted call says while it runs (activities/hosted-call.ts): the task `working` with a status
+ * message, upstream progress as that message, and a 2025-era upstream's question on the call's own
+ * stream as the task's `input_required`, answered through `tasks/update`.
+ */
+import type { InputResponses, TaskSnapshot } from '../protocol';
+import type { ActivityDeps } from './deps';
+import { progressMessage } from './hosted-answer';
+import { boundedStatusMessage } from './snapshot';
+import { sleepWithHeartbeat } from './support';
+import type { CallHostedToolInput } from './types';
+
+/** How often a call waiting for the client's answer to the upstream's question looks for it. */
+const ANSWER_LOOK_EVERY_MS = 500;
+/** Progress notifications recorded as the task's status message at most this often. */
+const PROGRESS_EVERY_MS = 1000;
+
+export function createHostedStatus(deps: ActivityDeps) {
+  const { settings } = deps;
+
+  /**
+   * The task `working` with this status message. Recording marks a running task due for a watch
+   * (store/task-watch.ts); a hosted call is its own watch, and it runs (or waits its turn, as it should).
+   */
+  async function working(input: { taskKey: string; createdAt: string }, message: string): Promise<void> {
+    const snapshot: TaskSnapshot = {
+      status: 'working',
+      statusMessage: boundedStatusMessage(message, settings.maxStatusMessageChars),
+      createdAt: input.createdAt,
+      lastUpdatedAt: new Date().toISOString(),
+      ttlMs: settings.finishedTaskTtlMs ?? null,
+    };
+    await deps.store.recordSnapshot(input.taskKey, snapshot);
+    await deps.store.watchStarted(input.taskKey);
+  }
+
+  /**
+   * A 2025-era upstream's form elicitation on the call's own stream: only this activity holds that
+   * stream, so it asks the client through the task (`input_required` with the question) and waits,
+   * heartbeating, for the answer `tasks/update` stores (payload kind `input_responses`), then hands it to
+   * the upstream. Other modes are refused as on any call.
+   */
+  function questionRelay(input: CallHostedToolInput) {
+    let asked = 0;
+    return async (request: { method: string; params?: Record<string, unknown> }) => {
+      const mode = request.params?.mode;
+      if (mode !== undefined && mode !== 'form') return undefined;
+      asked += 1;
+      const key = `elicitation-${input.round ?? 0}-${asked}`;
+      await deps.store.recordSnapshot(input.taskKey, {
+        status: 'input_required',
+        statusMessage: 'The upstream asks for input: answer it with tasks/update',
+        inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
+        createdAt: input.createdAt,
+        lastUpdatedAt: new Date().toISOString(),
+        ttlMs: settings.finishedTaskTtlMs ?? null,
+      });
+      await deps.store.watchStarted(input.taskKey);
+      for (;;) {
+        const answers = await deps.payloads.allOf<InputResponses>(input.taskKey, 'input_responses');
+        const answer = answers.find((a) => Object.hasOwn(a, key))?.[key];
+        if (answer) {
+          await working(
+            input,
+            'Hosted by the gateway: the answer went to the upstream, which is working on it',
+          );
+          return { result: answer as Record<string, unknown> };
+        }
+        await sleepWithHeartbeat(ANSWER_LOOK_EVERY_MS);
+      }
+    };
+  }
+
+  /** Upstream progress as the task's status message (and its dashboard progress), throttled. */
+  function progressRecorder(input: CallHostedToolInput, note?: string) {
+    let last = 0;
+    const now = (message: string) => working(input, message);
+    return {
+      now,
+      onNotification: async (message: Record<string, unknown>) => {
+        if (message.method !== 'notifications/progress' || Date.now() - last < PROGRESS_EVERY_MS) return;
+        last = Date.now();
+        await now(progressMessage(message.params, note)).catch((err: unknown) =>
+          deps.logger.warn(
+            { err: err instanceof Error ? err.name : 'error' },
+            'hosted progress not recorded',
+          ),
+        );
+      },
+    };
+  }
+
+  return { working, questionRelay, progressRecorder };
+}
