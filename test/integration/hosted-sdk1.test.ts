@@ -12,10 +12,13 @@ import { startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 
 let sdk1: Sdk1Upstream;
+/** The same server stateless (no session: each request stands alone, answered as JSON). */
+let stateless: Sdk1Upstream;
 let gw: TestGateway;
 
 beforeAll(async () => {
   sdk1 = await startSdk1Upstream('stateful');
+  stateless = await startSdk1Upstream('stateless');
   gw = await startTestGateway({
     // Calls a client waits on are cut after 2 s here.
     config: { upstreams: { callDeadlineMs: 2000 } },
@@ -32,12 +35,18 @@ beforeAll(async () => {
         ],
       },
       { slug: 'plain', namespacing: false, upstreams: [{ alias: 'sdk1', url: sdk1.url }] },
+      {
+        slug: 'stateless',
+        namespacing: false,
+        upstreams: [{ alias: 'sdk1', url: stateless.url, hosting: { tools: ['wait'], promoteAfterMs: 0 } }],
+      },
     ],
   });
 }, 180_000);
 afterAll(async () => {
   await gw?.close();
   await sdk1?.close();
+  await stateless?.close();
 });
 
 test("a hosted call outlasts the instance's call deadline; the same call unhosted is cut", async () => {
@@ -91,4 +100,13 @@ test("the server's elicitation during a hosted call is the task's question; the 
   const done = await client.waitForTask(taskId, undefined, 20_000);
   expect(done.status).toBe('completed');
   expect(JSON.stringify(done.result)).toContain('Ada');
+});
+
+test('a stateless SDK 1.x server: the hosted call is a task at once and its JSON answer completes it', async () => {
+  const client = gw.clientFor('stateless');
+  const created = await client.callTool('wait', { seconds: 1 });
+  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+  const done = await client.waitForTask(String(created.body.result?.taskId), undefined, 30_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain('waited 1 s');
 });
