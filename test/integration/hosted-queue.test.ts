@@ -101,7 +101,7 @@ test('ten hosted calls through two slots: in order, never more than two at once,
   for (let i = 2; i < sorted.length; i++) {
     expect((sorted[i] as number) - (sorted[i - 2] as number)).toBeGreaterThanOrEqual(SECONDS * 1000 - 100);
   }
-});
+}, 300_000);
 
 test('an upstream that asks for input during a hosted call ends it with a clear error, not a hang', async () => {
   const reply = await gw.clientFor('asking').callTool('test_input_required_result_multi_round', {});

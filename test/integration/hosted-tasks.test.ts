@@ -175,18 +175,18 @@ describe('a worker lost while a hosted call runs', () => {
     const taskId = await slowCallUnderWay(client, 12);
     await gw.stop();
     await gw.start();
-    const done = await client.waitForTask(taskId, undefined, 60_000);
+    const done = await client.waitForTask(taskId, undefined, 120_000);
     expect(done.status).toBe('failed');
     expect(JSON.stringify(done)).toMatch(/interrupted after it was sent.*not repeated/);
-  });
+  }, 180_000);
 
   test('a repeatable call is sent again and its answer completes the task', async () => {
     const repeating = gw.clientFor('repeating');
     const taskId = await slowCallUnderWay(repeating, 12);
     await gw.stop();
     await gw.start();
-    const done = await repeating.waitForTask(taskId, undefined, 90_000);
+    const done = await repeating.waitForTask(taskId, undefined, 120_000);
     expect(done.status).toBe('completed');
     expect(text(done.result as Record<string, unknown>)).toContain('Long running operation completed');
-  });
+  }, 180_000);
 });
