@@ -140,7 +140,13 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // worker is still alive and doing its work, so this degrades /readyz without failing it.
   shared.degraded['watches'] = () =>
     w.getStatus().numInFlightNonLocalActivities >= config.temporal.maxConcurrentActivities;
-  setHostedQueueSource(() => hostedQueue.lengths());
+  setHostedQueueSource(async () =>
+    (await hostedQueue.lengths()).map(({ project, upstream, waiting }) => ({
+      project,
+      upstream,
+      value: waiting,
+    })),
+  );
   setWatchLagSource(async () => {
     const now = Date.now();
     const overdue = await store.overdueWatches();
@@ -148,7 +154,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       overdue.map(async (o) => ({
         project: (await controlPlane.projectById(o.project))?.slug ?? o.project,
         upstream: o.upstream,
-        seconds: Math.max(0, (now - Date.parse(o.dueSince)) / 1000),
+        value: Math.max(0, (now - Date.parse(o.dueSince)) / 1000),
       })),
     );
   });

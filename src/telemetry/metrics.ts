@@ -135,59 +135,51 @@ export const watchesRunning = new Gauge({
   registers: [registry],
 });
 
+/** A value per project slug and upstream alias, read from the store when `/metrics` is read. */
+export type UpstreamValues = () => Promise<Array<{ project: string; upstream: string; value: number }>>;
+
+/**
+ * A gauge per project upstream whose values a role reads when `/metrics` is read (`set(source)`; none
+ * without one). Series seen once stay, at 0 when the source no longer names them, so a graph shows the
+ * recovery.
+ */
+function upstreamGauge(name: string, help: string): { gauge: Gauge; set(source?: UpstreamValues): void } {
+  let source: UpstreamValues | undefined;
+  const seen = new Map<string, { project: string; upstream: string }>();
+  const gauge = new Gauge({
+    name,
+    help,
+    labelNames: ['project', 'upstream'] as const,
+    registers: [registry],
+    async collect() {
+      const values = await source?.().catch(() => undefined);
+      if (!values) return;
+      for (const labels of seen.values()) this.set(labels, 0);
+      for (const { project, upstream, value } of values) {
+        seen.set(`${project}\u0000${upstream}`, { project, upstream });
+        this.set({ project, upstream }, value);
+      }
+    },
+  });
+  return { gauge, set: (s) => (source = s) };
+}
+
 /** Running tasks due for a poll that no watch makes, per project slug and upstream (store/task-watch.ts). */
-export type WatchLagSource = () => Promise<Array<{ project: string; upstream: string; seconds: number }>>;
-let watchLagSource: WatchLagSource | undefined;
-const lagLabels = new Map<string, { project: string; upstream: string }>();
+const watchLagGauge = upstreamGauge(
+  'taskrouter_watch_lag_seconds',
+  "How long the oldest running task of the project's upstream has been due for a poll that no watch makes (its watch waits for a worker slot); 0 while every task is watched.",
+);
+export const watchLag = watchLagGauge.gauge;
+/** Set by the worker role: where the watch lag (seconds) comes from when `/metrics` is read. */
+export const setWatchLagSource = watchLagGauge.set;
 
-/** Set by the worker role: where the watch lag comes from when `/metrics` is read. */
-export function setWatchLagSource(source: WatchLagSource | undefined): void {
-  watchLagSource = source;
-}
-
-export const watchLag = new Gauge({
-  name: 'taskrouter_watch_lag_seconds',
-  help: "How long the oldest running task of the project's upstream has been due for a poll that no watch makes (its watch waits for a worker slot); 0 while every task is watched.",
-  labelNames: ['project', 'upstream'] as const,
-  registers: [registry],
-  async collect() {
-    if (!watchLagSource) return;
-    const overdue = await watchLagSource().catch(() => undefined);
-    if (!overdue) return;
-    // Series seen once stay, at 0 when caught up, so a graph shows the recovery.
-    for (const labels of lagLabels.values()) this.set(labels, 0);
-    for (const { project, upstream, seconds } of overdue) {
-      lagLabels.set(`${project}\u0000${upstream}`, { project, upstream });
-      this.set({ project, upstream }, seconds);
-    }
-  },
-});
-
-let hostedQueueSource:
-  (() => Promise<Array<{ project: string; upstream: string; waiting: number }>>) | undefined;
-const queueLabels = new Map<string, { project: string; upstream: string }>();
-
+const hostedQueueGauge = upstreamGauge(
+  'taskrouter_hosted_queue_length',
+  "Hosted calls waiting for one of the upstream's hosting.maxConcurrent slots (docs/hosted-tasks.md).",
+);
+export const hostedQueueLength = hostedQueueGauge.gauge;
 /** Set by the worker role: where the hosted calls' queue lengths come from when `/metrics` is read. */
-export function setHostedQueueSource(source: typeof hostedQueueSource): void {
-  hostedQueueSource = source;
-}
-
-export const hostedQueueLength = new Gauge({
-  name: 'taskrouter_hosted_queue_length',
-  help: "Hosted calls waiting for one of the upstream's hosting.maxConcurrent slots (docs/hosted-tasks.md).",
-  labelNames: ['project', 'upstream'] as const,
-  registers: [registry],
-  async collect() {
-    if (!hostedQueueSource) return;
-    const lengths = await hostedQueueSource().catch(() => undefined);
-    if (!lengths) return;
-    for (const labels of queueLabels.values()) this.set(labels, 0);
-    for (const { project, upstream, waiting } of lengths) {
-      queueLabels.set(`${project}\u0000${upstream}`, { project, upstream });
-      this.set({ project, upstream }, waiting);
-    }
-  },
-});
+export const setHostedQueueSource = hostedQueueGauge.set;
 
 /** The exposition text: the gateway's metrics, then any extra text (the Temporal SDK's own). */
 export async function metricsText(extra: () => Promise<string> = async () => ''): Promise<string> {
