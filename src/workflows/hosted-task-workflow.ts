@@ -37,20 +37,21 @@ const { startHostedTask, recordHostedStatus, recordTaskSnapshot, releaseHostedSl
     retry: { initialInterval: '200ms', maximumInterval: '10s' },
   });
 /**
- * The call: heartbeats find a lost worker within seconds, and the next attempt decides from the store
+ * The call: heartbeats find a lost worker within 30 s (a loaded machine may stall a heartbeat for
+ * seconds; a call wrongly taken for lost would fail or repeat), and the next attempt decides from the store
  * whether the call may be sent again (activities/hosted-call.ts). The upstream client's own deadline
  * (restarted by each progress notification) bounds one attempt.
  */
 const { callHostedTool } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '24 hours',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '30 seconds',
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5 },
 });
 /** Waiting for a slot of the upstream's queue: as long as it takes, on any worker. */
 const { waitForHostedSlot } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '30 days',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '30 seconds',
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   retry: { initialInterval: '1s', maximumInterval: '10s' },
 });
