@@ -163,24 +163,25 @@ export class StdioTransport implements UpstreamTransport {
     const token = `stdio-${this.replica}-${++this.generation}`;
     const log = (line: string) =>
       this.opts.log({ project: endpoint.project, upstream: alias }, `stdio: ${line}`);
-    let slot: Slot | undefined;
+    // The process reports to its slot, made once the process is (its callbacks run later).
+    const ref: { slot?: Slot } = {};
     const proc = new StdioProcess(launch, {
       maxLineBytes: this.opts.maxLineBytes,
       stderrBytesPerMinute: this.opts.config.stderrBytesPerMinute,
       log,
-      onLine: (line) => slot?.onLine(line),
+      onLine: (line) => ref.slot?.onLine(line),
       onOverflow: () => {
         log(`wrote a line longer than ${this.opts.maxLineBytes} bytes (upstreams.maxResponseBytes); stopped`);
-        slot?.failAll(
+        ref.slot?.failAll(
           new UpstreamAnswerTooLarge(alias, 'upstreams.maxResponseBytes', this.opts.maxLineBytes),
         );
         void proc.stop();
       },
       onExit: (code, sig) => {
         const crashed = !proc.stopRequested;
-        if (this.slots.get(key) === slot) this.slots.delete(key);
+        if (this.slots.get(key) === ref.slot) this.slots.delete(key);
         stdioProcesses.dec(labels);
-        slot?.exited(
+        ref.slot?.exited(
           new UpstreamTransportError(
             `Upstream "${alias}": its local process exited (${sig ?? `code ${code}`}) before answering`,
             true,
@@ -193,7 +194,7 @@ export class StdioTransport implements UpstreamTransport {
         }
       },
     });
-    slot = new Slot(key, token, endpoint, proc, {
+    const slot = new Slot(key, token, endpoint, proc, {
       idleMs: this.opts.config.idleMs,
       onIdle: () => {
         log('idle; stopped');
@@ -201,6 +202,7 @@ export class StdioTransport implements UpstreamTransport {
       },
       onServed: () => this.crashes.delete(key),
     });
+    ref.slot = slot;
     if (!proc.alive)
       throw new UpstreamTransportError(`Upstream "${alias}": its local process could not be started`, false);
     this.slots.set(key, slot);
