@@ -4,6 +4,7 @@
  * credential scope with the catalog's environment only, idle stop, crash and restart, the per-replica
  * cap, bad catalog references; and the catalog's pure parts.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { StdioConfigSchema, checkStdioUrl, StdioReferenceError } from '../../src/config/stdio';
 import { META, PROTOCOL_VERSION } from '../../src/protocol';
@@ -14,8 +15,25 @@ import { launchSpec, redact } from '../../src/upstream/transport/processes';
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const meta = { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} };
 
+/** A server that is no server: `node -e <script>`. */
+const fake = (script: string) => ({
+  command: process.execPath,
+  args: ['-e', script],
+  credentialEnv: 'UPSTREAM_TOKEN',
+});
+
+const CATALOG = {
+  garbage: fake("process.stdin.on('data', () => process.stdout.write('this is not json\\n'))"),
+  silent: fake('process.stdin.resume()'),
+  flood: fake(
+    "process.stderr.write('token is ' + process.env.UPSTREAM_TOKEN + '\\n'); for (let i = 0; i < 2000; i++) process.stderr.write('x'.repeat(200) + '\\n'); process.stdin.resume()",
+  ),
+};
+
 function config(over: Record<string, unknown> = {}) {
   return StdioConfigSchema.parse({
+    restartBackoffMs: 0,
+    ...over,
     catalog: {
       everything: {
         command: process.execPath,
@@ -24,9 +42,9 @@ function config(over: Record<string, unknown> = {}) {
         credentialEnv: 'UPSTREAM_TOKEN',
         settable: { root: { pattern: '[a-z0-9/.]+', under: '/srv/projects', required: false, env: 'ROOT' } },
       },
+      ...CATALOG,
+      ...(over.catalog as object | undefined),
     },
-    restartBackoffMs: 0,
-    ...over,
   });
 }
 
@@ -193,5 +211,97 @@ describe('stdio upstreams through the upstream client', () => {
     const [proc] = c.stdio.running();
     await c.close();
     expect(alive(proc?.pid)).toBe(false);
+  });
+});
+
+describe('faulty local servers', () => {
+  let client: UpstreamClient;
+  const logs: string[] = [];
+  afterEach(async () => {
+    await client?.close();
+  });
+  const make = (over: Record<string, unknown> = {}) => {
+    logs.length = 0;
+    client = new UpstreamClient({
+      stdio: { config: config(over), log: (_d, m) => logs.push(m) },
+      timeoutMs: 20_000,
+    });
+    return client;
+  };
+  const at = (entry: string): UpstreamEndpoint => ({
+    ...endpoint('alice', 'tok-secret-alice'),
+    url: `stdio:${entry}`,
+  });
+
+  it('garbage on stdout fails the call clearly and stops the process', async () => {
+    const c = make();
+    await expect(c.send(at('garbage'), 'tools/list', { _meta: meta })).rejects.toThrow(
+      /wrote something other than JSON-RPC to stdout/,
+    );
+    await until(() => c.stdio.running().length === 0);
+  });
+
+  it('a server that never answers initialize is given up; the next call gets a fresh process', async () => {
+    const c = make({ startTimeoutMs: 300 });
+    await expect(c.send(at('silent'), 'tools/list', { _meta: meta })).rejects.toThrow(
+      /did not answer within 300 ms/,
+    );
+    await until(() => c.stdio.running().length === 0);
+    const pids = new Set<number | undefined>();
+    const next = c.send(at('silent'), 'tools/list', { _meta: meta });
+    await until(() => c.stdio.running().length === 1);
+    pids.add(c.stdio.running()[0]?.pid);
+    await expect(next).rejects.toThrow(/did not answer/);
+    expect(pids.size).toBe(1);
+  });
+
+  it('a flood of stderr is logged within its budget, the credential redacted', async () => {
+    const c = make({ startTimeoutMs: 1_500, stderrBytesPerMinute: 4_096 });
+    await expect(c.send(at('flood'), 'tools/list', { _meta: meta })).rejects.toThrow(/did not answer/);
+    const logged = logs.filter((l) => l.startsWith('stdio: ') && !/started|exited|idle/.test(l));
+    expect(logged.join('').length).toBeLessThan(4_096 + 2_000);
+    expect(logs.join('\n')).not.toContain('tok-secret-alice');
+    expect(logs.join('\n')).toContain('token is [redacted]');
+  });
+
+  it('a process over its memory limit fails clearly, and the gateway goes on', async () => {
+    const c = make({
+      startTimeoutMs: 300,
+      catalog: {
+        everything: {
+          command: process.execPath,
+          args: [EVERYTHING, 'stdio'],
+          limits: { memoryBytes: 64 * 1024 * 1024 },
+        },
+      },
+    });
+    await expect(c.send(at('everything'), 'tools/list', { _meta: meta })).rejects.toThrow(
+      /local process (exited|has gone)/,
+    );
+    await expect(c.send(at('silent'), 'tools/list', { _meta: meta })).rejects.toThrow(
+      /did not answer|has gone|exited/,
+    );
+  }, 60_000);
+
+  it('no process outlives a gateway killed with SIGKILL (setpriv --pdeathsig)', async () => {
+    const spec = config().catalog.everything!;
+    const launch = launchSpec(spec, checkStdioUrl(config().catalog, 'stdio:everything'), undefined);
+    expect(launch.command).toBe('/usr/bin/setpriv');
+    // A stand-in gateway: spawns the launch as the transport does, prints the child's pid, then waits.
+    const parent = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const c = require('child_process').spawn(${JSON.stringify(launch.command)}, ${JSON.stringify(launch.args)}, { stdio: 'pipe' }); console.log(c.pid); setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const pid = await new Promise<number>((resolve) =>
+      parent.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+    );
+    await until(() => alive(pid));
+    parent.kill('SIGKILL');
+    await until(() => !alive(pid));
+    expect(alive(pid)).toBe(false);
   });
 });

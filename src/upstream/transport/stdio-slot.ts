@@ -27,7 +27,7 @@ const MAX_QUEUED_LINES = 16;
 export class Slot {
   private readonly pending = new Map<string | number, Pending>();
   private readonly listeners = new Set<Listener>();
-  private initialize: Promise<JsonObject> | undefined;
+  private initialize: Promise<TransportAnswer> | undefined;
   private initializedSent = false;
   private lastUse = Date.now();
   private readonly idleTimer: NodeJS.Timeout;
@@ -40,7 +40,13 @@ export class Slot {
     readonly token: string,
     readonly endpoint: UpstreamEndpoint,
     readonly process: StdioProcess,
-    private readonly opts: { idleMs: number; onIdle: () => void; onServed: () => void },
+    private readonly opts: {
+      idleMs: number;
+      /** Longest wait for the answer to `initialize` (`stdio.startTimeoutMs`). */
+      startTimeoutMs: number;
+      onIdle: () => void;
+      onServed: () => void;
+    },
   ) {
     const every = Math.max(50, Math.min(opts.idleMs / 4, 30_000));
     this.idleTimer = setInterval(() => {
@@ -76,15 +82,24 @@ export class Slot {
     }
     if (method === 'initialize') {
       // One process, one session: a later session is answered what the first one was.
-      this.initialize ??= this.request(message, id, opts, timeoutMs).then((a) => {
-        if (a.kind !== 'message' || !isPlainObject(a.message) || !isPlainObject(a.message.result)) {
-          this.initialize = undefined;
-          throw new UpstreamTransportError(`Upstream "${this.endpoint.alias}" refused initialize`, true);
-        }
-        return a.message;
-      });
-      const first = await this.initialize;
-      return this.answered({ ...first, id });
+      const start = { ...opts, quietMs: Math.min(opts.quietMs ?? timeoutMs, this.opts.startTimeoutMs) };
+      if (!this.initialize) {
+        const first = this.request(message, id, start, timeoutMs).then(
+          (a) => {
+            if (!isResult(a)) this.initialize = undefined;
+            return a;
+          },
+          (err: unknown) => {
+            // A server that never answers `initialize` is given up: the next call gets a fresh process.
+            this.initialize = undefined;
+            void this.process.stop();
+            throw err;
+          },
+        );
+        this.initialize = first;
+      }
+      const answer = await this.initialize;
+      return isResult(answer) ? this.answered({ ...answer.message, id }) : answer;
     }
     return this.request(message, id, opts, timeoutMs);
   }
@@ -293,4 +308,11 @@ export class Slot {
       mayHaveReached,
     );
   }
+}
+
+/** An answer carrying a JSON-RPC result (what a later session's `initialize` is answered from). */
+function isResult(
+  a: TransportAnswer,
+): a is Extract<TransportAnswer, { kind: 'message' }> & { message: JsonObject } {
+  return a.kind === 'message' && isPlainObject(a.message) && isPlainObject(a.message.result);
 }

@@ -196,6 +196,7 @@ export class StdioTransport implements UpstreamTransport {
     });
     const slot = new Slot(key, token, endpoint, proc, {
       idleMs: this.opts.config.idleMs,
+      startTimeoutMs: this.opts.config.startTimeoutMs,
       onIdle: () => {
         log('idle; stopped');
         void proc.stop();
