@@ -15,6 +15,10 @@ const ADMIN_TOKEN = 'stdio-upstreams-admin-token';
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 /** Marks this file's processes in their environment, so they can be found in /proc. */
 const MARK = `mark-${randomBytes(6).toString('hex')}`;
+const T = {
+  alice: 'trp_alice-stdio-user-00000000000000000000',
+  bob: 'trp_bob-stdio-user-0000000000000000000000',
+};
 
 let gw: TestGateway;
 let client: McpTestClient;
@@ -30,6 +34,7 @@ beforeAll(async () => {
             args: [EVERYTHING, 'stdio'],
             env: { TASKROUTER_TEST_MARK: MARK },
             settable: { root: { pattern: '[a-z0-9-]+', under: '/tmp', required: false } },
+            credentialEnv: 'UPSTREAM_TOKEN',
           },
         },
       },
@@ -38,6 +43,21 @@ beforeAll(async () => {
       { slug: 'local', namespacing: false, upstreams: [{ alias: 'everything', url: 'stdio:everything' }] },
       { slug: 'other', upstreams: [{ alias: 'everything', url: 'stdio:everything' }] },
     ],
+    bootstrap: () => ({
+      users: [
+        { handle: 'alice', tokens: [{ name: 't', token: T.alice }] },
+        { handle: 'bob', tokens: [{ name: 't', token: T.bob }] },
+      ],
+      teams: [{ slug: 'core', members: ['alice', 'bob'] }],
+      projects: [
+        {
+          slug: 'peruser',
+          team: 'core',
+          namespacing: false,
+          upstreams: [{ alias: 'everything', url: 'stdio:everything', auth: { mode: 'per_user' } }],
+        },
+      ],
+    }),
   });
   client = gw.clientFor('local');
 }, START_TIMEOUT_MS);
@@ -86,6 +106,33 @@ test('its tools are discovered, listed and called through the gateway, reusing i
   const sum = await client.callTool('get-sum', { a: 2, b: 3 }, { tasks: false });
   expect(text(sum.body.result)).toContain('5');
   expect(marked()).toEqual(running);
+});
+
+test('a per_user upstream runs one process per user, each with only its own credential', async () => {
+  for (const user of ['alice', 'bob'] as const) {
+    const granted = await admin('PUT', '/projects/peruser/upstreams/everything/authorization', {
+      user,
+      credential: `secret-of-${user}`,
+    });
+    expect(granted.status).toBe(200);
+  }
+  const before = new Set(marked());
+  const peruser = gw.clientFor('peruser');
+  const envs: Record<string, string> = {};
+  for (const user of ['alice', 'bob'] as const) {
+    const reply = await peruser.withToken(T[user]).callTool('get-env', {}, { tasks: false });
+    envs[user] = text(reply.body.result);
+  }
+  expect(envs.alice).toContain('secret-of-alice');
+  expect(envs.alice).not.toContain('secret-of-bob');
+  expect(envs.bob).toContain('secret-of-bob');
+  expect(envs.bob).not.toContain('secret-of-alice');
+  const started = marked().filter((pid) => !before.has(pid));
+  expect(started).toHaveLength(2);
+  const tokens = started.map(
+    (pid) => /UPSTREAM_TOKEN=([^\0]*)/.exec(readFileSync(`/proc/${pid}/environ`, 'utf8'))?.[1],
+  );
+  expect(new Set(tokens)).toEqual(new Set(['secret-of-alice', 'secret-of-bob']));
 });
 
 test('the admin API refuses unknown entries and values outside their pattern, naming the field', async () => {
