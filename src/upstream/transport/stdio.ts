@@ -145,7 +145,8 @@ export class StdioTransport implements UpstreamTransport {
       if (!(err instanceof StdioReferenceError)) throw err;
       throw new UpstreamTransportError(`Upstream "${alias}": ${err.message}`, false);
     }
-    if (this.slots.size >= this.opts.config.maxProcesses) {
+    // Those starting count too (this one is not among them yet): a burst cannot pass the cap.
+    if (this.slots.size + this.starting.size >= this.opts.config.maxProcesses) {
       throw new UpstreamTransportError(
         `Upstream "${alias}": this gateway replica already runs its maximum of ${this.opts.config.maxProcesses} local processes (stdio.maxProcesses); try again later`,
         false,
