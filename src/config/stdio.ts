@@ -153,6 +153,20 @@ export function checkStdioUrl(
   return { ...address, spec };
 }
 
+/**
+ * The control plane's check of a `stdio:` address (its `checkStdioAddress` option): throws an Error whose
+ * message starts with the field (`url`, `url.<value>`).
+ */
+export function stdioAddressCheck(catalog: Record<string, StdioCatalogEntry>): (url: string) => void {
+  return (url) => {
+    try {
+      checkStdioUrl(catalog, url);
+    } catch (err) {
+      throw err instanceof StdioReferenceError ? new Error(`${err.field}: ${err.message}`) : err;
+    }
+  };
+}
+
 /** `{name}` in a template replaced by the settable value (a path value resolved inside its base). */
 export function fillTemplate(template: string, address: StdioAddress, spec: StdioCatalogEntry): string {
   return template.replace(/\{([a-z0-9_-]+)\}/g, (whole, name: string) => {

@@ -10,7 +10,7 @@ import { upstreamRenewal, upstreamRevocation, upstreamTokenExchange } from './up
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { checkStdioUrl, StdioReferenceError } from '../config/stdio';
+import { stdioAddressCheck } from '../config/stdio';
 import { UpstreamCatalog } from '../gateway/catalog';
 import { resolveEndpoint } from '../gateway/credentials';
 import { checkNamespacing } from '../gateway/routing';
@@ -84,13 +84,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     }),
     checkUpstreamAddress: (url) => addressPolicy.checkUrl(url),
     // A stdio upstream names an entry of the operator's catalog with only the values it declares.
-    checkStdioAddress: (url) => {
-      try {
-        checkStdioUrl(config.stdio.catalog, url);
-      } catch (err) {
-        throw err instanceof StdioReferenceError ? new Error(`${err.field}: ${err.message}`) : err;
-      }
-    },
+    checkStdioAddress: stdioAddressCheck(config.stdio.catalog),
     // RFC 8693 for `per_user` upstreams with `auth.tokenExchange` (docs/oauth.md); no public origin needed.
     exchangeToken: upstreamTokenExchange(logger, checkedVia),
   });

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { StdioConfigSchema, checkStdioUrl, StdioReferenceError } from '../../src/config/stdio';
 import { META, PROTOCOL_VERSION } from '../../src/protocol';
+import { metricsText } from '../../src/telemetry/metrics';
 import type { UpstreamEndpoint } from '../../src/upstream/client';
 import { UpstreamClient } from '../../src/upstream/client';
 import { launchSpec, redact } from '../../src/upstream/transport/processes';
@@ -166,6 +167,7 @@ describe('stdio upstreams through the upstream client', () => {
     // The session is reused: a second call of alice's goes to the same process.
     await c.send(endpoint('alice', 'tok-alice'), 'tools/list', { _meta: meta });
     expect(c.stdio.running()).toHaveLength(2);
+    expect(await metricsText()).toMatch(/taskrouter_stdio_processes\{project="p",upstream="local"\} 2/);
   });
 
   it('stops an idle process and starts a fresh one on the next call', async () => {
@@ -192,6 +194,9 @@ describe('stdio upstreams through the upstream client', () => {
     expect(text(echo)).toContain('again');
     expect(c.stdio.running()[0]?.pid).not.toBe(first?.pid);
     expect(logs.some((l) => /exited \(SIGKILL\)/.test(l))).toBe(true);
+    expect(await metricsText()).toMatch(
+      /taskrouter_stdio_restarts_total\{project="p",upstream="local"\} [1-9]/,
+    );
   });
 
   it('refuses a process past the per-replica cap with an error naming the setting', async () => {
