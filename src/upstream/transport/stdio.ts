@@ -77,11 +77,12 @@ export class StdioTransport implements UpstreamTransport {
         false,
       );
     }
-    const slot = await this.acquire(endpoint, opts.signal);
     const method = typeof message.method === 'string' ? message.method : undefined;
     const sessionId = target.session.id;
-    if (sessionId && sessionId !== slot.token) {
-      // A session of a process that has gone (or of another replica's): the adapter opens a new one.
+    // Only a new session (`initialize`) starts a process; a message of a session whose process has gone
+    // (or of another replica's) is answered "unknown session", and the adapter opens a new one.
+    const slot = sessionId ? this.slots.get(this.keyOf(endpoint)) : await this.acquire(endpoint, opts.signal);
+    if (!slot?.process.alive || (sessionId && sessionId !== slot.token)) {
       return {
         kind: 'message',
         message: undefined,
