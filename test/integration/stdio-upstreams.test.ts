@@ -108,6 +108,15 @@ test('its tools are discovered, listed and called through the gateway, reusing i
   expect(marked()).toEqual(running);
 });
 
+test("the server's own 2025-11-25 task tool runs as a gateway task over stdio and completes", async () => {
+  const created = await client.callTool('simulate-research-query', { topic: 'stdio' });
+  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+  const taskId = String(created.body.result?.taskId);
+  const done = await client.waitForTask(taskId, undefined, 30_000);
+  expect(done).toMatchObject({ status: 'completed', taskId });
+  expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: stdio/);
+});
+
 test('a per_user upstream runs one process per user, each with only its own credential', async () => {
   for (const user of ['alice', 'bob'] as const) {
     const granted = await admin('PUT', '/projects/peruser/upstreams/everything/authorization', {
