@@ -11,6 +11,7 @@ import { TemporalConfigSchema } from './temporal';
 import { UpstreamTrafficConfigSchema } from './upstream-traffic';
 import { ConnectConfigSchema } from './connect';
 import { UpstreamConfigSchema } from './upstream';
+import { StdioConfigSchema } from './stdio';
 
 export { UpstreamConfigSchema } from './upstream';
 export type { UpstreamConfig } from './upstream';
@@ -227,6 +228,8 @@ const ConfigObject = z.strictObject({
     .prefault({}),
   /** Bounds on traffic toward upstreams: answer size and time, pools, allowed networks. */
   upstreams: UpstreamTrafficConfigSchema.prefault({}),
+  /** Local MCP servers run by the gateway over stdio: the operator's catalog (src/config/stdio.ts). */
+  stdio: StdioConfigSchema.prefault({}),
   /** Per-project and per-caller shares of the process (src/config/fair-share.ts). */
   fairShare: FairShareConfigSchema.prefault({}),
   /** Bounds on the streams relayed to clients (src/config/streams.ts). */

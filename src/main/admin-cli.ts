@@ -11,6 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/config';
 import { loadConfigFile, parseConfig } from '../config/config';
+import { stdioAddressCheck } from '../config/stdio';
 import { Cipher } from '../store/cipher';
 import type { NewProject, ProjectPatch, UpstreamPatch } from '../store/control-plane';
 import { ControlPlaneError, ControlPlaneStore } from '../store/control-plane';
@@ -293,7 +294,11 @@ async function main(): Promise<number> {
     const config = cliConfig(process.env);
     db = await openDatabase(config.store);
     const cipher = new Cipher(config.encryption);
-    const cp = new ControlPlaneStore(db, cipher, { answerLimitCeilings: config.upstreams });
+    const cp = new ControlPlaneStore(db, cipher, {
+      answerLimitCeilings: config.upstreams,
+      // A stdio upstream names an entry of this configuration's catalog (docs/admin.md).
+      checkStdioAddress: stdioAddressCheck(config.stdio.catalog),
+    });
     const temporalClient = async () => {
       connection ??= await Connection.connect({ address: config.temporal.address, connectTimeout: '10s' });
       return new Client({

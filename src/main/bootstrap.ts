@@ -59,7 +59,11 @@ export const BootstrapDocumentSchema = z.strictObject({
           .array(
             z.strictObject({
               alias: AliasSchema,
-              url: z.url({ protocol: /^https?$/ }),
+              // http(s), or `stdio:<catalog entry>?…` (checked against stdio.catalog when it is added).
+              url: z.union([
+                z.url({ protocol: /^https?$/ }),
+                z.string().regex(/^stdio:[a-z0-9][a-z0-9_-]{0,49}(\?.*)?$/),
+              ]),
               enabled: z.boolean().optional(),
               auth: UpstreamAuthInputSchema.optional(),
               /** Replaces the hosting policy; `null` removes it; omitted, it is left as it is. */

@@ -10,6 +10,7 @@ import { upstreamRenewal, upstreamRevocation, upstreamTokenExchange } from './up
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
+import { stdioAddressCheck } from '../config/stdio';
 import { UpstreamCatalog } from '../gateway/catalog';
 import { resolveEndpoint } from '../gateway/credentials';
 import { checkNamespacing } from '../gateway/routing';
@@ -82,6 +83,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       revokeAtServer: upstreamRevocation(new OAuthClientStore(db, cipher), logger, checkedVia),
     }),
     checkUpstreamAddress: (url) => addressPolicy.checkUrl(url),
+    // A stdio upstream names an entry of the operator's catalog with only the values it declares.
+    checkStdioAddress: stdioAddressCheck(config.stdio.catalog),
     // RFC 8693 for `per_user` upstreams with `auth.tokenExchange` (docs/oauth.md); no public origin needed.
     exchangeToken: upstreamTokenExchange(logger, checkedVia),
   });
@@ -100,6 +103,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     // Large answers are parsed (and tools/call results cut) on worker threads running this script.
     answerThreadScript: require.resolve('../gateway/answer-thread'),
     addressPolicy,
+    stdio: { config: config.stdio, log: (detail, message) => logger.info(detail, message) },
   });
   const catalog = new UpstreamCatalog(upstream, serverInfo);
   const shared: Shared = {

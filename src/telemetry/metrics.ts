@@ -129,6 +129,20 @@ export const streamRefusals = new Counter({
   registers: [registry],
 });
 
+export const stdioProcesses = new Gauge({
+  name: 'taskrouter_stdio_processes',
+  help: 'Local (stdio) upstream processes this replica runs, by project and upstream alias (one per credential scope).',
+  labelNames: ['project', 'upstream'] as const,
+  registers: [registry],
+});
+
+export const stdioRestarts = new Counter({
+  name: 'taskrouter_stdio_restarts_total',
+  help: 'Local (stdio) upstream processes started again after one crashed, by project and upstream alias.',
+  labelNames: ['project', 'upstream'] as const,
+  registers: [registry],
+});
+
 export const watchesRunning = new Gauge({
   name: 'taskrouter_watches_running',
   help: 'Watch activities running in this worker (one per task in flight it polls); at temporal.maxConcurrentActivities, more tasks wait unwatched and /readyz says degraded.',

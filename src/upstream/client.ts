@@ -7,6 +7,8 @@
  */
 import type { UpstreamAnswerLimits } from '../config/upstream-traffic';
 import { DEFAULT_ANSWER_LIMITS } from '../config/upstream-traffic';
+import type { StdioConfig } from '../config/stdio';
+import { isStdioUrl, StdioConfigSchema } from '../config/stdio';
 import type { Implementation, Meta, UpstreamProbe } from '../protocol';
 import type { AddressPolicy } from './address-policy';
 import { UPSTREAM_METHODS } from '../protocol';
@@ -30,6 +32,7 @@ import type { Era20251125SessionStore } from './eras/2025-11-25/sessions';
 import { MemorySessionStore } from './eras/2025-11-25/memory-store';
 import { sendEra20260728 } from './eras/2026-07-28';
 import { HttpTransport } from './transport/http';
+import { StdioTransport } from './transport/stdio';
 import type { UpstreamTransport } from './transport/types';
 
 export type { ResumePoint, UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from './endpoint';
@@ -58,6 +61,11 @@ export interface UpstreamClientOptions {
    * connection to them. Absent: no check (unit tests of the client).
    */
   addressPolicy?: AddressPolicy;
+  /**
+   * Local upstreams (`stdio:` addresses): the operator's catalog and process settings, and where their
+   * stderr goes. Absent: an empty catalog (every stdio upstream refused).
+   */
+  stdio?: { config: StdioConfig; log: (detail: Record<string, unknown>, message: string) => void };
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'taskrouter', version: '0' };
@@ -76,9 +84,12 @@ function failureOutcome(err: unknown, signal: AbortSignal | undefined): string {
 }
 
 export class UpstreamClient {
-  /** How messages reach upstreams (src/upstream/transport): HTTP for now. */
+  /** How messages reach upstreams (src/upstream/transport): HTTP, and stdio for local processes. */
   private readonly transport: UpstreamTransport;
+  readonly stdio: StdioTransport;
   private readonly era20251125: Era20251125Upstream;
+  /** Local processes' sessions live with the process, in this replica only: their own adapter. */
+  private readonly era20251125Stdio: Era20251125Upstream;
   private readonly eras: EraSwitch;
   private readonly limits: UpstreamAnswerLimits;
   private readonly threads: AnswerThreads | undefined;
@@ -114,10 +125,26 @@ export class UpstreamClient {
       warn,
       answers,
     });
+    this.stdio = new StdioTransport({
+      config: opts.stdio?.config ?? StdioConfigSchema.parse({}),
+      maxLineBytes: this.limits.maxResponseBytes,
+      log: opts.stdio?.log ?? (() => {}),
+      timeoutMs: opts.timeoutMs ?? 60_000,
+    });
+    this.era20251125Stdio = new Era20251125Upstream({
+      transport: this.stdio,
+      store: new MemorySessionStore(),
+      clientInfo: opts.clientInfo ?? DEFAULT_CLIENT_INFO,
+      warn,
+      answers,
+    });
     this.eras = new EraSwitch({
       era20260728: (endpoint, method, params, o) =>
         sendEra20260728(this.transport, endpoint, method, params, { ...o, answers }),
-      era20251125: this.era20251125,
+      era20251125: {
+        send: (endpoint, method, params, o) => this.era2025Of(endpoint).send(endpoint, method, params, o),
+        handshake: (endpoint, signal) => this.era2025Of(endpoint).handshake(endpoint, signal),
+      },
       ...(opts.recordProbe && { record: opts.recordProbe }),
       warn,
     });
@@ -126,7 +153,9 @@ export class UpstreamClient {
   /** Ends the sessions this process opened with 2025-era upstreams (unless tasks live in them), then closes. */
   async close(): Promise<void> {
     await this.era20251125.close();
+    await this.era20251125Stdio.close();
     await this.transport.close();
+    await this.stdio.close();
     await this.threads?.close();
   }
 
@@ -216,8 +245,8 @@ export class UpstreamClient {
     onNotification: (message: Record<string, unknown>) => void,
     signal: AbortSignal,
   ): Promise<UpstreamReply> {
-    if (this.eras.eraOf(endpoint) === 'legacy') {
-      await this.era20251125.watchLists(endpoint, onNotification, signal);
+    if (isStdioUrl(endpoint.url) || this.eras.eraOf(endpoint) === 'legacy') {
+      await this.era2025Of(endpoint).watchLists(endpoint, onNotification, signal);
       return { kind: 'result', result: { resultType: 'complete' } };
     }
     return sendEra20260728(this.transport, endpoint, 'subscriptions/listen', params, {
@@ -250,6 +279,10 @@ export class UpstreamClient {
     return own !== undefined && own < this.limits.callDeadlineMs
       ? { ms: own, limit: 'limits.upstreamCallDeadlineMs' }
       : { ms: this.limits.callDeadlineMs, limit: 'upstreams.callDeadlineMs' };
+  }
+
+  private era2025Of(endpoint: UpstreamEndpoint): Era20251125Upstream {
+    return isStdioUrl(endpoint.url) ? this.era20251125Stdio : this.era20251125;
   }
 
   /** Finds out (again) which era the upstream speaks, and records it. */

@@ -26,7 +26,8 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-cli-'));
   store = await testStoreConfig();
   const configFile = path.join(dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify({ store, encryption: keyring }));
+  const stdio = { catalog: { local: { command: 'node', settable: { root: { pattern: '[a-z]+' } } } } };
+  writeFileSync(configFile, JSON.stringify({ store, encryption: keyring, stdio }));
   env = { ...process.env, TASKROUTER_CONFIG: configFile, UPSTREAM_SECRET: 'MARKER-cli-secret' };
   delete env['TASKROUTER_ENCRYPTION_KEYS'];
 });
@@ -276,4 +277,40 @@ it('runs through the bin script', async () => {
     },
   );
   expect(JSON.parse(stdout).map((t: { slug: string }) => t.slug)).toEqual(['core']);
+});
+
+it('adds a stdio upstream by naming a catalog entry; refuses what the catalog does not declare', async () => {
+  const added = await cli(
+    'upstream',
+    'add',
+    '--project',
+    'demo',
+    '--alias',
+    'local',
+    '--url',
+    'stdio:local?root=abc',
+  );
+  expect(added).toMatchObject({ alias: 'local', url: 'stdio:local?root=abc' });
+  const unknown = await cliFails(
+    'upstream',
+    'add',
+    '--project',
+    'demo',
+    '--alias',
+    'x',
+    '--url',
+    'stdio:nope',
+  );
+  expect(unknown.stderr).toMatch(/url: stdio catalog entry "nope" is not in this gateway's catalog/);
+  const outside = await cliFails(
+    'upstream',
+    'add',
+    '--project',
+    'demo',
+    '--alias',
+    'y',
+    '--url',
+    'stdio:local?root=ABC',
+  );
+  expect(outside.stderr).toMatch(/url\.root: value "root" does not match/);
 });

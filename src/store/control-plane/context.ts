@@ -90,6 +90,12 @@ export interface ControlPlaneStoreOptions {
    * (src/upstream/address-policy.ts), which resolves the name. Absent, every address is accepted.
    */
   checkUpstreamAddress?: (url: string) => Promise<void>;
+  /**
+   * Refuses (throws with the reason) a `stdio:` address that names no entry of the operator's catalog or
+   * gives a value the entry does not declare or allow (src/config/stdio.ts). Absent: every stdio address
+   * is refused (the gateway runs no local processes).
+   */
+  checkStdioAddress?: (url: string) => void;
 }
 
 export class StoreContext {

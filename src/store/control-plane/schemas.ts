@@ -94,7 +94,14 @@ export const UpstreamAuthInputSchema = z.discriminatedUnion('mode', [
 ]);
 export type UpstreamAuthInput = z.infer<typeof UpstreamAuthInputSchema>;
 
-const UrlSchema = z.url({ protocol: /^https?$/ });
+/** An HTTP(S) URL, or a local process named by the operator's catalog: `stdio:<entry>?<value>=…`. */
+const UrlSchema = z.union([
+  z.url({ protocol: /^https?$/ }),
+  z
+    .string()
+    .max(2000)
+    .regex(/^stdio:[a-z0-9][a-z0-9_-]{0,49}(\?.*)?$/, 'an http(s) URL or stdio:<catalog entry>'),
+]);
 
 export const NewUpstreamSchema = z.strictObject({
   alias: AliasSchema,

@@ -15,6 +15,7 @@
  *   with the client they were issued to, after the transaction, best effort; nothing goes to the new
  *   address. Audited as `upstream.credentials_dropped` with counts only.
  */
+import { isStdioUrl } from '../../config/stdio';
 import type { UpstreamAuthorizationsTable, UpstreamsTable } from '../schema';
 import type { KeptClient } from '../oauth-clients';
 import { OAuthClientStore } from '../oauth-clients';
@@ -61,6 +62,18 @@ export async function checkManagedAddress(
   projectId: string,
   url: string,
 ): Promise<void> {
+  if (isStdioUrl(url)) {
+    // Commands come from the operator's catalog only, whoever names an entry (operators included).
+    const checkStdio = ctx.options.checkStdioAddress;
+    if (!checkStdio)
+      throw new ControlPlaneError('invalid', 'url: this gateway runs no local (stdio) upstreams');
+    try {
+      checkStdio(url);
+    } catch (err) {
+      throw new ControlPlaneError('invalid', err instanceof Error ? err.message : String(err));
+    }
+    return;
+  }
   const check = ctx.options.checkUpstreamAddress;
   if (actor.kind === 'admin' || !check) return;
   try {

@@ -8,7 +8,8 @@
  * page, a 2024 version, garbage) is no era the gateway speaks; an upstream that cannot be reached is
  * probed again on its next use. An upstream is probed on first use when it never was, and again when it
  * refuses the era it was called with (a 2025-style refusal of a 2026 request, or a 2025 session that
- * cannot be opened because the upstream now speaks 2026).
+ * cannot be opened because the upstream now speaks 2026). A local (stdio) upstream is never probed over
+ * HTTP: it goes to the 2025 adapter at once, and its probe is the handshake alone.
  */
 import type { Meta, UpstreamProbe } from '../../protocol';
 import {
@@ -18,6 +19,7 @@ import {
   PROBE_FAILED,
   PROTOCOL_VERSION,
 } from '../../protocol';
+import { isStdioUrl } from '../../config/stdio';
 import type { UpstreamEndpoint, UpstreamReply, UpstreamRequestOptions } from '../endpoint';
 import { UpstreamAddressRefusedError, UpstreamTransportError } from '../errors';
 import { upstreamKey } from '../identity';
@@ -78,6 +80,8 @@ export class EraSwitch {
     params: Record<string, unknown> & { _meta: Meta },
     opts: UpstreamRequestOptions,
   ): Promise<UpstreamReply> {
+    // A local process speaks the 2025 session protocol: nothing to probe (transport/stdio.ts).
+    if (isStdioUrl(endpoint.url)) return this.deps.era20251125.send(endpoint, method, params, opts);
     let known = this.current(endpoint);
     if (!known || (known.probe.era === null && !this.recentlyUnsupported(known))) {
       known = await this.reprobe(endpoint, 0);
@@ -198,37 +202,38 @@ export class EraSwitch {
       status === STATUS.unauthorized || status === STATUS.forbidden
         ? failed(`The upstream wants a credential the probe did not have (HTTP ${status})`, false)
         : undefined;
-    let discover: string;
-    try {
-      const reply = await this.deps.era20260728(
-        endpoint,
-        'server/discover',
-        { _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} } },
-        { signal },
-      );
-      const denied = locked(reply.kind === 'error' ? reply.httpStatus : undefined);
-      if (denied) return this.remember(endpoint, denied);
-      const parsed = reply.kind === 'result' ? DiscoverResultSchema.safeParse(reply.result) : undefined;
-      if (parsed?.success && parsed.data.supportedVersions.includes(PROTOCOL_VERSION)) {
-        return this.remember(endpoint, found('modern', PROTOCOL_VERSION));
+    let discover = 'not asked (a local process speaks the 2025 session protocol)';
+    if (!isStdioUrl(endpoint.url))
+      try {
+        const reply = await this.deps.era20260728(
+          endpoint,
+          'server/discover',
+          { _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} } },
+          { signal },
+        );
+        const denied = locked(reply.kind === 'error' ? reply.httpStatus : undefined);
+        if (denied) return this.remember(endpoint, denied);
+        const parsed = reply.kind === 'result' ? DiscoverResultSchema.safeParse(reply.result) : undefined;
+        if (parsed?.success && parsed.data.supportedVersions.includes(PROTOCOL_VERSION)) {
+          return this.remember(endpoint, found('modern', PROTOCOL_VERSION));
+        }
+        discover =
+          reply.kind === 'error'
+            ? `HTTP ${reply.httpStatus}, ${reply.error.code} ${reply.error.message}`
+            : parsed?.success
+              ? `offers ${parsed.data.supportedVersions.join(', ')}`
+              : 'an invalid result';
+      } catch (err) {
+        if (err instanceof UpstreamAddressRefusedError) {
+          return this.remember(endpoint, { ...failed(err.message, false), refused: true });
+        }
+        if (err instanceof UpstreamTransportError && !err.mayHaveReached) {
+          return this.remember(endpoint, failed(err.message, false));
+        }
+        const denied = locked(err instanceof UpstreamTransportError ? err.httpStatus : undefined);
+        if (denied) return this.remember(endpoint, denied);
+        discover = why(err);
       }
-      discover =
-        reply.kind === 'error'
-          ? `HTTP ${reply.httpStatus}, ${reply.error.code} ${reply.error.message}`
-          : parsed?.success
-            ? `offers ${parsed.data.supportedVersions.join(', ')}`
-            : 'an invalid result';
-    } catch (err) {
-      if (err instanceof UpstreamAddressRefusedError) {
-        return this.remember(endpoint, { ...failed(err.message, false), refused: true });
-      }
-      if (err instanceof UpstreamTransportError && !err.mayHaveReached) {
-        return this.remember(endpoint, failed(err.message, false));
-      }
-      const denied = locked(err instanceof UpstreamTransportError ? err.httpStatus : undefined);
-      if (denied) return this.remember(endpoint, denied);
-      discover = why(err);
-    }
     try {
       const version = await this.deps.era20251125.handshake(endpoint, signal);
       return this.remember(endpoint, found('legacy', version));
