@@ -106,6 +106,11 @@ export class StdioTransport implements UpstreamTransport {
   }
 
   /** A session is its process: it stays up for the next session until it is idle. */
+  /** A process keeps no stream's events: an answer lost with its reader cannot be taken up again. */
+  async resume(): Promise<TransportAnswer> {
+    return { kind: 'ended' };
+  }
+
   async end(): Promise<void> {}
 
   async close(): Promise<void> {
