@@ -37,6 +37,10 @@ import type {
   StartHostedTaskInput,
 } from './types';
 
+/** A resumed answer silent this long is asked for again from its last event. */
+const RESUME_QUIET_MS = 10_000;
+/** How long a call without its own deadline (older histories) is resumed for. */
+const DEFAULT_RESUME_MS = 3_600_000;
 /** Resume points of a call's answer stored at most this often. */
 const RESUME_POINT_EVERY_MS = 1000;
 /** How often a queued call looks whether a slot is free. */
@@ -233,28 +237,38 @@ export function createHostedActivities(deps: ActivityDeps) {
       input.taskKey,
       'hosted_stream',
     );
-    const point = points.filter((p) => p.round === round).at(-1)?.point;
+    let point = points.filter((p) => p.round === round).at(-1)?.point;
     if (!point) return undefined;
     const ctx = Context.current();
     const progress = progressRecorder(input, 're-attached after an interruption');
     await progress.now(
       'Hosted by the gateway: the call was interrupted; taking up its answer where the upstream kept it',
     );
-    try {
-      return await heartbeating(() =>
-        deps.upstream.resume(endpoint, point, {
-          signal: ctx.cancellationSignal,
-          onNotification: progress.onNotification,
-          onResumePoint: resumePointRecorder(input),
-          ...(input.callDeadlineMs !== undefined && {
-            deadline: { ms: input.callDeadlineMs, limit: 'hosting.callDeadlineMs' as const },
+    const record = resumePointRecorder(input);
+    const until = Date.now() + (input.callDeadlineMs ?? DEFAULT_RESUME_MS);
+    // A resumed stream that stays silent is asked again from its last event: some servers replay what
+    // was stored when asked but do not send what comes later on the resumed stream.
+    for (;;) {
+      try {
+        return await heartbeating(() =>
+          deps.upstream.resume(endpoint, point as ResumePoint, {
+            signal: ctx.cancellationSignal,
+            onNotification: progress.onNotification,
+            onResumePoint: (next) => {
+              point = next;
+              record(next);
+            },
+            deadline: { ms: RESUME_QUIET_MS, limit: 'hosting.callDeadlineMs' },
           }),
-        }),
-      );
-    } catch (err) {
-      if (ctx.cancellationSignal.aborted) throw err;
-      deps.logger.warn({ err: err instanceof Error ? err.name : 'error' }, 'hosted call not resumed');
-      return undefined;
+        );
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        if (Date.now() >= until) {
+          deps.logger.warn({ err: err instanceof Error ? err.name : 'error' }, 'hosted call not resumed');
+          return undefined;
+        }
+        await sleepWithHeartbeat(1000);
+      }
     }
   }
 

@@ -170,17 +170,10 @@ async function slowCallUnderWay(c: McpTestClient, seconds: number): Promise<stri
   }
 }
 
+// The call that may not be repeated is tested under kill -9 with an upstream that keeps no streams
+// (test/main/hosted-kill.test.ts): server-everything keeps them, so its call may be re-attached instead.
 describe('a worker lost while a hosted call runs', () => {
-  test('a call that may not be repeated fails, saying it was sent and not repeated', async () => {
-    const taskId = await slowCallUnderWay(client, 12);
-    await gw.stop();
-    await gw.start();
-    const done = await client.waitForTask(taskId, undefined, 120_000);
-    expect(done.status).toBe('failed');
-    expect(JSON.stringify(done)).toMatch(/interrupted after it was sent.*not repeated/);
-  }, 180_000);
-
-  test('a repeatable call is sent again and its answer completes the task', async () => {
+  test('a repeatable call is re-attached or sent again, and its answer completes the task', async () => {
     const repeating = gw.clientFor('repeating');
     const taskId = await slowCallUnderWay(repeating, 12);
     await gw.stop();

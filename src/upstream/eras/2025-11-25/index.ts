@@ -27,6 +27,7 @@ import {
   variantOf,
 } from './translate';
 import type { UpstreamTransport } from '../../transport/types';
+import { STATUS } from '../../transport/types';
 import type { Exchange, ServerRequest } from './wire';
 import { Era20251125Wire } from './wire';
 import { watchEra20251125Lists } from './list-watch';
@@ -212,8 +213,12 @@ export class Era20251125Upstream {
       }),
       onRequest: (request) => this.answerRequest(session, request, opts),
     });
-    if (exchange.kind !== 'result' && exchange.kind !== 'error') return undefined;
-    return reply(METHOD.toolsCall, exchange, endpoint);
+    // Only the request's own response counts; a refusal of the resumption (a status other than OK) is none.
+    if (exchange.kind === 'result') return reply(METHOD.toolsCall, exchange, endpoint);
+    if (exchange.kind === 'error' && exchange.httpStatus === STATUS.ok) {
+      return reply(METHOD.toolsCall, exchange, endpoint);
+    }
+    return undefined;
   }
 
   /**
