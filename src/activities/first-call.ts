@@ -63,7 +63,7 @@ interface SendDeps {
 }
 
 /** In-activity retries for failures that certainly did not reach the upstream (connection refused). */
-const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
+export const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
 
 function notStarted(): ApplicationFailure {
   return ApplicationFailure.create({

@@ -21,7 +21,7 @@ import {
 } from '../upstream/errors';
 import { upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
-import { FAILURE } from './first-call';
+import { CONNECT_RETRY_DELAYS_MS, FAILURE } from './first-call';
 import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
@@ -45,8 +45,6 @@ const DEFAULT_RESUME_MS = 3_600_000;
 const RESUME_POINT_EVERY_MS = 1000;
 /** How often a queued call looks whether a slot is free. */
 const QUEUE_LOOK_EVERY_MS = 1000;
-/** In-activity retries of failures that certainly did not reach the upstream (connection refused). */
-const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
 
 export function createHostedActivities(deps: ActivityDeps) {
   const { working, questionRelay, progressRecorder } = createHostedStatus(deps);

@@ -30,6 +30,7 @@ import type {
 } from './messages';
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
 import { accessOf, publishStatus } from './published-status';
+import { unsupportedInputs } from './task-state';
 
 const { startHostedTask, recordHostedStatus, recordTaskSnapshot, releaseHostedSlot } =
   proxyLocalActivities<TaskActivities>({
@@ -234,13 +235,6 @@ function isQuestion(s: Settled): s is { value: Question } {
 function present(o: TaskObservation, asking: { open: Set<string> } | undefined): TaskObservation {
   if (o.status !== 'input_required' || !asking || !o.inputs) return o;
   return { ...o, inputs: Object.fromEntries(Object.entries(o.inputs).filter(([k]) => asking.open.has(k))) };
-}
-
-/** Questions a client can answer through a task: form elicitation, and only if it declared form. */
-function unsupportedInputs(o: TaskObservation, formDeclared: boolean): string[] {
-  return Object.entries(o.inputs ?? {})
-    .filter(([, r]) => !(formDeclared && r.method === 'elicitation/create' && (r.mode ?? 'form') === 'form'))
-    .map(([key, r]) => `${key}: ${r.method}${r.mode ? ` (${r.mode})` : ''}`);
 }
 
 function isCancellationOf(s: Settled): boolean {

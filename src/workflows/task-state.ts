@@ -21,12 +21,7 @@ export class TaskState {
 
   /** Input requests the gateway cannot relay through a task: anything but form elicitation it declared. */
   unsupportedInputs(formDeclared: boolean): string[] {
-    const requests = this.s.observed.status === 'input_required' ? (this.s.observed.inputs ?? {}) : {};
-    return Object.entries(requests)
-      .filter(
-        ([, r]) => !(formDeclared && r.method === 'elicitation/create' && (r.mode ?? 'form') === 'form'),
-      )
-      .map(([key, r]) => `${key}: ${r.method}${r.mode ? ` (${r.mode})` : ''}`);
+    return unsupportedInputs(this.s.observed, formDeclared);
   }
 
   /** Keeps only answers to outstanding, unanswered keys; others are ignored as the spec says. */
@@ -60,4 +55,15 @@ export class TaskState {
     const { inputs: _answered, ...rest } = o;
     return { ...rest, status: 'working' };
   }
+}
+
+/**
+ * The open input requests of an observation that a client cannot answer through a task: anything but
+ * form elicitation, and that only when the client declared form support (upstream and hosted tasks).
+ */
+export function unsupportedInputs(o: TaskObservation, formDeclared: boolean): string[] {
+  const requests = o.status === 'input_required' ? (o.inputs ?? {}) : {};
+  return Object.entries(requests)
+    .filter(([, r]) => !(formDeclared && r.method === 'elicitation/create' && (r.mode ?? 'form') === 'form'))
+    .map(([key, r]) => `${key}: ${r.method}${r.mode ? ` (${r.mode})` : ''}`);
 }
