@@ -42,8 +42,9 @@ export interface ListWatchTarget {
 
 /**
  * The lists an upstream announces changes of: `listChanged: true` in its `server/discover`. A 2025-era
- * upstream's synthesized discover never says so (src/upstream/eras/2025-11-25/translate.ts), so only 2026-07-28
- * upstreams, whose own `subscriptions/listen` the gateway follows, are counted.
+ * upstream's synthesized discover says so only when it keeps sessions (a stateful HTTP server, a stdio
+ * process: src/upstream/eras/2025-11-25/translate.ts), whose session stream the list watch follows
+ * (list-watch.ts there); a 2026-07-28 upstream's own `subscriptions/listen` is followed.
  */
 export function announcedKinds(d: DiscoverResult): ListKind[] {
   const caps = d.capabilities as Record<string, { listChanged?: unknown } | undefined>;
