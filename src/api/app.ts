@@ -24,7 +24,10 @@ export interface AppDeps extends McpEndpointDeps {
   /** The instance administrator's token for `/v1/admin`. */
   adminToken?: string;
   /** Retention and project deletion through Temporal (absent in tests without a Temporal client). */
-  admin?: Pick<AdminApiDeps, 'runRetention' | 'startProjectDeletion' | 'probeUpstream' | 'knownTools'>;
+  admin?: Pick<
+    AdminApiDeps,
+    'runRetention' | 'startProjectDeletion' | 'probeUpstream' | 'knownTools' | 'approvals'
+  >;
   /** The project dashboard (API and web UI); absent, neither is served. */
   dashboard?: Omit<DashboardApiDeps, 'gateway' | 'controlPlane' | 'logger'>;
   /** Dashboard sign-in through the OpenID issuer (dashboard/sso.ts); absent, token sign-in only. */

@@ -2,6 +2,7 @@
  * Configuration: one zod schema, parsed once by an entry point into a frozen object. Defaults are the
  * embedded single-process setup of `npm start`.
  */
+import { ApprovalPolicySchema } from './approvals';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { FairShareConfigSchema } from './fair-share';
@@ -80,6 +81,8 @@ const ProjectConfigSchema = z
     features: z.strictObject({ tasks: z.boolean().default(true) }).prefault({}),
     cache: CacheConfigSchema.prefault({}),
     limits: LimitsConfigSchema.prefault({}),
+    /** Which calls wait for a person's approval (docs/approvals.md); omitted: none. */
+    approvals: ApprovalPolicySchema.optional(),
   })
   .refine((p) => new Set(p.upstreams.map((u) => u.alias)).size === p.upstreams.length, {
     message: 'upstream aliases must be unique within a project',

@@ -21,7 +21,7 @@ function compiles(pattern: string): boolean {
   }
 }
 
-const ToolRuleSchema = z
+export const ToolRuleSchema = z
   .string()
   .regex(PATTERN, 'a tool name or glob pattern: letters, digits, _ . - / and * ? [ ] { } , (at most 128)')
   .refine(compiles, 'not a valid glob pattern');
@@ -55,7 +55,8 @@ export type HostingPolicyInput = z.input<typeof HostingPolicySchema>;
 
 const matchers = new Map<string, (name: string) => boolean>();
 
-function matches(pattern: string, tool: string): boolean {
+/** Whether a tool name matches a rule (a name or glob); compiled matchers are kept. */
+export function matchesTool(pattern: string, tool: string): boolean {
   let m = matchers.get(pattern);
   if (!m) {
     m = picomatch(pattern, { strictBrackets: true });
@@ -67,7 +68,7 @@ function matches(pattern: string, tool: string): boolean {
 
 /** Whether calls of this upstream tool (its own name) are hosted by the gateway. */
 export function isHosted(policy: HostingPolicy | undefined, tool: string): boolean {
-  return !!policy && policy.tools.some((p) => matches(p, tool));
+  return !!policy && policy.tools.some((p) => matchesTool(p, tool));
 }
 
 export interface ToolHints {
@@ -78,13 +79,13 @@ export interface ToolHints {
 /** Whether a hosted call interrupted after it was sent may be sent again. */
 export function mayRepeat(policy: HostingPolicy | undefined, tool: string, hints?: ToolHints): boolean {
   const rules = policy?.repeatable ?? [];
-  if (rules.some((r) => r.startsWith('!') && matches(r.slice(1), tool))) return false;
-  if (rules.some((r) => !r.startsWith('!') && matches(r, tool))) return true;
+  if (rules.some((r) => r.startsWith('!') && matchesTool(r.slice(1), tool))) return false;
+  if (rules.some((r) => !r.startsWith('!') && matchesTool(r, tool))) return true;
   return hints?.readOnlyHint === true || hints?.idempotentHint === true;
 }
 
 /** The rules (of `tools` and `repeatable`) that match none of the given tools: shown, not refused. */
 export function unmatchedRules(policy: HostingPolicy, tools: readonly string[]): string[] {
   const rules = [...policy.tools, ...policy.repeatable.map((r) => r.replace(/^!/, ''))];
-  return [...new Set(rules)].filter((r) => !tools.some((t) => matches(r, t)));
+  return [...new Set(rules)].filter((r) => !tools.some((t) => matchesTool(r, t)));
 }

@@ -39,6 +39,8 @@ export interface GatewayDeps {
   serverInfo: Implementation;
   logger: Logger;
   startTimeoutMs: number;
+  /** Longest an approval may wait: the arguments are kept no longer (payload retention, docs/approvals.md). */
+  approvalWaitLimitMs?: number;
   /** Each tenant's share of this replica: requests and task creations in flight, creations per second. */
   shares: FairShares;
   /** How long tasks/get waits for the live workflow before answering from the store. */

@@ -19,7 +19,7 @@ import { waitForTask } from './inline-task';
 import { declaresTasks, upstreamRunsTasks } from './qualification';
 import { createTaskResult } from './responses';
 import type { RoutedTool } from './routing';
-import type { HostedCall } from '../workflows/messages';
+import type { ApprovalGate, HostedCall } from '../workflows/messages';
 import { firstResult, launchTask } from './task-call';
 
 export interface Hosting {
@@ -57,15 +57,17 @@ export async function callHosted(
   routed: RoutedTool,
   headers: Record<string, string>,
   { policy, upstreamId }: Hosting,
+  approval?: ApprovalGate,
 ): Promise<Result> {
   const { call, deps } = ctx;
   const hosted: HostedCall = {
-    promoteAfterMs: policy.promoteAfterMs,
+    // A call waiting for approval is a task at once (approval-call.ts).
+    promoteAfterMs: approval ? 0 : policy.promoteAfterMs,
     repeatable: mayRepeat(policy, routed.name, routed.tool?.annotations),
     callDeadlineMs: policy.callDeadlineMs,
     ...(policy.maxConcurrent !== undefined && { maxConcurrent: policy.maxConcurrent, upstreamId }),
   };
-  const launched = await launchTask(ctx, params, routed, headers, hosted);
+  const launched = await launchTask(ctx, params, routed, headers, hosted, approval);
   if (launched.outcome.kind !== 'task') return firstResult(ctx, launched);
   if (takesTask(ctx)) {
     // Durable before return: the workflow recorded the task before its start update answered.
@@ -77,9 +79,13 @@ export async function callHosted(
   return waitForTask(ctx, launched);
 }
 
-/** A 2025 client that asked for a task, or a 2026-07-28 client that declared Tasks. */
+/**
+ * A 2025 client that asked for a task, or a 2026-07-28 client that declared Tasks, in a project that
+ * offers tasks (one that does not has only clients that wait inline).
+ */
 function takesTask(ctx: RequestContext): boolean {
   const { call } = ctx;
+  if (!call.project.features.tasks || call.project.toolProfile !== 'tasks') return false;
   if (call.tasks?.force) return true;
   return (
     declaresTasks(call.params._meta[META.clientCapabilities]) &&

@@ -3,6 +3,8 @@
  * capability gate on prompts, resources and completion, and the aggregated, paginated lists (tools,
  * prompts, resources, resource templates) with their cache hints.
  */
+import type { ApprovalToolHints } from '../config/approvals';
+import { needsApproval } from '../config/approvals';
 import { isHosted } from '../config/hosting';
 import type { ServerCapabilities } from '../protocol';
 import {
@@ -78,7 +80,8 @@ async function projectCapabilities(
   // Resource updates are relayed from upstreams that announce them (resource-push.ts).
   const subscribe = discovered.some((d) => announcesUpdates(d)) && { subscribe: true };
   // Tasks run by an upstream, or by the gateway for the tools it hosts (issue 24, src/config/hosting.ts).
-  const hosts = enabledUpstreams(project).some((u) => (u.hosting?.tools.length ?? 0) > 0);
+  const hosts =
+    enabledUpstreams(project).some((u) => (u.hosting?.tools.length ?? 0) > 0) || !!project.approvals;
   const tasks =
     project.features.tasks &&
     project.toolProfile === 'tasks' &&
@@ -138,7 +141,7 @@ export async function listTools(ctx: RequestContext): Promise<Result> {
         return undefined;
       }
       const exposed = withExposedUiMeta(alias, tool, project.namespacing);
-      if (hosted?.(alias, tool.name)) return rename(alias, withHostedTasks(exposed));
+      if (hosted?.(alias, tool.name, tool.annotations)) return rename(alias, withHostedTasks(exposed));
       return rename(alias, taskCapable?.has(alias) ? withOptionalTasks(exposed) : exposed);
     },
   });
@@ -161,13 +164,20 @@ async function taskCapableAliases(ctx: RequestContext): Promise<Set<string>> {
 }
 
 /**
- * Whether an upstream's tool (its own name) is hosted by the gateway as its own task (issue 24,
- * src/config/hosting.ts), behind the same project gate as upstream tasks.
+ * Whether an upstream's tool (its own name) runs as the gateway's own task: hosted (issue 24,
+ * src/config/hosting.ts) or waiting for approval (issue 27, src/config/approvals.ts), behind the same
+ * project gate as upstream tasks.
  */
-function hostedTools(project: ProjectRecord): (alias: string, name: unknown) => boolean {
+function hostedTools(
+  project: ProjectRecord,
+): (alias: string, name: unknown, annotations: unknown) => boolean {
   if (!project.features.tasks || project.toolProfile !== 'tasks') return () => false;
   const policies = new Map(enabledUpstreams(project).map((u) => [u.alias, u.hosting]));
-  return (alias, name) => typeof name === 'string' && isHosted(policies.get(alias), name);
+  const approvals = project.approvals?.policy;
+  return (alias, name, annotations) =>
+    typeof name === 'string' &&
+    (isHosted(policies.get(alias), name) ||
+      needsApproval(approvals, alias, name, annotations as ApprovalToolHints | undefined));
 }
 
 /** A hosted tool takes a task whatever the upstream says of it: the gateway runs the task. */

@@ -10,7 +10,13 @@ import { addressOf } from '../store/control-plane/upstream-addresses';
 import type { PayloadKind } from '../store/payload-store';
 import { taskKeyOf } from '../store/task-store';
 import { relayableMeta } from '../upstream/meta';
-import type { FirstOutcome, HostedCall, TaskWorkflowInput, UpstreamCallPayload } from '../workflows/messages';
+import type {
+  ApprovalGate,
+  FirstOutcome,
+  HostedCall,
+  TaskWorkflowInput,
+  UpstreamCallPayload,
+} from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
 import type { FirstCallPort, GatewayDeps, RequestContext, Result } from './context';
 import { errorName, shareOwner } from './context';
@@ -60,6 +66,7 @@ export async function launchTask(
   routed: RoutedTool,
   headers: Record<string, string>,
   hosted?: HostedCall,
+  approval?: ApprovalGate,
 ): Promise<LaunchedTask> {
   const { call, deps } = ctx;
   // A hosted call is a workflow from the start (src/gateway/hosted-call.ts): the worker makes the call.
@@ -70,7 +77,7 @@ export async function launchTask(
   try {
     return direct
       ? await launchDirect(ctx, params, routed, headers, direct)
-      : await launchAdmitted(ctx, params, routed, headers, hosted);
+      : await launchAdmitted(ctx, params, routed, headers, hosted, approval);
   } finally {
     lease.release();
   }
@@ -108,6 +115,7 @@ async function launchAdmitted(
   routed: RoutedTool,
   headers: Record<string, string>,
   hosted?: HostedCall,
+  approval?: ApprovalGate,
 ): Promise<LaunchedTask> {
   const { call, deps } = ctx;
   const taskId = mintTaskId();
@@ -123,6 +131,7 @@ async function launchAdmitted(
     startDeadline: new Date(Date.parse(draft.input.createdAt) + deps.startTimeoutMs).toISOString(),
     call: { ...draft.input.call, requestRef },
     ...(hosted && { hosted }),
+    ...(approval && { approval }),
   };
   let outcome: FirstOutcome;
   try {

@@ -14,6 +14,7 @@ import {
   RelayedError,
   TASKS_EXTENSION,
 } from '../protocol';
+import { approvalOf, callWithApproval } from './approval-call';
 import { connectInputRequired, takeConnectAnswer } from './connect-elicitation';
 import type { McpCall, RequestContext, Result } from './context';
 import { discoverUpstream } from './forwarding';
@@ -39,6 +40,9 @@ export async function callTool(ctx: RequestContext, asked: CallToolParams): Prom
   const headers = paramHeaders(call, routed, params);
   const capabilities = call.params._meta[META.clientCapabilities];
   const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;
+  // Named by the approval policy: waits for sign-off, retries included (each is a new call upstream).
+  const approval = approvalOf(ctx, routed);
+  if (approval) return callWithApproval(ctx, params, routed, headers, approval, await hostingOf(ctx, routed));
   const hosting = isRetry ? undefined : await hostingOf(ctx, routed);
   if (hosting) return callHosted(ctx, params, routed, headers, hosting);
   // MRTR retries of a task-aware call stay on the task path: the last round may become a task.

@@ -2,6 +2,8 @@
  * The API role: the configuration check, the Temporal client and the HTTP app. Loaded only by processes
  * that serve the API; it never loads the Temporal worker (worker-role.ts).
  */
+import { ApprovalDesk } from '../gateway/approval-desk';
+import { ApprovalStore } from '../store/approvals';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
@@ -64,6 +66,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     ...(interceptors && { interceptors }),
   });
   const engine = new TemporalTaskEngine(client, config.temporal.taskQueue);
+  const approvals = new ApprovalDesk({ approvals: new ApprovalStore(db), controlPlane, engine, payloads });
   const firstCalls = new FirstCalls(db);
   // docs/decisions.md, "The first call from the API"; `worker`: the earlier path (update-with-start).
   const firstCall =
@@ -94,6 +97,8 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     serverInfo,
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,
+    // The arguments are purged with payload retention: an approval expires a little before.
+    approvalWaitLimitMs: Math.max(60_000, config.retention.payloadTtlMs - 300_000),
     shares: new FairShares(config.fairShare),
   });
   const taskQueue = config.temporal.taskQueue;
@@ -194,6 +199,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
       startProjectDeletion: startDeletion,
       probeUpstream: (project, alias) => probeUpstream(controlPlane, upstream, project, alias),
       knownTools: (upstreamId) => catalog.knownToolNames(upstreamId),
+      approvals,
     },
     dashboard: {
       dashboard: dashboardStore,

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { ApprovalPolicySchema } from '../config/approvals';
 import { HostingPolicySchema } from '../config/hosting';
 import type { ControlPlaneStore, NewProject, ProjectPatch, UpstreamPatch } from '../store/control-plane';
 import {
@@ -55,6 +56,8 @@ export const BootstrapDocumentSchema = z.strictObject({
         team: SlugSchema,
         members: z.array(HandleSchema).default([]),
         apiKeys: z.array(KeySchema).default([]),
+        /** Replaces the approval policy (docs/approvals.md); `null` removes it; omitted, left as it is. */
+        approvals: ApprovalPolicySchema.nullable().optional(),
         upstreams: z
           .array(
             z.strictObject({
@@ -157,6 +160,12 @@ export async function applyBootstrap(cp: ControlPlaneStore, input: unknown): Pro
     for (const k of p.apiKeys) {
       if ((await cp.ensureApiKey(admin, p.slug, k)).changed)
         changes.push(`project ${p.slug}: API key ${k.name}`);
+    }
+    if (p.approvals !== undefined) {
+      const before = await cp.approvalPolicies.get(admin, p.slug);
+      const after = await cp.approvalPolicies.set(admin, p.slug, p.approvals);
+      if (after.version !== before.version)
+        changes.push(`project ${p.slug}: approval policy version ${after.version}`);
     }
     const upstreams = existing?.upstreams ?? [];
     for (const u of p.upstreams) {

@@ -7,6 +7,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { createApprovalActivities } from '../activities/approvals';
+import { ApprovalStore } from '../store/approvals';
 import { FirstCalls } from '../store/first-calls';
 import { HostedQueue } from '../store/hosted-queue';
 import { createRetentionActivities } from '../activities/retention';
@@ -83,6 +85,15 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       },
       logger: workerLogger,
       stopping: stopping.signal,
+    }),
+    ...createApprovalActivities({
+      approvals: new ApprovalStore(shared.db),
+      store,
+      controlPlane,
+      settings: {
+        finishedTaskTtlMs: config.retention.payloadTtlMs,
+        maxStatusMessageChars: config.streams.maxStatusMessageChars,
+      },
     }),
     ...createRetentionActivities({ store, firstCalls, controlPlane, temporalClient, logger: workerLogger }),
   };

@@ -63,6 +63,10 @@ export const ERROR = {
   StreamOverflow: { code: -31016, httpStatus: 200 },
   /** Application error: an upstream's address is outside the networks this gateway may call (SSRF policy). */
   UpstreamAddressRefused: { code: -31017, httpStatus: 502 },
+  /** Application error: a call that needed approval was denied (the task's error names who and why). */
+  ApprovalDenied: { code: -31018, httpStatus: 200 },
+  /** Application error: a call that needed approval was not approved in time, or its caller lost access. */
+  ApprovalNotGiven: { code: -31019, httpStatus: 200 },
   /** 2025-era clients only: the `Mcp-Session-Id` is unknown, ended, expired or not the caller's (HTTP 404). */
   SessionNotFound: { code: -32001, httpStatus: 404 },
   /** Request framing errors with their specific HTTP statuses. */

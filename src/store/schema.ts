@@ -112,6 +112,9 @@ export interface ProjectsTable {
   updated_at: string;
   /** Set when the project's deletion workflow started (migration 0004): the project no longer serves. */
   deleting_at?: string | null;
+  /** Migration 0023: the approval policy (JSON, null: none) and its version (docs/approvals.md). */
+  approval_policy?: string | null;
+  approval_version?: number;
 }
 
 export interface ProjectMembersTable {
@@ -295,6 +298,26 @@ export interface HostedQueueTable {
   state: 'waiting' | 'running';
 }
 
+/** Migration 0023: a call waiting (or that waited) for approval (store/approvals.ts). */
+export interface ApprovalsTable {
+  id: string;
+  project_id: string;
+  task_key: string;
+  upstream: string;
+  tool: string;
+  caller_kind: string;
+  caller_id: string;
+  args_sha256: string;
+  policy_version: number;
+  policy: string;
+  status: string;
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decisions: string;
+  request_ref: string;
+}
+
 export interface UpstreamEventsTable {
   id: Generated<number>;
   project_id: string;
@@ -332,6 +355,7 @@ export interface Database {
   control_plane_generation: ControlPlaneGenerationTable;
   first_calls: FirstCallsTable;
   hosted_queue: HostedQueueTable;
+  approvals: ApprovalsTable;
   upstream_sessions: UpstreamSessionsTable;
   external_identities: ExternalIdentitiesTable;
   upstream_oauth_clients: UpstreamOAuthClientsTable;

@@ -6,6 +6,8 @@
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type {
+  ApprovalAnswer,
+  ApprovalVote,
   CancelOutcome,
   FirstOutcome,
   InputSignal,
@@ -14,6 +16,7 @@ import type {
 } from '../workflows/messages';
 import {
   cancelTaskUpdate,
+  decideApprovalUpdate,
   provideInputSignal,
   snapshotQuery,
   startTaskUpdate,
@@ -37,6 +40,11 @@ export interface TaskEngine {
   provideInput(workflowId: string, input: InputSignal): Promise<void>;
   /** Resolves once the upstream answered the cancel request (or refused it). */
   cancel(workflowId: string, timeoutMs: number): Promise<CancelOutcome>;
+  /**
+   * An approver's decision on a call waiting for approval (workflows/approval-gate.ts); rejects with the
+   * workflow's reason when the request is no longer pending or this approver decided already.
+   */
+  decideApproval(workflowId: string, vote: ApprovalVote, timeoutMs: number): Promise<ApprovalAnswer>;
 }
 
 export class TemporalTaskEngine implements TaskEngine {
@@ -119,6 +127,12 @@ export class TemporalTaskEngine implements TaskEngine {
   async cancel(workflowId: string, timeoutMs: number): Promise<CancelOutcome> {
     return this.client.withDeadline(Date.now() + timeoutMs, () =>
       this.client.workflow.getHandle(workflowId).executeUpdate(cancelTaskUpdate),
+    );
+  }
+
+  async decideApproval(workflowId: string, vote: ApprovalVote, timeoutMs: number): Promise<ApprovalAnswer> {
+    return this.client.withDeadline(Date.now() + timeoutMs, () =>
+      this.client.workflow.getHandle(workflowId).executeUpdate(decideApprovalUpdate, { args: [vote] }),
     );
   }
 }

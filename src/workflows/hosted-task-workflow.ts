@@ -29,6 +29,7 @@ import type {
   TaskWorkflowResult,
 } from './messages';
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
+import { approvalGate } from './approval-gate';
 import { accessOf, publishStatus } from './published-status';
 import { unsupportedInputs } from './task-state';
 
@@ -105,6 +106,30 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
   }
   publishStatus('working');
 
+  // A call that needs approval is a task at once; nothing is sent before the verdict (approval-gate.ts).
+  if (input.approval) {
+    const waiting = observation;
+    const verdict = await approvalGate(
+      input,
+      input.approval,
+      () => cancelRequested,
+      () => (first = { kind: 'task', observation: waiting }),
+    );
+    observation = await recordHostedStatus({
+      ...task,
+      status: verdict.kind === 'approved' ? 'working' : verdict.status,
+      statusMessage: verdict.message,
+      createdAt: input.createdAt,
+      ...(verdict.kind === 'refused' && verdict.error && { error: verdict.error }),
+    });
+    if (verdict.kind === 'refused') {
+      ended = true;
+      publishStatus(observation.status);
+      await condition(allHandlersFinished);
+      return { outcome: 'task', status: observation.status };
+    }
+  }
+
   const queued = hosted.maxConcurrent !== undefined && hosted.upstreamId !== undefined;
   let settled: Settled | undefined;
   let scope = new CancellationScope();
@@ -142,14 +167,14 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
   run(0);
 
   // A 2025 client that asked for a task gets one at once; others may get the answer itself.
-  const window = input.call.forceTask ? 0 : hosted.promoteAfterMs;
+  const window = input.call.forceTask || first ? 0 : hosted.promoteAfterMs;
   if (window > 0) await condition(() => settled !== undefined || cancelRequested, window);
   const answered = settled as Settled | undefined;
-  if (answered && !cancelRequested && !isCancellationOf(answered) && !isQuestion(answered)) {
+  if (!first && answered && !cancelRequested && !isCancellationOf(answered) && !isQuestion(answered)) {
     observation = await finish(answered);
     first = answerOf(answered, input);
   } else {
-    first = { kind: 'task', observation };
+    first ??= { kind: 'task', observation };
     for (let round = 1; ; round++) {
       await condition(() => settled !== undefined || cancelRequested);
       const s = settled as Settled | undefined;

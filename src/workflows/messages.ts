@@ -120,6 +120,41 @@ export interface TaskWorkflowInput {
   carried?: CarriedTaskState;
   /** Present for a hosted task (HOSTED_TASK_WORKFLOW_TYPE): the upstream runs an ordinary call. */
   hosted?: HostedCall;
+  /** Present for a call that waits for approval before anything is sent (docs/approvals.md). */
+  approval?: ApprovalGate;
+}
+
+/** What a call waiting for approval is bound to and waits for (src/workflows/approval-gate.ts). */
+export interface ApprovalGate {
+  /** The approval request's id (store/approvals.ts). */
+  id: string;
+  /** SHA-256 of the canonical arguments. */
+  argsSha256: string;
+  policyVersion: number;
+  expiresAt: string;
+  /** Distinct approvers needed. */
+  required: number;
+  /** The approvers, as the policy said at its version (stored with the request). */
+  rule: { managers: boolean; users: string[]; teams: string[]; selfApproval: boolean; required: number };
+}
+
+/** One approver's decision, checked by the API (who may) before the workflow takes it (when). */
+export interface ApprovalVote {
+  /** The decider in audit form (`user:<id>`, `admin:api`). */
+  by: string;
+  /** Their handle, for messages. */
+  byName: string;
+  decision: 'approve' | 'deny';
+  comment?: string;
+}
+
+export type ApprovalState = 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
+
+/** The request after the vote: its state and the approvals counted so far. */
+export interface ApprovalAnswer {
+  status: ApprovalState;
+  approvals: number;
+  required: number;
 }
 
 /** How a hosted call runs, as its upstream's hosting policy said when the call came (src/config/hosting.ts). */
@@ -160,6 +195,12 @@ export const provideInputSignal = defineSignal<[InputSignal]>('provideInput');
  * the cancel request (or with the upstream's refusal), never from a local pretend-cancel.
  */
 export const cancelTaskUpdate = defineUpdate<CancelOutcome>('cancelTask');
+
+/**
+ * An approver's decision: an update, so the approver hears at once whether it counted; refused (by the
+ * update's validator) when the request is no longer pending or this approver already decided.
+ */
+export const decideApprovalUpdate = defineUpdate<ApprovalAnswer, [ApprovalVote]>('decideApproval');
 
 export type CancelOutcome = { ok: true } | { ok: false; error: JsonRpcErrorObject };
 /** The task as the client should see it now (answered input keys already removed), without payload. */

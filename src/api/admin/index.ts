@@ -6,11 +6,13 @@
  */
 import type { Context, Middleware } from 'koa';
 import { unmatchedRules } from '../../config/hosting';
+import type { ApprovalDesk } from '../../gateway/approval-desk';
 import type { ControlPlaneStore, ProjectView, UpstreamView } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane/types';
 import type { Reply } from '../routes';
 import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
 import { HttpError, restErrors } from '../rest-errors';
+import { APPROVAL_ROUTES } from './approval-routes';
 import { principalOf, readJson } from './http';
 
 export interface AdminApiDeps {
@@ -37,6 +39,8 @@ export interface AdminApiDeps {
    * it has read none. Upstream views then show the hosting rules that match nothing (`hosting.unmatched`).
    */
   knownTools?: (upstreamId: string) => readonly string[] | undefined;
+  /** Calls waiting for approval (docs/approvals.md); absent without a task engine. */
+  approvals?: ApprovalDesk;
 }
 
 interface Request {
@@ -285,6 +289,8 @@ function pageOf(query: URLSearchParams): { limit?: number; before?: string } {
   return { ...(limit !== null && { limit: Number(limit) }), ...(before !== null && { before }) };
 }
 
+const ALL_ROUTES = [...ROUTES, ...APPROVAL_ROUTES];
+
 export function adminApi(deps: AdminApiDeps): Middleware {
   const limit = deps.maxBodyBytes ?? 64 * 1024;
   const answerErrors = restErrors({
@@ -296,7 +302,7 @@ export function adminApi(deps: AdminApiDeps): Middleware {
     if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
     ctx.set('Cache-Control', 'no-store');
     await answerErrors(ctx, async () => {
-      const matched = matchRoute(ROUTES, ctx.method, ctx.path.slice(PREFIX.length));
+      const matched = matchRoute(ALL_ROUTES, ctx.method, ctx.path.slice(PREFIX.length));
       // Authenticate before revealing anything about the route table.
       const actor = await principalOf(ctx, deps.controlPlane, deps.adminToken);
       const { route: found, params } = requireRoute(ctx, matched, 'admin endpoint');

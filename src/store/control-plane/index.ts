@@ -17,6 +17,7 @@ import type { UpstreamProbe } from '../../protocol';
 import type { Cipher } from '../cipher';
 import type { Database } from '../schema';
 import * as access from './access';
+import { ApprovalPolicies } from './approval-policies';
 import * as apiKeys from './api-keys';
 import { writeAudit } from './audit';
 import { listAudit } from './audit-log';
@@ -280,6 +281,11 @@ export class ControlPlaneStore implements ControlPlane {
 
   deleteProject(actor: Principal, ref: string): Promise<ProjectRecord> {
     return deletion.deleteProject(this.ctx, actor, ref);
+  }
+
+  /** Approval policies and who may approve (approval-policies.ts). */
+  get approvalPolicies(): ApprovalPolicies {
+    return new ApprovalPolicies(this.ctx);
   }
 
   // ------------------------------------------ Direct project members (memberships.ts)

@@ -5,6 +5,7 @@
  * only when something changed, and lets the gateway veto a change that would make the project
  * unservable (`validateProject`). Deleting a project is deletion.ts.
  */
+import { approvalPolicyOf } from './approval-policies';
 import type { CacheConfig, LimitsConfig } from '../../config/config';
 import { CacheConfigSchema, LimitsConfigSchema, projectAnswerLimitProblems } from '../../config/config';
 import type { ProjectsTable } from '../schema';
@@ -201,7 +202,13 @@ function projectSettings(row: ProjectsTable): Omit<ProjectRecord, 'upstreams'> {
     // Parsed so settings added to the schemas later get their defaults on old rows.
     cache: CacheConfigSchema.parse(JSON.parse(row.cache)) as CacheConfig,
     limits: LimitsConfigSchema.parse(JSON.parse(row.limits)) as LimitsConfig,
+    ...withApprovals(row),
   };
+}
+
+function withApprovals(row: ProjectsTable): Pick<ProjectRecord, 'approvals'> {
+  const approvals = approvalPolicyOf(row);
+  return approvals ? { approvals } : {};
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

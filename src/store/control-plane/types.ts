@@ -3,6 +3,7 @@
  * gateway depend on these types and on the `ControlPlane` interface; `ControlPlaneStore` (this folder)
  * implements it over the database (SQLite or PostgreSQL).
  */
+import type { VersionedApprovalPolicy } from '../../config/approvals';
 import type { HostingPolicy } from '../../config/hosting';
 import type { CacheConfig, LimitsConfig } from '../../config/config';
 import type { UpstreamProbe } from '../../protocol';
@@ -96,6 +97,8 @@ export interface ProjectRecord {
   cache: CacheConfig;
   limits: LimitsConfig;
   upstreams: UpstreamRecord[];
+  /** The approval policy and its version (docs/approvals.md); absent: no call waits for approval. */
+  approvals?: VersionedApprovalPolicy;
 }
 
 /** The credential a call uses toward one upstream, and which authorization it came from. */

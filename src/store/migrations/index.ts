@@ -21,6 +21,7 @@ import { m0019FirstCallStates } from './0019-first-call-states';
 import { m0020UpstreamHosting } from './0020-upstream-hosting';
 import { m0021HostedQueue } from './0021-hosted-queue';
 import { m0022TaskHosted } from './0022-task-hosted';
+import { m0023Approvals } from './0023-approvals';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0020_upstream_hosting': m0020UpstreamHosting,
   '0021_hosted_queue': m0021HostedQueue,
   '0022_task_hosted': m0022TaskHosted,
+  '0023_approvals': m0023Approvals,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,106 @@
+/**
+ * Activities of a call waiting for approval (issue 27, docs/approvals.md; the waiting itself is
+ * workflows/approval-gate.ts): open the request, record each decision and how it ended (the request's row
+ * and the project's audit trail), keep the task's status message saying what it waits for, and check
+ * that the caller may still call the project before an approved call is sent.
+ */
+import type { TaskSnapshot } from '../protocol';
+import type { ApprovalDecision, ApprovalStatus, ApprovalStore, NewApproval } from '../store/approvals';
+import type { AuditEvent, ControlPlane, Principal } from '../store/control-plane/types';
+import type { TaskStore } from '../store/task-store';
+import { boundedStatusMessage } from './snapshot';
+
+export interface ApprovalActivityDeps {
+  approvals: ApprovalStore;
+  store: TaskStore;
+  controlPlane: Pick<ControlPlane, 'projectById' | 'canCallProject'> & {
+    audit(event: AuditEvent): Promise<void>;
+  };
+  settings: { finishedTaskTtlMs?: number; maxStatusMessageChars?: number };
+}
+
+export interface RecordApprovalInput {
+  approvalId: string;
+  projectId: string;
+  status: ApprovalStatus;
+  decisions: ApprovalDecision[];
+  /** The decision this write records (absent: the request expired or was withdrawn). */
+  by?: string;
+  at: string;
+}
+
+export interface ApprovalWaitingInput {
+  taskKey: string;
+  createdAt: string;
+  statusMessage: string;
+}
+
+export function createApprovalActivities(deps: ApprovalActivityDeps) {
+  return {
+    /** Opens the request and says so on the project's trail (once: a retry finds the row). */
+    async openApproval(input: NewApproval): Promise<void> {
+      const known = await deps.approvals.get(input.id);
+      if (known) return;
+      await deps.approvals.open(input);
+      await deps.controlPlane.audit({
+        projectId: input.projectId,
+        actor: `${input.caller.kind}:${input.caller.id}`,
+        action: 'approval.requested',
+        detail: {
+          approvalId: input.id,
+          upstream: input.upstream,
+          tool: input.tool,
+          argumentsSha256: input.argsSha256,
+          policyVersion: input.policyVersion,
+        },
+      });
+    },
+
+    /** Writes the request's state and decisions; the audit record names what happened and who did it. */
+    async recordApproval(input: RecordApprovalInput): Promise<void> {
+      const before = await deps.approvals.get(input.approvalId);
+      await deps.approvals.record(input.approvalId, input.status, input.decisions, input.at);
+      // A retried write after the first one landed: the trail has it already.
+      if (before && before.decisions.length === input.decisions.length && before.status === input.status)
+        return;
+      const last = input.by ? input.decisions.find((d) => d.by === input.by) : undefined;
+      await deps.controlPlane.audit({
+        projectId: input.projectId,
+        actor: last?.by ?? 'gateway',
+        action: last
+          ? `approval.${last.decision === 'approve' ? 'approved' : 'denied'}`
+          : `approval.${input.status}`,
+        detail: {
+          approvalId: input.approvalId,
+          status: input.status,
+          // Comments are the approver's words about the call: kept on the request, not in the trail.
+          ...(last?.comment !== undefined && { commented: true }),
+        },
+      });
+    },
+
+    /**
+     * The task `working` with what it waits for. Clears the task's watch mark: nothing polls a call that
+     * waits for a person, and a waiting request must not count as watch lag (store/task-watch.ts).
+     */
+    async approvalWaiting(input: ApprovalWaitingInput): Promise<void> {
+      const snapshot: TaskSnapshot = {
+        status: 'working',
+        statusMessage: boundedStatusMessage(input.statusMessage, deps.settings.maxStatusMessageChars),
+        createdAt: input.createdAt,
+        lastUpdatedAt: new Date().toISOString(),
+        ttlMs: deps.settings.finishedTaskTtlMs ?? null,
+      };
+      await deps.store.recordSnapshot(input.taskKey, snapshot);
+      await deps.store.watchStarted(input.taskKey);
+    },
+
+    /** Whether the caller may still call the project (a revoked key, a removed member may not). */
+    async callerMayProceed(input: { projectId: string; principal: Principal }): Promise<boolean> {
+      const project = await deps.controlPlane.projectById(input.projectId);
+      return !!project && (await deps.controlPlane.canCallProject(input.principal, project));
+    },
+  };
+}
+
+export type ApprovalActivities = ReturnType<typeof createApprovalActivities>;

@@ -1,0 +1,145 @@
+/**
+ * The wait for approval (issue 27, docs/approvals.md), run by the hosted task workflow before anything
+ * is sent: the request is opened and the task says what it waits for; approvers' decisions arrive as
+ * updates (`decideApprovalUpdate`), each refused by the validator once the request is no longer pending
+ * or from someone who already decided; a denial ends the wait at once, enough approvals let the call go
+ * on; the request expires on a durable timer, and the caller's `tasks/cancel` withdraws it. The
+ * workflow is the request's only writer, so races between approvers, the expiry and a cancel end in one
+ * state. Who may decide is the API's check, made before the update (src/gateway/approval-desk.ts).
+ */
+import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { ApprovalActivities } from '../activities/approvals';
+import type { JsonRpcErrorObject } from '../protocol';
+import type { ApprovalDecision } from '../store/approvals';
+import type { ApprovalGate, ApprovalState, TaskWorkflowInput } from './messages';
+import { decideApprovalUpdate } from './messages';
+
+const { openApproval, recordApproval, approvalWaiting, callerMayProceed } =
+  proxyLocalActivities<ApprovalActivities>({
+    startToCloseTimeout: '10 seconds',
+    retry: { initialInterval: '200ms', maximumInterval: '10s' },
+  });
+
+/** Wire codes of the error table (src/protocol/errors.ts); workflow code does not import the table. */
+const APPROVAL_DENIED = -31018;
+const APPROVAL_NOT_GIVEN = -31019;
+
+export type Verdict =
+  | { kind: 'approved'; message: string }
+  | { kind: 'refused'; status: 'failed' | 'cancelled'; message: string; error?: JsonRpcErrorObject };
+
+/** Opens the request and records the task as waiting for it. */
+async function openRequest(input: TaskWorkflowInput, gate: ApprovalGate): Promise<void> {
+  await openApproval({
+    id: gate.id,
+    projectId: input.project,
+    taskKey: input.taskKey,
+    upstream: input.upstream,
+    tool: input.call.tool,
+    caller: input.caller,
+    argsSha256: gate.argsSha256,
+    policyVersion: gate.policyVersion,
+    rule: gate.rule,
+    createdAt: input.createdAt,
+    expiresAt: gate.expiresAt,
+    requestRef: input.call.requestRef,
+  });
+  await approvalWaiting({
+    taskKey: input.taskKey,
+    createdAt: input.createdAt,
+    statusMessage: waitingMessage(input, gate, 0),
+  });
+}
+
+/**
+ * Opens the request, calls `opened` once the task says what it waits for (the client may get its handle
+ * then), and waits for the verdict; `withdrawn` says whether the caller cancelled meanwhile. The decision
+ * handler is set first: an approver may act as soon as the request is stored.
+ */
+export async function approvalGate(
+  input: TaskWorkflowInput,
+  gate: ApprovalGate,
+  withdrawn: () => boolean,
+  opened: () => void,
+): Promise<Verdict> {
+  let state: ApprovalState = 'pending';
+  const decisions: ApprovalDecision[] = [];
+  const approvals = () => decisions.filter((d) => d.decision === 'approve').length;
+  const write = (by?: string) =>
+    recordApproval({
+      approvalId: gate.id,
+      projectId: input.project,
+      status: state,
+      decisions: [...decisions],
+      ...(by && { by }),
+      at: new Date().toISOString(),
+    });
+
+  setHandler(
+    decideApprovalUpdate,
+    async (vote) => {
+      decisions.push({ ...vote, at: new Date().toISOString() });
+      if (vote.decision === 'deny') state = 'denied';
+      else if (approvals() >= gate.required) state = 'approved';
+      // The approver hears back once the decision is stored: the request's row and the audit trail.
+      await write(vote.by);
+      if (state === 'pending') {
+        await approvalWaiting({
+          taskKey: input.taskKey,
+          createdAt: input.createdAt,
+          statusMessage: waitingMessage(input, gate, approvals()),
+        });
+      }
+      return { status: state, approvals: approvals(), required: gate.required };
+    },
+    {
+      validator: (vote) => {
+        if (state !== 'pending') throw new Error(`The approval request is already ${state}`);
+        if (decisions.some((d) => d.by === vote.by)) throw new Error('You already decided on this call');
+      },
+    },
+  );
+
+  await openRequest(input, gate);
+  opened();
+  const waitMs = Math.max(0, Date.parse(gate.expiresAt) - Date.now());
+  await condition(() => state !== 'pending' || withdrawn(), waitMs);
+  if (state === 'pending') {
+    state = withdrawn() ? 'withdrawn' : 'expired';
+    await write();
+  }
+  if (state === 'withdrawn') {
+    return {
+      kind: 'refused',
+      status: 'cancelled',
+      message: 'Withdrawn by the caller while it waited for approval; nothing was sent to the upstream',
+    };
+  }
+  if (state === 'expired') {
+    const message = `Not approved before ${gate.expiresAt}: the approval request expired; nothing was sent to the upstream`;
+    return { kind: 'refused', status: 'failed', message, error: { code: APPROVAL_NOT_GIVEN, message } };
+  }
+  const denial = decisions.find((d) => d.decision === 'deny');
+  if (denial) {
+    const message = `Denied by ${denial.byName}${denial.comment ? `: ${denial.comment}` : ''}; nothing was sent to the upstream`;
+    return { kind: 'refused', status: 'failed', message, error: { code: APPROVAL_DENIED, message } };
+  }
+  // Approved, but the caller may have lost access meanwhile: then nothing goes upstream.
+  if (!(await callerMayProceed({ projectId: input.project, principal: input.principal }))) {
+    const message =
+      'Approved, but the caller may no longer call this project (key revoked or access removed); nothing was sent to the upstream';
+    return { kind: 'refused', status: 'failed', message, error: { code: APPROVAL_NOT_GIVEN, message } };
+  }
+  const names = decisions.filter((d) => d.decision === 'approve').map((d) => d.byName);
+  const comment = decisions.find((d) => d.comment)?.comment;
+  return {
+    kind: 'approved',
+    message: `Approved by ${names.join(', ')}${comment ? ` (${comment})` : ''}; calling the upstream`,
+  };
+}
+
+function waitingMessage(input: TaskWorkflowInput, gate: ApprovalGate, given: number): string {
+  const needs =
+    gate.required === 1 ? 'an approval' : `${gate.required - given} more of ${gate.required} approvals`;
+  return `Waiting for approval: ${input.call.tool} on ${input.upstream} needs ${needs} (request ${gate.id}, expires ${gate.expiresAt})`;
+}
