@@ -10,6 +10,7 @@ import type { VersionedApprovalPolicy } from '../config/approvals';
 import { needsApproval } from '../config/approvals';
 import { HostingPolicySchema } from '../config/hosting';
 import type { CallToolParams } from '../protocol';
+import { ProtocolError } from '../protocol';
 import { approverRuleOf } from '../store/control-plane/approval-policies';
 import type { ApprovalGate } from '../workflows/messages';
 import type { RequestContext, Result } from './context';
@@ -35,6 +36,14 @@ export async function callWithApproval(
   hosting: Hosting | undefined,
 ): Promise<Result> {
   const { call, deps } = ctx;
+  // An approved call is made as an ordinary call the gateway holds: a tool the upstream runs only as its
+  // own task cannot be made so, and is refused before anyone is asked to approve it (docs/approvals.md).
+  if ((routed.tool?.execution as { taskSupport?: unknown } | undefined)?.taskSupport === 'required') {
+    throw new ProtocolError(
+      'InvalidParams',
+      `Tool "${params.name}" needs approval under this project's policy, but upstream "${routed.endpoint.alias}" runs it only as its own task, which cannot wait for approval; nothing was sent`,
+    );
+  }
   const upstream = call.project.upstreams.find((u) => u.alias === routed.endpoint.alias);
   const { policy, version } = approvals;
   const waitMs = Math.min(policy.expiresAfterMs, deps.approvalWaitLimitMs ?? policy.expiresAfterMs);

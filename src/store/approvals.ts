@@ -129,16 +129,6 @@ export class ApprovalStore {
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
-
-  /** Purges rows of calls created before `cutoff` (metadata retention; decided rows only). */
-  async purgeBefore(cutoff: string): Promise<number> {
-    const r = await this.db
-      .deleteFrom('approvals')
-      .where('created_at', '<', cutoff)
-      .where('status', '!=', 'pending')
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
-  }
 }
 
 function toRecord(r: Database['approvals']): ApprovalRecord {

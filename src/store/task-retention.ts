@@ -178,6 +178,8 @@ async function deleteTasks(trx: Kysely<Database>, keys: string[]): Promise<numbe
   if (keys.length === 0) return 0;
   await trx.deleteFrom('payloads').where('task_key', 'in', keys).execute();
   await trx.deleteFrom('task_events').where('task_key', 'in', keys).execute();
+  // A call's approval request goes with its task (metadata retention, project deletion).
+  await trx.deleteFrom('approvals').where('task_key', 'in', keys).execute();
   const deleted = await trx.deleteFrom('tasks').where('task_key', 'in', keys).executeTakeFirst();
   return Number(deleted.numDeletedRows);
 }

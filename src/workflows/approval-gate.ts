@@ -7,7 +7,7 @@
  * workflow is the request's only writer, so races between approvers, the expiry and a cancel end in one
  * state. Who may decide is the API's check, made before the update (src/gateway/approval-desk.ts).
  */
-import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyLocalActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../activities/approvals';
 import type { JsonRpcErrorObject } from '../protocol';
 import type { ApprovalDecision } from '../store/approvals';
@@ -102,6 +102,10 @@ export async function approvalGate(
 
   await openRequest(input, gate);
   opened();
+  // Operators see in the Temporal Web UI what the workflow waits for (no arguments, no names).
+  setCurrentDetails(
+    `Waiting for approval **${gate.id}** (policy version ${gate.policyVersion}, ${gate.required} needed) until ${gate.expiresAt}: the decideApproval update ends the wait.`,
+  );
   const waitMs = Math.max(0, Date.parse(gate.expiresAt) - Date.now());
   await condition(() => state !== 'pending' || withdrawn(), waitMs);
   if (state === 'pending') {
