@@ -209,7 +209,9 @@ export function createHostedActivities(deps: ActivityDeps) {
 
   /**
    * Where the call's answer could be taken up again (a 2025 session upstream with an event store),
-   * stored at most once a second (payload kind `hosted_stream`) for an attempt after a lost worker.
+   * stored at most once a second (payload kind `hosted_stream`) for an attempt after a lost worker. Only
+   * the latest point of a round is kept (one row, replaced), so a long chatty call holds one row, not
+   * one per second until payload retention.
    */
   function resumePointRecorder(input: CallHostedToolInput) {
     let last = 0;
@@ -217,7 +219,10 @@ export function createHostedActivities(deps: ActivityDeps) {
       if (Date.now() - last < RESUME_POINT_EVERY_MS) return;
       last = Date.now();
       deps.payloads
-        .put(input.taskKey, 'hosted_stream', { round: input.round ?? 0, point })
+        .putLatest(input.taskKey, 'hosted_stream', String(input.round ?? 0), {
+          round: input.round ?? 0,
+          point,
+        })
         .catch(() => (last = 0));
     };
   }

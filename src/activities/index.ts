@@ -12,7 +12,14 @@ import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/snapshot-key';
 import type { RecordedAnswer } from './first-call';
-import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
+import {
+  claimFirstCall,
+  FAILURE,
+  recordAnswer,
+  recordUpstreamTask,
+  sendFirstCall,
+  settleFirstCall,
+} from './first-call';
 import type { TaskDetail } from './observation';
 import type { ActivityDeps } from './deps';
 import { createHostedActivities } from './hosted-call';
@@ -138,6 +145,29 @@ export function createActivities(deps: ActivityDeps) {
     }
   }
 
+  /** Moves a first call's claim on from `sending` once its outcome is known (first-call.ts). */
+  const settle = (taskKey: string, to: 'done' | 'started') =>
+    settleFirstCall(deps, taskKey, to, (err) =>
+      logger.warn({ err: errorMessage(err) }, 'first call claim not settled'),
+    );
+
+  /**
+   * Sends the first call and records the answer first thing. A synchronous answer settles the claim
+   * `done`; a task's claim is settled `started` when the task is recorded (recordTaskCreated).
+   */
+  async function sendAndRecord(input: CallUpstreamToolInput): Promise<CallUpstreamToolResult> {
+    const reply = await sendFirstCall(deps, input);
+    if (reply.kind === 'result' && reply.result.resultType === 'task') {
+      const created = CreateTaskResultSchema.safeParse(reply.result);
+      if (!created.success) throw invalidTask(input.upstream);
+      await recordUpstreamTask(deps, input.taskKey, created.data.taskId);
+      return firstTask(input, created.data.taskId, created.data);
+    }
+    const answer = await recordAnswer(deps, input.taskKey, reply);
+    await settle(input.taskKey, 'done');
+    return firstAnswer(input, answer);
+  }
+
   /** The input requests of the last observation, split into still open and answered (see the watch). */
   async function openInputOf(input: WatchUpstreamTaskInput): Promise<UpstreamRequestOptions['taskInput']> {
     if (!input.openInput) return undefined;
@@ -161,18 +191,19 @@ export function createActivities(deps: ActivityDeps) {
     async callUpstreamTool(input: CallUpstreamToolInput): Promise<CallUpstreamToolResult> {
       const claim = await claimFirstCall(deps, input);
       if (!claim.send) {
-        return 'upstreamTaskId' in claim
-          ? resumeTask(input, claim.upstreamTaskId)
-          : firstAnswer(input, claim.answer);
+        if ('upstreamTaskId' in claim) return resumeTask(input, claim.upstreamTaskId);
+        // The run that recorded this answer may have died before settling its claim.
+        await settle(input.taskKey, 'done');
+        return firstAnswer(input, claim.answer);
       }
-      const reply = await sendFirstCall(deps, input);
-      if (reply.kind === 'result' && reply.result.resultType === 'task') {
-        const created = CreateTaskResultSchema.safeParse(reply.result);
-        if (!created.success) throw invalidTask(input.upstream);
-        await recordUpstreamTask(deps, input.taskKey, created.data.taskId);
-        return firstTask(input, created.data.taskId, created.data);
+      try {
+        return await sendAndRecord(input);
+      } catch (err) {
+        // A failure the client hears (not delivered, outcome unknown, an invalid task) ends the call, as
+        // on the API path. A cancelled run (its worker stopping) is left to the run after it.
+        if (!Context.current().cancellationSignal.aborted) await settle(input.taskKey, 'done');
+        throw err;
       }
-      return firstAnswer(input, await recordAnswer(deps, input.taskKey, reply));
     },
 
     /**
@@ -224,6 +255,8 @@ export function createActivities(deps: ActivityDeps) {
       if (!(await deps.store.insertTask({ ...task, snapshot }))) {
         await deps.store.recordSnapshot(input.taskKey, snapshot);
       }
+      // The task is recorded and its workflow runs: the first call's claim is settled as the API's is.
+      await settle(input.taskKey, 'started');
     },
 
     async recordTaskSnapshot(input: RecordTaskSnapshotInput): Promise<void> {

@@ -4,13 +4,15 @@
  * loser acts on that. States:
  *
  * - `sending`: claimed by whoever sends the call (the API, or the worker's first-call activity), before
- *   sending it; the call may have reached the upstream.
+ *   sending it, until its outcome is known; the call may have reached the upstream.
  * - `abandoned`: the API gave up waiting for a worker to start the task (worker path): nothing is sent.
- * - `done`: the API relayed the upstream's synchronous answer (or the failure) to the client; or the
- *   reconciler found a worker-path claim whose answer was recorded.
+ * - `done`: the upstream's synchronous answer (or the failure) is known: the API relayed it to the
+ *   client, or the worker's first-call activity recorded it; or the reconciler found a worker-path claim
+ *   still `sending` whose answer was recorded.
  * - `recorded`: the upstream answered with a task; the task row (and its workflow's start input) was
  *   recorded in the same transaction as this state. The workflow may not be started yet.
- * - `started`: the task's workflow was started (by the API, or by the creation reconciler).
+ * - `started`: the task's workflow was started (by the API, or by the creation reconciler); on the
+ *   worker path, the task its workflow's first call created was recorded.
  * - `lost`: `sending` for too long with no recorded answer: whoever sent it died with the answer. The
  *   call is never sent again, whatever the tool.
  *

@@ -3,7 +3,7 @@
  * associated data binding each one to its id, task and kind, so a ciphertext copied elsewhere does not
  * open. Temporal histories and task rows hold only these ids.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Cipher } from './cipher';
 import type { Database } from './schema';
@@ -26,7 +26,10 @@ export type PayloadKind =
   | 'start_input'
   /** A hosted call was sent (or was about to be): an attempt after a lost worker may not send it again. */
   | 'hosted_sent'
-  /** Where a hosted call's answer could be taken up again after a lost worker (its session's stream). */
+  /**
+   * Where a hosted call's answer could be taken up again after a lost worker (its session's stream): only
+   * the latest matters, so it is stored with putLatest (one row per task and round).
+   */
   | 'hosted_stream';
 
 export class PayloadStore {
@@ -53,6 +56,39 @@ export class PayloadStore {
         created_at: this.now().toISOString(),
         ciphertext: this.cipher.sealJson(value, aad(id, taskKey, kind)),
       })
+      .execute();
+    return id;
+  }
+
+  /**
+   * Stores a payload of which only the latest value matters (a hosted call's resume point, written while
+   * the call runs): one row per task, kind and `slot`, replaced in place rather than added to. The row's
+   * id is derived from the three, so the replacement is one upsert on either database, sealed under the
+   * same associated data as any payload. A write that is older than the row (a slow write overtaken by
+   * a later one) leaves it as it is. `created_at` is the time of the latest write: payload retention
+   * counts from it.
+   */
+  async putLatest(taskKey: string, kind: PayloadKind, slot: string, value: unknown): Promise<string> {
+    const digest = createHash('sha256').update(`${taskKey}:${kind}:${slot}`).digest('base64url');
+    const id = `pl_${digest.slice(0, 22)}`;
+    await this.db
+      .insertInto('payloads')
+      .values({
+        id,
+        task_key: taskKey,
+        kind,
+        created_at: this.now().toISOString(),
+        ciphertext: this.cipher.sealJson(value, aad(id, taskKey, kind)),
+      })
+      .onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet((eb) => ({
+            created_at: eb.ref('excluded.created_at'),
+            ciphertext: eb.ref('excluded.ciphertext'),
+          }))
+          .where((eb) => eb('payloads.created_at', '<=', eb.ref('excluded.created_at'))),
+      )
       .execute();
     return id;
   }

@@ -9,8 +9,10 @@
  *   started again (REJECT_DUPLICATE, task-engine.ts).
  * - A first call claimed `sending` for longer than `tasks.firstCallLostAfterMs` with no recorded answer
  *   is declared `lost`: whoever sent it died with its answer. It is never sent again; a task recorded
- *   for it, if any, fails with an error that says so. A worker-path claim whose answer was recorded
- *   (activities/first-call.ts keeps the claim `sending`) is marked `done` instead.
+ *   for it, if any, fails with an error that says so. The worker path settles its own claims once the
+ *   outcome is known (activities/first-call.ts); one it could not settle (the write failed, or its
+ *   worker died right after recording the answer) is marked `done` here instead when its answer is
+ *   recorded.
  *
  * Every change is a conditional move of the claim (store/first-calls.ts), so several workers running
  * this at once, or a worker and the API, never act twice on one claim.
@@ -123,8 +125,8 @@ export class CreationReconciler {
   }
 
   /**
-   * Stale `sending` claims, a batch at a time: on the worker path every creation leaves one (marked `done`
-   * here), so a round takes up to MAX_BATCHES batches to keep up with a busy worker path.
+   * Stale `sending` claims, a batch at a time: a round takes up to MAX_BATCHES batches, to catch up with
+   * a backlog (claims of workers that could not settle them, or left by versions that did not).
    */
   private async declareLost(now: number): Promise<number> {
     const batchSize = this.deps.batchSize ?? 100;
@@ -146,7 +148,7 @@ export class CreationReconciler {
     );
     let lost = 0;
     for (const taskKey of keys) {
-      // The worker path records the answer as a payload and leaves its claim `sending`.
+      // A worker-path run recorded the answer as a payload but could not settle its claim.
       if (await payloads.hasAnyOf(taskKey, ['upstream_task_id', 'result', 'error'])) {
         await firstCalls.move(taskKey, 'sending', 'done');
         continue;

@@ -172,7 +172,7 @@ test('a first call claimed as sending past firstCallLostAfterMs with no answer i
     },
   });
   expect(await oldClaims.claim(lostKey, 'sending')).toEqual({ won: true, state: 'sending' });
-  // A worker-path claim whose answer was recorded (the activity keeps its claim `sending`): done, not lost.
+  // A worker-path claim whose answer was recorded but which its activity could not settle: done, not lost.
   const answeredKey = 'b2'.repeat(32);
   expect(await oldClaims.claim(answeredKey, 'sending')).toEqual({ won: true, state: 'sending' });
   await new PayloadStore(db, cipher).put(answeredKey, 'result', { content: [] });

@@ -3,8 +3,16 @@
  * a hosted call may take longer than the instance's call deadline (its own `hosting.callDeadlineMs`
  * replaces it), while the same tool unhosted is cut; and tasks/cancel of a hosted call reaches the
  * server as `notifications/cancelled`, which stops its handler; the server's elicitation on the call's
- * own stream reaches the client as the task's question, and its answer goes back on the session. Real gateway, Temporal, both databases.
+ * own stream reaches the client as the task's question, and its answer goes back on the session; on a
+ * server that keeps its streams (an event store), a chatty call keeps one resume point, the latest. Real
+ * gateway, Temporal, both databases.
  */
+import type { Kysely } from 'kysely';
+import { Cipher } from '../../src/store/cipher';
+import { openDatabase } from '../../src/store/database';
+import { PayloadStore } from '../../src/store/payload-store';
+import type { Database } from '../../src/store/schema';
+import { taskKeyOf } from '../../src/store/task-store';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
@@ -14,11 +22,15 @@ import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 let sdk1: Sdk1Upstream;
 /** The same server stateless (no session: each request stands alone, answered as JSON). */
 let stateless: Sdk1Upstream;
+/** The same server stateful with an event store: its streams' events carry ids, so answers can be resumed. */
+let resumable: Sdk1Upstream;
 let gw: TestGateway;
+let db: Kysely<Database>;
 
 beforeAll(async () => {
   sdk1 = await startSdk1Upstream('stateful');
   stateless = await startSdk1Upstream('stateless');
+  resumable = await startSdk1Upstream('stateful', 0, { eventStore: true });
   gw = await startTestGateway({
     // Calls a client waits on are cut after 2 s here.
     config: { upstreams: { callDeadlineMs: 2000 } },
@@ -40,13 +52,27 @@ beforeAll(async () => {
         namespacing: false,
         upstreams: [{ alias: 'sdk1', url: stateless.url, hosting: { tools: ['wait'], promoteAfterMs: 0 } }],
       },
+      {
+        slug: 'resumable',
+        namespacing: false,
+        upstreams: [
+          {
+            alias: 'sdk1',
+            url: resumable.url,
+            hosting: { tools: ['wait'], promoteAfterMs: 0, callDeadlineMs: 20_000 },
+          },
+        ],
+      },
     ],
   });
+  db = await openDatabase(gw.config.store);
 }, 180_000);
 afterAll(async () => {
+  await db?.destroy();
   await gw?.close();
   await sdk1?.close();
   await stateless?.close();
+  await resumable?.close();
 });
 
 test("a hosted call outlasts the instance's call deadline; the same call unhosted is cut", async () => {
@@ -109,4 +135,33 @@ test('a stateless SDK 1.x server: the hosted call is a task at once and its JSON
   const done = await client.waitForTask(String(created.body.result?.taskId), undefined, 30_000);
   expect(done.status).toBe('completed');
   expect(JSON.stringify(done.result)).toContain('waited 1 s');
+});
+
+test('a chatty call on a resumable stream keeps one resume point, the latest, not one per second', async () => {
+  const client = gw.clientFor('resumable');
+  // Progress every 100 ms for 4 s: a resume point is due every second while events arrive.
+  const created = await client.callTool('wait', { seconds: 4, everyMs: 100 });
+  expect(created.body.result).toMatchObject({ resultType: 'task' });
+  const taskId = String(created.body.result?.taskId);
+  const done = await client.waitForTask(taskId, undefined, 30_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain('waited 4 s');
+  const taskKey = taskKeyOf(taskId);
+  const rows = await db
+    .selectFrom('payloads')
+    .select(['id', 'created_at'])
+    .where('task_key', '=', taskKey)
+    .where('kind', '=', 'hosted_stream')
+    .execute();
+  expect(rows).toHaveLength(1);
+  // Still encrypted and bound to its task: it opens with the gateway's key, as the point of round 0.
+  const points = await new PayloadStore(db, new Cipher(gw.config.encryption)).allOf<{
+    round: number;
+    point: { eventId: string };
+  }>(taskKey, 'hosted_stream');
+  expect(points).toEqual([{ round: 0, point: expect.objectContaining({ eventId: expect.any(String) }) }]);
+  // It was replaced while the call ran: stored at least a second after the call was made.
+  expect(Date.parse(String(rows[0]?.created_at))).toBeGreaterThanOrEqual(
+    Date.parse(String(done.createdAt)) + 1000,
+  );
 });

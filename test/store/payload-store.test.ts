@@ -86,3 +86,39 @@ test('key rotation: payloads sealed with the old key still open after a new key 
   const r2only = new PayloadStore(db, new Cipher({ activeKeyId: 'r2', keys: { r2: generateKey() } }));
   await expect(r2only.get(id, key, 'result')).rejects.toThrow(/No encryption key "r1"/);
 });
+
+test('putLatest keeps one row per task, kind and slot: the latest write, still sealed to its task', async () => {
+  const key = taskKeyOf(randomUUID());
+  const rowsOf = () =>
+    db
+      .selectFrom('payloads')
+      .select(['id', 'created_at', 'ciphertext'])
+      .where('task_key', '=', key)
+      .where('kind', '=', 'hosted_stream')
+      .orderBy('created_at')
+      .execute();
+  clock = new Date('2026-12-04T00:00:00Z');
+  const id = await payloads.putLatest(key, 'hosted_stream', '0', { round: 0, point: MARKER });
+  clock = new Date('2026-12-04T00:00:01Z');
+  expect(await payloads.putLatest(key, 'hosted_stream', '0', { round: 0, point: 'second' })).toBe(id);
+  const rows = await rowsOf();
+  expect(rows).toHaveLength(1);
+  expect(rows[0]?.created_at).toBe('2026-12-04T00:00:01.000Z');
+  expect(Buffer.from(rows[0]?.ciphertext ?? []).includes('second')).toBe(false);
+  expect(await payloads.get(id, key, 'hosted_stream')).toEqual({ round: 0, point: 'second' });
+  expect(await payloads.get(id, taskKeyOf('other'), 'hosted_stream')).toBeUndefined();
+  // A write overtaken by a later one (stamped earlier, arriving last) does not replace it.
+  clock = new Date('2026-12-04T00:00:00.500Z');
+  await payloads.putLatest(key, 'hosted_stream', '0', { round: 0, point: 'stale' });
+  expect(await payloads.allOf(key, 'hosted_stream')).toEqual([{ round: 0, point: 'second' }]);
+  // Another slot (the next round) is a row of its own; another task's slot is not this one.
+  clock = new Date('2026-12-04T00:00:02Z');
+  await payloads.putLatest(key, 'hosted_stream', '1', { round: 1, point: 'next' });
+  expect(await payloads.allOf(key, 'hosted_stream')).toEqual([
+    { round: 0, point: 'second' },
+    { round: 1, point: 'next' },
+  ]);
+  const other = taskKeyOf(randomUUID());
+  expect(await payloads.putLatest(other, 'hosted_stream', '0', { round: 0 })).not.toBe(id);
+  expect(await rowsOf()).toHaveLength(2);
+});
