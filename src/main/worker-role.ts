@@ -20,7 +20,7 @@ import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
 import { TemporalTaskEngine } from '../temporal/task-engine';
 import { createTaskWorker } from '../temporal/worker';
-import { setHostedQueueSource, setWatchLagSource } from '../telemetry/metrics';
+import { setApprovalsSource, setHostedQueueSource, setWatchLagSource } from '../telemetry/metrics';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { freeLoopbackPort } from './ports';
 import type { Role, Shared } from './roles';
@@ -67,6 +67,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   const stopping = new AbortController();
   const firstCalls = new FirstCalls(shared.db);
   const hostedQueue = new HostedQueue(shared.db);
+  const approvals = new ApprovalStore(shared.db);
   const activities = {
     ...createActivities({
       upstream,
@@ -87,7 +88,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       stopping: stopping.signal,
     }),
     ...createApprovalActivities({
-      approvals: new ApprovalStore(shared.db),
+      approvals,
       store,
       controlPlane,
       settings: {
@@ -158,6 +159,13 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       value: waiting,
     })),
   );
+  setApprovalsSource(async () =>
+    (await approvals.pendingByUpstream()).map(({ project, upstream, waiting }) => ({
+      project,
+      upstream,
+      value: waiting,
+    })),
+  );
   setWatchLagSource(async () => {
     const now = Date.now();
     const overdue = await store.overdueWatches();
@@ -173,6 +181,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
     async close() {
       setWatchLagSource(undefined);
       setHostedQueueSource(undefined);
+      setApprovalsSource(undefined);
       // Running activities get the worker's shutdown grace time (config.shutdownGraceMs), then are
       // cancelled; the worker's own grace is fixed when it is created.
       stopping.abort();

@@ -118,16 +118,20 @@ export class ApprovalStore {
       .execute();
   }
 
-  /** How many requests wait, per project (the dashboard's badge, metrics). */
-  async pendingCount(projectIds: string[]): Promise<number> {
-    if (projectIds.length === 0) return 0;
-    const row = await this.db
+  /** Requests waiting, per project slug and upstream alias (`taskrouter_approvals_pending`). */
+  async pendingByUpstream(): Promise<Array<{ project: string; upstream: string; waiting: number }>> {
+    const rows = await this.db
       .selectFrom('approvals')
-      .select((eb) => eb.fn.countAll<string | number>().as('n'))
-      .where('project_id', 'in', projectIds)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+      .innerJoin('projects', 'projects.id', 'approvals.project_id')
+      .select((eb) => [
+        'projects.slug as project',
+        'approvals.upstream as upstream',
+        eb.fn.countAll<number | string>().as('waiting'),
+      ])
+      .where('approvals.status', '=', 'pending')
+      .groupBy(['projects.slug', 'approvals.upstream'])
+      .execute();
+    return rows.map((r) => ({ project: r.project, upstream: r.upstream, waiting: Number(r.waiting) }));
   }
 }
 

@@ -195,6 +195,14 @@ export const hostedQueueLength = hostedQueueGauge.gauge;
 /** Set by the worker role: where the hosted calls' queue lengths come from when `/metrics` is read. */
 export const setHostedQueueSource = hostedQueueGauge.set;
 
+const approvalsGauge = upstreamGauge(
+  'taskrouter_approvals_pending',
+  'Calls waiting for approval before anything is sent to the upstream (docs/approvals.md).',
+);
+export const approvalsPending = approvalsGauge.gauge;
+/** Set by the worker role: where the counts of waiting approval requests come from. */
+export const setApprovalsSource = approvalsGauge.set;
+
 /** The exposition text: the gateway's metrics, then any extra text (the Temporal SDK's own). */
 export async function metricsText(extra: () => Promise<string> = async () => ''): Promise<string> {
   return `${await registry.metrics()}\n${await extra().catch(() => '')}`;

@@ -6,6 +6,7 @@
  * role, self-approval, a caller who lost access) are clear, audited, and send nothing.
  */
 import { createHash } from 'node:crypto';
+import { metricsText } from '../../src/telemetry/metrics';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
@@ -249,6 +250,17 @@ test('a client that cannot take tasks waits inline, then gets the error naming t
     (pending.body.approvals as Array<{ argumentsSha256: string }>).map((a) => a.argumentsSha256),
   ).toContain(sha({ name: 'Inline' }));
   expect(calls('greet').filter((a) => a.name === 'Inline')).toHaveLength(0);
+});
+
+test('/metrics counts the calls waiting for approval per project and upstream', async () => {
+  const { id } = await ask(T.key, 'Counted');
+  // The gateway runs in this process: its registry is the one `/metrics` prints.
+  const metrics = await metricsText();
+  const line = metrics
+    .split('\n')
+    .find((l) => l.startsWith('taskrouter_approvals_pending{project="guarded",upstream="example"}'));
+  expect(Number(line?.split(' ').at(-1))).toBeGreaterThanOrEqual(1);
+  expect((await admin('POST', `/approvals/${id}/deny`, { comment: 'counted' }, T.erin)).status).toBe(200);
 });
 
 test("another project's approvers cannot see or decide; tools outside the policy are not held", async () => {
