@@ -24,6 +24,7 @@ import type { TaskDetail } from './observation';
 import type { ActivityDeps } from './deps';
 import { createHostedActivities } from './hosted-call';
 import { observationOf, taskDetailOf } from './observation';
+import { RecentDetails } from './recent-details';
 import { toSnapshot } from './snapshot';
 import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
@@ -43,6 +44,8 @@ export { FAILURE } from './first-call';
 
 export function createActivities(deps: ActivityDeps) {
   const { settings, logger } = deps;
+  // What observe() stored, for the step that records it next (recent-details.ts).
+  const recent = new RecentDetails();
 
   const hopMeta = (protocolVersion: string, elicitationForm = false) =>
     upstreamMeta({
@@ -328,7 +331,9 @@ export function createActivities(deps: ActivityDeps) {
    * re-published metadata) as a payload and returns the workflow's payload-free observation of it.
    */
   async function observe(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
-    const detailRef = await deps.payloads.put(taskKey, 'detail', taskDetailOf(snapshot));
+    const detail = taskDetailOf(snapshot);
+    const detailRef = await deps.payloads.put(taskKey, 'detail', detail);
+    recent.remember(detailRef, detail);
     return observationOf(snapshot, detailRef);
   }
 
@@ -336,7 +341,9 @@ export function createActivities(deps: ActivityDeps) {
   async function snapshotOf(taskKey: string, o: TaskObservation): Promise<TaskSnapshot> {
     const { key: _key, detailRef, inputs: _inputs, gatewayError, ...fields } = o;
     if (gatewayError) return { ...fields, statusMessage: gatewayError.message, error: gatewayError };
-    const detail = detailRef ? await deps.payloads.get<TaskDetail>(detailRef, taskKey, 'detail') : undefined;
+    const detail = detailRef
+      ? (recent.take(detailRef) ?? (await deps.payloads.get<TaskDetail>(detailRef, taskKey, 'detail')))
+      : undefined;
     if (!detail) throw new Error('The observed task detail is missing'); // retried; never expected
     return { ...fields, ...stripUndefined(detail) };
   }

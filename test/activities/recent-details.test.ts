@@ -1,0 +1,92 @@
+/**
+ * A change the watch stored is recorded without reading it back (src/activities/recent-details.ts): the
+ * watch stores the new detail, the workflow's next step records it from what the same process kept, and
+ * the payload store is read only for a detail this process did not store (or no longer keeps).
+ */
+import { MockActivityEnvironment } from '@temporalio/testing';
+import pino from 'pino';
+import { createActivities } from '../../src/activities';
+import { RecentDetails } from '../../src/activities/recent-details';
+import { PROTOCOL_VERSION } from '../../src/protocol';
+import type { UpstreamClient } from '../../src/upstream/client';
+
+test('each detail is taken once; an unknown one is not there', () => {
+  const recent = new RecentDetails();
+  recent.remember('pl_1', { statusMessage: 'a' });
+  expect(recent.take('pl_1')).toEqual({ statusMessage: 'a' });
+  expect(recent.take('pl_1')).toBeUndefined();
+  expect(recent.take('pl_2')).toBeUndefined();
+});
+
+test('a detail larger than the whole bound is not kept', () => {
+  const recent = new RecentDetails();
+  recent.remember('pl_big', { statusMessage: 'x'.repeat(17 * 1024 * 1024) });
+  expect(recent.take('pl_big')).toBeUndefined();
+});
+
+test('the watch stores a change and the snapshot is recorded without reading the payload store', async () => {
+  const now = new Date().toISOString();
+  const stored = new Map<string, unknown>();
+  const reads: string[] = [];
+  const recorded: unknown[] = [];
+  const activities = createActivities({
+    upstream: {
+      send: async () => ({
+        kind: 'result',
+        result: {
+          taskId: 't1',
+          status: 'working',
+          statusMessage: 'step 2',
+          createdAt: now,
+          lastUpdatedAt: now,
+          ttlMs: null,
+        },
+      }),
+    } as unknown as UpstreamClient,
+    store: {
+      detailStoredAt: async () => now,
+      watchStarted: async () => {},
+      watchDue: async () => {},
+      recordSnapshot: async (_key: string, snapshot: unknown) => {
+        recorded.push(snapshot);
+        return true;
+      },
+    } as never,
+    payloads: {
+      put: async (_key: string, _kind: string, value: unknown) => {
+        const id = `pl_${stored.size + 1}`;
+        stored.set(id, value);
+        return id;
+      },
+      get: async (id: string) => {
+        reads.push(id);
+        return stored.get(id);
+      },
+    } as never,
+    resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
+    gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
+    settings: { minPollIntervalMs: 50, maxPollIntervalMs: 60_000, maxWatchMs: 500, pollFailureBudget: 3 },
+    logger: pino({ level: 'silent' }),
+  });
+  const env = new MockActivityEnvironment();
+  const watched = await env.run(activities.watchUpstreamTask, {
+    project: 'p1',
+    upstream: 'example',
+    principal: { kind: 'anonymous' },
+    authorizationId: null,
+    upstreamTaskId: 't1',
+    protocolVersion: PROTOCOL_VERSION,
+    taskKey: 'task-key',
+    knownKey: 'working-before',
+    pollIntervalMs: 50,
+  });
+  expect(watched).toMatchObject({ kind: 'changed', observation: { status: 'working' } });
+  const observation = (watched as { observation: never }).observation;
+  await env.run(activities.recordTaskSnapshot, { taskKey: 'task-key', observation, project: 'p1' });
+  expect(recorded).toEqual([expect.objectContaining({ statusMessage: 'step 2' })]);
+  expect(reads).toEqual([]);
+  // Recorded again (a retried step): read from the store this time, the same detail.
+  await env.run(activities.recordTaskSnapshot, { taskKey: 'task-key', observation, project: 'p1' });
+  expect(reads).toHaveLength(1);
+  expect(recorded[1]).toEqual(recorded[0]);
+});
