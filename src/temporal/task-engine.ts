@@ -20,6 +20,7 @@ import {
   provideInputSignal,
   snapshotQuery,
   startTaskUpdate,
+  APPROVAL_TASK_WORKFLOW_TYPE,
   HOSTED_TASK_WORKFLOW_TYPE,
   TASK_WORKFLOW_TYPE,
   taskWorkflowId,
@@ -54,7 +55,11 @@ export class TemporalTaskEngine implements TaskEngine {
   ) {}
 
   async start(input: TaskWorkflowInput, timeoutMs: number): Promise<FirstOutcome> {
-    const type = input.hosted ? HOSTED_TASK_WORKFLOW_TYPE : TASK_WORKFLOW_TYPE;
+    const type = input.approval
+      ? APPROVAL_TASK_WORKFLOW_TYPE
+      : input.hosted
+        ? HOSTED_TASK_WORKFLOW_TYPE
+        : TASK_WORKFLOW_TYPE;
     const op = new WithStartWorkflowOperation(type, {
       ...this.startOptions(input, 'starting'),
       // A task key is fresh random; a collision means a bug, never something to join.

@@ -60,6 +60,12 @@ const { waitForHostedSlot } = proxyActivities<TaskActivities>({
 
 type Settled = { value: CallHostedToolResult } | { error: unknown };
 
+/** A hosted task that waits for approval before anything is sent (APPROVAL_TASK_WORKFLOW_TYPE). */
+export async function approvalTaskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkflowResult> {
+  if (!input.approval) throw new Error('An approval task needs its approval gate');
+  return hostedTaskWorkflow(input);
+}
+
 export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkflowResult> {
   const hosted = input.hosted ?? { promoteAfterMs: 0, repeatable: false };
   let first: FirstOutcome | undefined;

@@ -1,5 +1,5 @@
 /** Workflow bundle entry point (the worker's `workflowsPath`). */
 export { taskWorkflow } from './task-workflow';
-export { hostedTaskWorkflow } from './hosted-task-workflow';
+export { approvalTaskWorkflow, hostedTaskWorkflow } from './hosted-task-workflow';
 export { retentionWorkflow } from './retention';
 export { projectDeletionWorkflow } from './project-deletion';

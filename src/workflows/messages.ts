@@ -9,6 +9,12 @@ import type { Principal } from '../store/control-plane/types';
 export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
 /** A hosted task: the gateway runs an ordinary tool call as its own task (docs/hosted-tasks.md). */
 export const HOSTED_TASK_WORKFLOW_TYPE = 'hostedTaskWorkflow';
+/**
+ * A hosted task that waits for approval first (docs/approvals.md). A type of its own, so a worker that
+ * predates approvals (a rolling upgrade) fails the workflow task on the unknown type, which Temporal
+ * retries until an upgraded worker takes it, instead of running the call without waiting.
+ */
+export const APPROVAL_TASK_WORKFLOW_TYPE = 'approvalTaskWorkflow';
 
 /** A task's owner in string form (`principalId`): what follow-ups compare against. */
 export interface CallerRef {

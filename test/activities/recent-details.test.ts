@@ -72,7 +72,7 @@ test('the watch stores a change and the snapshot is recorded without reading the
   const watched = await env.run(activities.watchUpstreamTask, {
     project: 'p1',
     upstream: 'example',
-    principal: { kind: 'anonymous' },
+    principal: { kind: 'anonymous' as const },
     authorizationId: null,
     upstreamTaskId: 't1',
     protocolVersion: PROTOCOL_VERSION,
