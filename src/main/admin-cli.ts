@@ -19,7 +19,11 @@ import type { Principal } from '../store/control-plane/types';
 import { openDatabase } from '../store/database';
 import type { Database } from '../store/schema';
 import { findRepoRoot } from '../config/paths';
+import { ApprovalDesk } from '../gateway/approval-desk';
+import { ApprovalStore } from '../store/approvals';
+import { PayloadStore } from '../store/payload-store';
 import { createDataConverter } from '../temporal/codec';
+import { TemporalTaskEngine } from '../temporal/task-engine';
 import { startProjectDeletion } from '../temporal/project-deletion';
 import { triggerRetention } from '../temporal/schedules';
 import {
@@ -33,6 +37,7 @@ import {
   UsageError,
 } from './admin-cli-flags';
 import type { Flags } from './admin-cli-flags';
+import { APPROVAL_NOUNS, APPROVAL_USAGE, runApprovalCommand } from './admin-cli-approvals';
 import { applyBootstrap, loadBootstrapFile } from './bootstrap';
 import { keyringFromEnv, keyringFromFile, withSecretsFromEnv } from './keyring';
 
@@ -59,7 +64,7 @@ export const USAGE = `usage: taskrouter admin <command> [--flag value ...]
   authorization revoke --project P --upstream A --user U
   authorization list --project P
   audit [--project P] [--limit N] [--before ID]
-  bootstrap --file F
+${APPROVAL_USAGE}  bootstrap --file F
   retention run --kind payloads|metadata     (needs Temporal: temporal.address)
 
   settings:   --auth-mode required|anonymous  --tool-profile tasks|standard  --tasks on|off
@@ -108,10 +113,13 @@ export async function runAdminCommand(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
   temporal?: CliTemporal,
+  approvals?: ApprovalDesk,
 ): Promise<unknown> {
   const args = argv[0] === 'admin' ? argv.slice(1) : argv;
   const [noun, verb, ...rest] = args;
   if (noun === undefined || noun === 'help' || noun === '--help') throw new UsageError('');
+  if ((APPROVAL_NOUNS as readonly string[]).includes(noun))
+    return runApprovalCommand(cp, approvals, noun, verb, rest, KNOWN_FLAGS);
   const admin: Principal = { kind: 'admin', via: 'cli' };
   // `audit` and `bootstrap` have no verb.
   const flags = parseFlags(noun === 'audit' || noun === 'bootstrap' ? args.slice(1) : rest, KNOWN_FLAGS);
@@ -308,11 +316,26 @@ async function main(): Promise<number> {
       });
     };
     const taskQueue = config.temporal.taskQueue;
-    const result = await runAdminCommand(cp, args, process.env, {
+    // Approve and deny reach the request's workflow; listing and showing need only the store.
+    const approvals = new ApprovalDesk({
+      approvals: new ApprovalStore(db),
+      controlPlane: cp,
+      payloads: new PayloadStore(db, cipher),
+      engine: {
+        decideApproval: async (workflowId, vote, timeoutMs) =>
+          new TemporalTaskEngine(await temporalClient(), taskQueue).decideApproval(
+            workflowId,
+            vote,
+            timeoutMs,
+          ),
+      },
+    });
+    const temporal: CliTemporal = {
       runRetention: async (kind) => triggerRetention(await temporalClient(), taskQueue, kind),
       startProjectDeletion: async (projectId) =>
         startProjectDeletion(await temporalClient(), taskQueue, projectId, config.retention.batchSize),
-    });
+    };
+    const result = await runAdminCommand(cp, args, process.env, temporal, approvals);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

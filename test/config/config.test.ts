@@ -9,6 +9,13 @@ test('the sample configuration parses once a real key is supplied', () => {
   const input = loadConfigFile(example);
   const config = parseConfig({ ...input, encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } } });
   expect(config.projects[0]?.slug).toBe('demo');
+  // Its approval policy (docs/admin.md, "Approvals"), defaults filled in.
+  expect(config.projects[0]?.approvals).toMatchObject({
+    rules: [{ upstream: 'example', tools: ['confirm_delete'], annotations: [] }],
+    approvers: { managers: true, users: [], teams: [] },
+    selfApproval: false,
+    required: 1,
+  });
   expect(config.tasks.minPollIntervalMs).toBeLessThanOrEqual(config.tasks.maxPollIntervalMs);
   expect(Object.isFrozen(config)).toBe(true);
 });

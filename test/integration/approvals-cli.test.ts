@@ -1,0 +1,244 @@
+/**
+ * The admin CLI's approval commands (`taskrouter admin approvals ...`, `approval-policy ...`) as child
+ * processes on the store and Temporal of a real gateway, on SQLite and PostgreSQL: the policy set from a
+ * file and inline, read and removed (its version counting every change); a waiting call listed, shown with
+ * its arguments, approved (exactly one call reaches the upstream) or denied (the task fails saying who and
+ * why, nothing sent); bad input and refusals with their exit codes.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+
+// Every command is a fresh Node process loading TypeScript through tsx (~1 s each, more on a busy box).
+jest.setTimeout(180_000);
+
+const KEY = 'trk_approvals-cli-project-key-0000000000';
+const run = promisify(execFile);
+const root = path.join(__dirname, '../..');
+
+let gw: TestGateway;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    projects: () => [],
+    bootstrap: (url) => ({
+      users: [{ handle: 'alice' }],
+      teams: [{ slug: 'ops', members: ['alice'] }],
+      projects: [
+        {
+          slug: 'guarded',
+          team: 'ops',
+          namespacing: false,
+          apiKeys: [{ name: 'agent', key: KEY }],
+          upstreams: [{ alias: 'example', url }],
+        },
+      ],
+    }),
+  });
+  dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-approvals-cli-'));
+  const configFile = path.join(dir, 'config.json');
+  const { store, encryption, temporal } = gw.config;
+  writeFileSync(configFile, JSON.stringify({ store, encryption, temporal }));
+  env = { ...process.env, TASKROUTER_CONFIG: configFile };
+  delete env['TASKROUTER_ENCRYPTION_KEYS'];
+}, 180_000);
+afterAll(async () => {
+  await gw?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args],
+      { cwd: root, env },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON output, inspected field by field
+async function ok(...args: string[]): Promise<any> {
+  const out = await cli(...args);
+  if (out.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${out.code}: ${out.stderr}`);
+  return JSON.parse(out.stdout);
+}
+
+const client = () => gw.clientFor('guarded').withToken(KEY);
+const sha = (args: Record<string, unknown>) =>
+  createHash('sha256').update(JSON.stringify(args)).digest('hex');
+const callsOf = (name: string) =>
+  gw.upstream.stats.calls.filter(
+    (c) => c.tool === 'greet' && (c.arguments as { name?: string }).name === name,
+  );
+
+/**
+ * Calls `greet` until the gateway serves the policy the CLI wrote (it checks for changes every 250 ms):
+ * each try has its own name, so the one that waits is the only call with its name. Returns its task id
+ * and its name.
+ */
+async function waitingCall(prefix: string): Promise<{ taskId: string; name: string }> {
+  for (let i = 0; i < 50; i++) {
+    const name = `${prefix}-${i}`;
+    const reply = await client().callTool('greet', { name });
+    const result = reply.body.result;
+    if (result?.resultType === 'task' && result.status === 'working') {
+      expect(String(result.statusMessage)).toMatch(/^Waiting for approval: greet on example/);
+      return { taskId: String(result.taskId), name };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the gateway did not serve the policy the CLI set');
+}
+
+test('approval-policy set from a file and inline, get, remove; bad input named', async () => {
+  expect(await ok('approval-policy', 'get', 'guarded')).toEqual({
+    project: 'guarded',
+    policy: null,
+    version: 0,
+  });
+  const file = path.join(dir, 'policy.json');
+  writeFileSync(file, JSON.stringify({ rules: [{ tools: ['greet'] }], expiresAfterMs: 600_000 }));
+  const set = await ok('approval-policy', 'set', 'guarded', '--file', file);
+  expect(set).toMatchObject({
+    project: 'guarded',
+    version: 1,
+    policy: { rules: [{ upstream: '*', tools: ['greet'] }], approvers: { managers: true }, required: 1 },
+  });
+  // Restating the same policy changes nothing; another one counts a version.
+  expect((await ok('approval-policy', 'set', 'guarded', '--file', file)).version).toBe(1);
+  const inline = await ok(
+    'approval-policy',
+    'set',
+    'guarded',
+    '--policy',
+    '{"rules":[{"upstream":"example","tools":["greet"]}],"approvers":{"users":["alice"]}}',
+  );
+  expect(inline.version).toBe(2);
+  expect(inline.policy.approvers.users).toHaveLength(1);
+  expect(inline.policy.approvers.users[0]).not.toBe('alice'); // stored as the user's id
+  expect(await ok('approval-policy', 'get', 'guarded')).toEqual(inline);
+
+  const invalid = await cli('approval-policy', 'set', 'guarded', '--policy', '{"rules":[]}');
+  expect(invalid.code).toBe(1);
+  expect(invalid.stderr).toMatch(/Invalid approval policy: .* at rules \(invalid\)/);
+  const notJson = await cli('approval-policy', 'set', 'guarded', '--policy', '{rules');
+  expect(notJson.code).toBe(2);
+  expect(notJson.stderr).toContain('--policy must be JSON');
+  const both = await cli('approval-policy', 'set', 'guarded', '--file', file, '--policy', '{}');
+  expect(both.code).toBe(2);
+  expect(both.stderr).toContain('needs --file F or --policy JSON');
+  const noProject = await cli('approval-policy', 'get');
+  expect(noProject.code).toBe(2);
+  expect(noProject.stderr).toContain('which project?');
+  const unknown = await cli('approval-policy', 'get', 'nope');
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toContain('(not_found)');
+
+  const removed = await ok('approval-policy', 'remove', 'guarded');
+  expect(removed).toEqual({ project: 'guarded', policy: null, version: 3 });
+  const audit = await ok('audit', '--project', 'guarded');
+  expect(audit.map((e: { action: string }) => e.action)).toEqual(
+    expect.arrayContaining(['approval_policy.set', 'approval_policy.removed']),
+  );
+});
+
+test('a waiting call listed and shown with its arguments; approve sends exactly one call', async () => {
+  await ok('approval-policy', 'set', 'guarded', '--policy', '{"rules":[{"tools":["greet"]}]}');
+  const { taskId, name } = await waitingCall('Ada');
+  expect(callsOf(name)).toHaveLength(0);
+
+  const pending = await ok('approvals', 'list', '--project', 'guarded', '--status', 'pending');
+  const listed = pending.find((a: { argumentsSha256: string }) => a.argumentsSha256 === sha({ name }));
+  expect(listed).toMatchObject({ project: 'guarded', upstream: 'example', tool: 'greet', mayDecide: true });
+  expect(listed.arguments).toBeUndefined(); // a listing never carries arguments
+  const shown = await ok('approvals', 'show', listed.id);
+  expect(shown).toMatchObject({ id: listed.id, status: 'pending', arguments: { name } });
+
+  const approved = await ok('approvals', 'approve', listed.id, '--comment', 'looks fine');
+  expect(approved).toEqual({ id: listed.id, status: 'approved', approvals: 1, required: 1 });
+  const done = await client().waitForTask(taskId);
+  expect(done).toMatchObject({ status: 'completed' });
+  expect(JSON.stringify(done.result)).toContain(`Hello, ${name}!`);
+  expect(callsOf(name).map((c) => c.arguments)).toEqual([{ name }]);
+  const after = await ok('approvals', 'show', listed.id);
+  expect(after).toMatchObject({ status: 'approved', mayDecide: false });
+  expect(after.decisions).toEqual([
+    expect.objectContaining({ byName: 'administrator', decision: 'approve', comment: 'looks fine' }),
+  ]);
+
+  // Approving again: refused (exit 1, the conflict named), nothing more sent.
+  const again = await cli('approvals', 'approve', listed.id);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toMatch(/already approved \(conflict\)/);
+  expect(callsOf(name)).toHaveLength(1);
+  const approvedList = await ok('approvals', 'list', '--status', 'approved');
+  expect(approvedList.map((a: { id: string }) => a.id)).toContain(listed.id);
+});
+
+test('deny needs a comment; the task fails saying who denied and why; nothing is sent', async () => {
+  const { taskId, name } = await waitingCall('Dee');
+  const pending = await ok('approvals', 'list', '--project', 'guarded', '--status', 'pending');
+  const id = pending.find((a: { argumentsSha256: string }) => a.argumentsSha256 === sha({ name })).id;
+  const bare = await cli('approvals', 'deny', id);
+  expect(bare.code).toBe(2);
+  expect(bare.stderr).toContain('--comment is required');
+  expect(await ok('approvals', 'deny', id, '--comment', 'not today')).toMatchObject({ id, status: 'denied' });
+  const done = await client().waitForTask(taskId);
+  expect(done).toMatchObject({ status: 'failed' });
+  expect(JSON.stringify(done)).toContain('Denied by administrator: not today');
+  expect(callsOf(name)).toHaveLength(0);
+  const audit = await ok('audit', '--project', 'guarded');
+  expect(audit.map((e: { action: string }) => e.action)).toEqual(
+    expect.arrayContaining([
+      'approval.requested',
+      'approval.approved',
+      'approval.denied',
+      'approval.refused',
+    ]),
+  );
+});
+
+test('where the policy does not name managers, the administrator may not decide either', async () => {
+  await ok(
+    'approval-policy',
+    'set',
+    'guarded',
+    '--policy',
+    '{"rules":[{"tools":["greet"]}],"approvers":{"managers":false,"users":["alice"]}}',
+  );
+  const { name } = await waitingCall('Eve');
+  const pending = await ok('approvals', 'list', '--project', 'guarded', '--status', 'pending');
+  const request = pending.find((a: { argumentsSha256: string }) => a.argumentsSha256 === sha({ name }));
+  // The administrator manages the project: sees the request, not its arguments, and may not decide.
+  expect(request.mayDecide).toBe(false);
+  expect((await ok('approvals', 'show', request.id)).arguments).toBeUndefined();
+  const refused = await cli('approvals', 'approve', request.id);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toMatch(/may not decide .*\(forbidden\)/);
+  expect(callsOf(name)).toHaveLength(0);
+});
+
+test('listing filters and ids are checked; the usage names the commands', async () => {
+  const bad = await cli('approvals', 'list', '--status', 'maybe');
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--status must be one of pending, approved, denied, expired, withdrawn');
+  const unknown = await cli('approvals', 'show', 'apr_000000000000000000000000');
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr).toContain('No approval request "apr_000000000000000000000000" (not_found)');
+  expect((await cli('approvals', 'show')).stderr).toContain('which approval request?');
+  const { USAGE } = await import('../../src/main/admin-cli');
+  for (const command of ['approvals list', 'approvals deny ID --comment C', 'approval-policy set P --file F'])
+    expect(USAGE).toContain(command);
+});
