@@ -63,6 +63,11 @@ export class Replica {
     return this.opts.port;
   }
 
+  /** The running process's id (its stdio processes are its children). */
+  get pid(): number | undefined {
+    return this.running ? this.child?.pid : undefined;
+  }
+
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }

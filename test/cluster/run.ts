@@ -4,8 +4,10 @@
  * replicas of the compiled gateway behind a round-robin proxy, the example upstream as its own process;
  * a few hundred tasks of every kind pushed through while API and worker replicas are killed with SIGKILL
  * at random and started again. Then every task is compared with the upstream's own records, the
- * gateway's `tasks/get` and the dashboard (checks.ts). Exits non-zero on any lost, duplicated or
- * orphaned task, or any inconsistency. Not part of `npm test`; .ci/run runs it after the test suite.
+ * gateway's `tasks/get` and the dashboard (checks.ts). Every replica also runs a stdio upstream (the
+ * reference memory server as a local process, stdio.ts): calls through each API replica and hosted calls
+ * on the workers succeed, and no stdio process outlives its replica's kill -9 or the run. Exits non-zero
+ * on any lost, duplicated or orphaned task, any inconsistency, or any stdio finding. Not part of `npm test`; .ci/run runs it after the test suite.
  *
  * Environment: CLUSTER_TASKS (default 300), CLUSTER_CONCURRENCY (12), CLUSTER_NODE (the Node that runs
  * the gateway and the upstream; default this one), CLUSTER_KEEP_LOGS=1 keeps the run directory.
@@ -24,6 +26,7 @@ import type { Replica } from './fleet';
 import { killTracked, track } from './fleet';
 import { startRoundRobinProxy, type RoundRobinProxy } from './proxy';
 import type { UpstreamProcess } from './stack';
+import { checkNoneLeft, checkStdioCalm, seedGraph, stdioLane, stdioSetup, StdioRecord } from './stdio';
 import {
   createGatewayDatabase,
   prepareGateway,
@@ -57,13 +60,19 @@ interface Kill {
  * kills or more while the workload runs (about two minutes on two cores), often of a replica that is
  * still starting.
  */
-async function storm(replicas: Replica[], kills: Kill[], stopped: () => boolean, t0: number): Promise<void> {
+async function storm(
+  replicas: Replica[],
+  kills: Kill[],
+  stopped: () => boolean,
+  t0: number,
+  stdio: StdioRecord,
+): Promise<void> {
   while (!stopped()) {
     const wait = 5_000 + Math.random() * 5_000;
     for (const until = Date.now() + wait; Date.now() < until && !stopped();) await sleep(250);
     if (stopped()) return;
     const victim = replicas[Math.floor(Math.random() * replicas.length)] as Replica;
-    await victim.kill9();
+    await stdio.killChecked(victim);
     kills.push({ replica: victim.name, atMs: Date.now() - t0 });
     log(`kill -9 ${victim.name} at ${seconds(Date.now() - t0)} s`);
     await sleep(1000 + Math.random() * 2000);
@@ -97,7 +106,13 @@ function ensurePostgres(): void {
   execFileSync('bash', [path.join(REPO_ROOT, 'scripts/install-postgres.sh')], { stdio: 'inherit' });
 }
 
-function printFigures(f: Figures, kills: Kill[], elapsedMs: number, proxy: RoundRobinProxy): void {
+function printFigures(
+  f: Figures,
+  kills: Kill[],
+  elapsedMs: number,
+  proxy: RoundRobinProxy,
+  stdio: StdioRecord,
+): void {
   const line = (k: string, v: string | number): void => log(`  ${k.padEnd(34)} ${v}`);
   log('figures:');
   line('creations', f.creations);
@@ -114,7 +129,18 @@ function printFigures(f: Figures, kills: Kill[], elapsedMs: number, proxy: Round
   line('orphans', f.orphans);
   line('inconsistent', f.inconsistent);
   line('seconds', seconds(elapsedMs));
+  const s = stdio.storm;
+  line('stdio calls in the storm', `${s.ok}/${s.calls} ordinary, ${s.hostedCompleted}/${s.hosted} hosted ok`);
+  line('stdio calls after it, per API', JSON.stringify(stdio.apiCalls));
+  line('stdio hosted calls after it', stdio.hostedCalm);
+  line(
+    'kills of a replica with stdio',
+    `${stdio.killsWithProcesses} (${stdio.processesKilledWithReplica} processes)`,
+  );
+  line('stdio orphans', stdio.orphans.length);
   for (const finding of f.findings) log(`  ! ${finding}`);
+  for (const finding of stdio.findings) log(`  ! stdio: ${finding}`);
+  if (s.notes.length > 0) log(`  stdio notes during the storm:\n    ${s.notes.join('\n    ')}`);
 }
 
 async function main(): Promise<number> {
@@ -126,6 +152,8 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   log(`tools ready in ${seconds(t0 - started)} s`);
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-cluster-'));
+  const stdio = stdioSetup(runDir, NODE);
+  const stdioRecord = new StdioRecord(stdio.marker);
   let postgres: PostgresDevServer | undefined;
   let temporal: TemporalServerProcess | undefined;
   let upstream: UpstreamProcess | undefined;
@@ -151,6 +179,7 @@ async function main(): Promise<number> {
       upstreamUrl: upstream.url,
       node: NODE,
       publicHost: new URL(proxy.url).host,
+      stdio,
     });
     replicas = gateway.replicas;
     apiPorts.push(...replicas.flatMap((r) => (r.port === undefined ? [] : [r.port])));
@@ -162,13 +191,15 @@ async function main(): Promise<number> {
     const client = newClient(proxy.url, PROJECT, gateway.token);
     const creations: Creation[] = [];
     await warmUp(client, creations);
+    await seedGraph(proxy.url, gateway.token);
     log(`first task completed at ${seconds(Date.now() - t0)} s; the storm begins`);
 
     const planned = planCreations(TASKS);
     creations.push(...planned);
     const kills: Kill[] = [];
     let calm = false;
-    const stormEnds = storm(replicas, kills, () => calm, t0);
+    const stormEnds = storm(replicas, kills, () => calm, t0, stdioRecord);
+    const laneEnds = stdioLane(stdioRecord, proxy.url, gateway.token, () => calm);
     const begun = Date.now();
     await runWorkload(planned, {
       client,
@@ -178,6 +209,7 @@ async function main(): Promise<number> {
     });
     calm = true;
     await stormEnds;
+    await laneEnds;
     const notStarted = planned.filter((c) => c.outcome === undefined).length;
     log(
       `workload done at ${seconds(Date.now() - t0)} s (${notStarted} planned creations not started in time)`,
@@ -200,8 +232,14 @@ async function main(): Promise<number> {
       gateway: client,
       dashboard,
     });
-    printFigures(figures, kills, Date.now() - t0, proxy);
-    failed = figures.lost + figures.duplicates + figures.orphans + figures.inconsistent > 0;
+    await checkStdioCalm(stdioRecord, replicas, proxy.url, gateway.token);
+    // Every replica stopped (SIGTERM): nothing of the stdio upstream may be left running.
+    await Promise.allSettled(replicas.map((r) => r.stop()));
+    checkNoneLeft(stdioRecord);
+    printFigures(figures, kills, Date.now() - t0, proxy, stdioRecord);
+    failed =
+      figures.lost + figures.duplicates + figures.orphans + figures.inconsistent > 0 ||
+      stdioRecord.findings.length > 0;
     const problems = attempted.flatMap((c) => c.problems.map((p) => `${c.id}: ${p}`));
     if (problems.length > 0)
       log(`client-side notes (${problems.length}):\n  ${problems.slice(0, 40).join('\n  ')}`);

@@ -22,6 +22,7 @@ import {
 } from '../../src/tooling/temporal-cluster';
 import type { TemporalServerTools } from '../../src/tooling/temporal-server';
 import { Replica, track } from './fleet';
+import type { StdioSetup } from './stdio';
 import type { GatewayRole } from './topology';
 import {
   DYNAMIC_CONFIG_FILE,
@@ -164,6 +165,8 @@ export async function prepareGateway(opts: {
   node: string;
   /** host:port clients reach the API through (the proxy), the `Host` they send. */
   publicHost: string;
+  /** The stdio upstream every replica runs (stdio.ts): the configuration's `stdio` section and its project. */
+  stdio: StdioSetup;
 }): Promise<Gateway> {
   const token = `trp_cluster-${randomBytes(16).toString('hex')}`;
   const env: Record<string, string> = {
@@ -181,8 +184,16 @@ export async function prepareGateway(opts: {
     const file = path.join(opts.runDir, `${name}.json`);
     const config = {
       ...base,
-      http: { ...base['http'], host: '127.0.0.1', port, allowedHosts: [opts.publicHost] },
+      // The proxy's host, and the replica's own for the stdio checks' calls straight to each API replica.
+      http: {
+        ...base['http'],
+        host: '127.0.0.1',
+        port,
+        allowedHosts: [opts.publicHost, `127.0.0.1:${port}`],
+      },
       temporal: { ...base['temporal'], address: opts.temporalAddress },
+      // Not in config/compose.json: the cluster test's own addition (docker-compose.yml runs no catalog).
+      stdio: opts.stdio.config,
       ...(healthPort !== undefined && { health: { ...base['health'], port: healthPort } }),
     };
     writeFileSync(file, JSON.stringify(config, null, 2));
@@ -201,6 +212,7 @@ export async function prepareGateway(opts: {
           namespacing: false,
           upstreams: [{ alias: 'example', url: opts.upstreamUrl }],
         },
+        opts.stdio.project,
       ],
     }),
   );

@@ -199,6 +199,48 @@ test('the gateway: the compiled entry point of the image, one role per service, 
   expect(services['upstream']?.entrypoint).toEqual([...UPSTREAM_ENTRY]);
 });
 
+test('the image carries the runners of the sample stdio catalog: npx with Node, uvx (uv pinned from PyPI) with python3', () => {
+  const dockerfile = readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  // uv from PyPI at an exact version, its two binaries on the runtime stage's PATH, and an interpreter
+  // for what uvx runs (else uv would download one on first use).
+  expect(dockerfile).toMatch(/^RUN .*pip install [^\n]*\buv==\d+\.\d+\.\d+\b/m);
+  expect(runtime).toMatch(/^COPY --from=build \/opt\/uv\/bin\/uv \/opt\/uv\/bin\/uvx \/usr\/local\/bin\/$/m);
+  expect(runtime).toMatch(/^RUN apt-get update && apt-get install [^\n]*\bpython3\b/m);
+  // npx comes with the Node base image.
+  expect(runtime).toMatch(/^FROM node:\d+-bookworm-slim$/m);
+
+  const sample = JSON.parse(readFileSync(path.join(REPO_ROOT, 'config/taskrouter.example.json'), 'utf8')) as {
+    stdio: { catalog: Record<string, { command: string; args: string[]; inheritEnv?: string[] }> };
+  };
+  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const entries = Object.entries(sample.stdio.catalog);
+  expect(entries.map(([, e]) => e.command).sort()).toEqual(expect.arrayContaining(['npx', 'uvx']));
+  for (const [name, entry] of entries) {
+    expect({ name, command: entry.command }).toEqual({
+      name,
+      command: expect.stringMatching(/^(node|npx|uvx)$/),
+    });
+    // The runner is found on PATH; npx and uvx keep their caches under HOME.
+    const wanted = entry.command === 'node' ? ['PATH'] : ['PATH', 'HOME'];
+    expect({ name, inheritEnv: entry.inheritEnv }).toEqual({
+      name,
+      inheritEnv: expect.arrayContaining(wanted),
+    });
+    const packages = entry.args.filter((a) => !a.startsWith('-'));
+    // What a runner fetches is pinned: `name@x.y.z` (npm) or `name==x.y.z` (PyPI).
+    if (entry.command === 'npx') expect(packages[0]).toMatch(/^(@[a-z0-9-]+\/)?[a-z0-9.-]+@\d+\.\d+\.\d+$/);
+    if (entry.command === 'uvx') expect(packages[0]).toMatch(/^[a-z0-9_.-]+==\d+(\.\d+)*$/);
+    // The image keeps production dependencies only: a script under /app/node_modules must be one.
+    for (const arg of entry.args.filter((a) => a.startsWith('/app/node_modules/'))) {
+      const dep = /^\/app\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(arg)?.[1] ?? '';
+      expect({ name, dep, production: dep in pkg.dependencies }).toEqual({ name, dep, production: true });
+    }
+  }
+});
+
 test('a round-robin proxy in front of the API replicas publishes the gateway', () => {
   const proxy = services['proxy'];
   expect(proxy?.image).toMatch(/^caddy:2\./);

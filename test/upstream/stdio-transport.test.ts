@@ -180,6 +180,37 @@ describe('stdio upstreams through the upstream client', () => {
     expect(c.stdio.running()[0]?.pid).not.toBe(first?.pid);
   });
 
+  it('a call arriving while an idle process is being stopped gets a fresh process, not an error', async () => {
+    // A server that answers, and takes a second to exit once told to stop (its stdin closed, SIGTERM).
+    const slowExit = [
+      "require('readline').createInterface({ input: process.stdin }).on('line', (l) => {",
+      '  const m = JSON.parse(l); if (m.id === undefined) return;',
+      "  const result = m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'slow-exit', version: '1' } } : { tools: [{ name: 't', inputSchema: { type: 'object' } }] };",
+      "  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }) + '\\n');",
+      '});',
+      'setInterval(() => {}, 1000);',
+      "process.on('SIGTERM', () => setTimeout(() => process.exit(0), 1000));",
+    ].join('\n');
+    const c = make({
+      idleMs: 200,
+      catalog: { slowexit: { command: process.execPath, args: ['-e', slowExit] } },
+    });
+    const slow = { ...endpoint('alice'), url: 'stdio:slowexit' };
+    await c.send(slow, 'tools/list', { _meta: meta });
+    const [first] = c.stdio.running();
+    const stopped = logs.length;
+    await until(() => logs.slice(stopped).some((l) => /idle; stopped/.test(l)));
+    expect(alive(first?.pid)).toBe(true);
+    // Its session is still the adapter's: the message finds the process stopping, and a new one answers.
+    const again = await c.send(slow, 'tools/list', { _meta: meta });
+    expect(again.kind === 'result' && again.result.tools).toEqual([expect.objectContaining({ name: 't' })]);
+    const pids = c.stdio.running().map((r) => r.pid);
+    expect(pids).toHaveLength(1);
+    expect(pids[0]).not.toBe(first?.pid);
+    await until(() => !alive(first?.pid));
+    expect(c.stdio.running().map((r) => r.pid)).toEqual(pids);
+  });
+
   it('restarts a crashed process: the next call gets a fresh session on a fresh process', async () => {
     const c = make();
     await c.send(endpoint('alice'), 'tools/list', { _meta: meta });

@@ -154,6 +154,11 @@ export class StdioProcess {
     return !this.exited;
   }
 
+  /** Alive and not being stopped: a new request may go to it (one being stopped no longer reads stdin). */
+  get serving(): boolean {
+    return !this.exited && !this.stopping;
+  }
+
   /** Writes one message as a line; false when the process has gone. */
   write(message: unknown): boolean {
     if (this.exited || !this.child.stdin.writable) return false;

@@ -80,9 +80,10 @@ export class StdioTransport implements UpstreamTransport {
     const method = typeof message.method === 'string' ? message.method : undefined;
     const sessionId = target.session.id;
     // Only a new session (`initialize`) starts a process; a message of a session whose process has gone
-    // (or of another replica's) is answered "unknown session", and the adapter opens a new one.
+    // or is being stopped (idle; its stdin is closed) or of another replica's is answered "unknown
+    // session", and the adapter opens a new one, on a fresh process.
     const slot = sessionId ? this.slots.get(this.keyOf(endpoint)) : await this.acquire(endpoint, opts.signal);
-    if (!slot?.process.alive || (sessionId && sessionId !== slot.token)) {
+    if (!slot?.process.serving || (sessionId && sessionId !== slot.token)) {
       return {
         kind: 'message',
         message: undefined,
@@ -124,7 +125,7 @@ export class StdioTransport implements UpstreamTransport {
   private async acquire(endpoint: UpstreamEndpoint, signal: AbortSignal | undefined): Promise<Slot> {
     const key = this.keyOf(endpoint);
     const live = this.slots.get(key);
-    if (live?.process.alive) {
+    if (live?.process.serving) {
       live.touch();
       return live;
     }
