@@ -41,7 +41,8 @@ export function createApprovalActivities(deps: ApprovalActivityDeps) {
     async openApproval(input: NewApproval): Promise<void> {
       const known = await deps.approvals.get(input.id);
       if (known) return;
-      await deps.approvals.open(input);
+      // The trail first: a retry after a crash between the two writes repeats the record rather than
+      // lose it (the row's presence is what says this step is done).
       await deps.controlPlane.audit({
         projectId: input.projectId,
         actor: `${input.caller.kind}:${input.caller.id}`,
@@ -54,29 +55,32 @@ export function createApprovalActivities(deps: ApprovalActivityDeps) {
           policyVersion: input.policyVersion,
         },
       });
+      await deps.approvals.open(input);
     },
 
     /** Writes the request's state and decisions; the audit record names what happened and who did it. */
     async recordApproval(input: RecordApprovalInput): Promise<void> {
       const before = await deps.approvals.get(input.approvalId);
-      await deps.approvals.record(input.approvalId, input.status, input.decisions, input.at);
-      // A retried write after the first one landed: the trail has it already.
-      if (before && before.decisions.length === input.decisions.length && before.status === input.status)
-        return;
       const last = input.by ? input.decisions.find((d) => d.by === input.by) : undefined;
-      await deps.controlPlane.audit({
-        projectId: input.projectId,
-        actor: last?.by ?? 'gateway',
-        action: last
-          ? `approval.${last.decision === 'approve' ? 'approved' : 'denied'}`
-          : `approval.${input.status}`,
-        detail: {
-          approvalId: input.approvalId,
-          status: input.status,
-          // Comments are the approver's words about the call: kept on the request, not in the trail.
-          ...(last?.comment !== undefined && { commented: true }),
-        },
-      });
+      // The trail first, as in openApproval (repeated after a crash between the two writes, never lost);
+      // skipped when a retried write finds its decision (or end) already in the row.
+      const done = last ? before?.decisions.some((d) => d.by === last.by) : before?.status === input.status;
+      if (!done) {
+        await deps.controlPlane.audit({
+          projectId: input.projectId,
+          actor: last?.by ?? 'gateway',
+          action: last
+            ? `approval.${last.decision === 'approve' ? 'approved' : 'denied'}`
+            : `approval.${input.status}`,
+          detail: {
+            approvalId: input.approvalId,
+            status: input.status,
+            // Comments are the approver's words about the call: kept on the request, not in the trail.
+            ...(last?.comment !== undefined && { commented: true }),
+          },
+        });
+      }
+      await deps.approvals.record(input.approvalId, input.status, input.decisions, input.at);
     },
 
     /**

@@ -17,6 +17,7 @@ import type { PayloadStore } from '../store/payload-store';
 import type { TaskEngine } from '../temporal/task-engine';
 import type { ApprovalAnswer, UpstreamCallPayload } from '../workflows/messages';
 import { taskWorkflowId } from '../workflows/messages';
+import { ProtocolError } from '../protocol';
 
 export interface ApprovalView {
   id: string;
@@ -97,22 +98,32 @@ export class ApprovalDesk {
     if (decision === 'deny' && !comment?.trim())
       throw new ControlPlaneError('invalid', 'A denial needs a "comment": the caller is told why');
     const { record, project } = await this.find(id);
-    const refuse = async (code: 'forbidden' | 'conflict', reason: string, message: string) => {
+    const refuse = async (
+      code: 'forbidden' | 'conflict' | 'not_found' | 'unavailable',
+      reason: string,
+      message: string,
+    ) => {
       await this.deps.controlPlane.audit({
         projectId: record.projectId,
         actor: actorId(actor),
         action: 'approval.refused',
         detail: { approvalId: id, decision, reason },
       });
-      return new ControlPlaneError(code, message);
+      return code === 'unavailable'
+        ? new ProtocolError('TaskEngineUnavailable', message)
+        : new ControlPlaneError(code, message);
     };
-    if (!(await this.mayDecide(actor, record, project)))
+    // Someone who may not even see the request learns nothing of it (the attempt is on the trail).
+    const approver = await this.mayDecide(actor, record, project);
+    if (!approver && !(await this.deps.controlPlane.canManageProject(actor, project)))
+      throw await refuse('not_found', 'not_visible', `No approval request "${id}"`);
+    if (!approver)
       throw await refuse(
         'forbidden',
         'not_an_approver',
         'You may not decide on calls under this approval policy',
       );
-    if (decision === 'approve' && this.isOwnCall(actor, record, project))
+    if (decision === 'approve' && (await this.isOwnCall(actor, record, project)))
       throw await refuse(
         'forbidden',
         'self_approval',
@@ -137,7 +148,12 @@ export class ApprovalDesk {
         reason ??
         (now && now.status !== 'pending' ? `The approval request is already ${now.status}` : undefined);
       if (message) throw await refuse('conflict', 'not_pending', message);
-      throw err;
+      // No answer in time (workers busy or away): the decision may still be taken when they return.
+      throw await refuse(
+        'unavailable',
+        'no_answer',
+        'The decision could not be confirmed in time; it may still be taken: look at the request again before repeating it',
+      );
     }
   }
 
@@ -156,10 +172,19 @@ export class ApprovalDesk {
     return !current || policies.mayApprove(actor, project, approverRuleOf(current));
   }
 
-  private isOwnCall(actor: Principal, r: ApprovalRecord, project: ProjectRecord): boolean {
-    if (actor.kind !== 'user' || r.caller.kind !== 'user' || r.caller.id !== actor.userId) return false;
+  /**
+   * A call the approver made: as the user who called, or with a project API key they created (migration
+   * 0024; keys from before have no creator). Refused when either the request's policy version or the
+   * current one forbids self-approval. An anonymous caller is nobody: docs/approvals.md.
+   */
+  private async isOwnCall(actor: Principal, r: ApprovalRecord, project: ProjectRecord): Promise<boolean> {
     const current = project.approvals?.policy;
-    return !r.rule.selfApproval || (current !== undefined && !current.selfApproval);
+    if (r.rule.selfApproval && (current === undefined || current.selfApproval)) return false;
+    if (r.caller.kind === 'user') return actor.kind === 'user' && r.caller.id === actor.userId;
+    if (r.caller.kind !== 'api_key') return false;
+    const creator = await this.deps.controlPlane.approvalPolicies.keyCreator(r.caller.id);
+    if (!creator) return false;
+    return actor.kind === 'admin' ? creator.startsWith('admin') : creator === actorId(actor);
   }
 
   private statusOf(r: ApprovalRecord): ApprovalStatus {

@@ -98,7 +98,10 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,
     // The arguments are purged with payload retention: an approval expires a little before.
-    approvalWaitLimitMs: Math.max(60_000, config.retention.payloadTtlMs - 300_000),
+    approvalWaitLimitMs: Math.max(
+      1000,
+      config.retention.payloadTtlMs - Math.min(300_000, Math.floor(config.retention.payloadTtlMs / 10)),
+    ),
     shares: new FairShares(config.fairShare),
   });
   const taskQueue = config.temporal.taskQueue;

@@ -132,6 +132,8 @@ export interface ApiKeysTable {
   hint: string;
   created_at: string;
   revoked_at: string | null;
+  /** Migration 0024: who created the key (audit's actor form); null for keys from before. */
+  created_by?: string | null;
 }
 
 export interface UpstreamsTable {

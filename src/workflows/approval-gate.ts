@@ -65,15 +65,25 @@ export async function approvalGate(
   let state: ApprovalState = 'pending';
   const decisions: ApprovalDecision[] = [];
   const approvals = () => decisions.filter((d) => d.decision === 'approve').length;
-  const write = (by?: string) =>
-    recordApproval({
+  // The request's writes run one after another, each with the state as of its own step: a later write
+  // never lands before (nor is overwritten by a retry of) an earlier one.
+  let writes: Promise<unknown> = Promise.resolve();
+  const serial = (work: () => Promise<unknown>): Promise<unknown> => {
+    const next = writes.then(work);
+    writes = next.catch(() => undefined);
+    return next;
+  };
+  const write = (by?: string) => {
+    const record = {
       approvalId: gate.id,
       projectId: input.project,
       status: state,
       decisions: [...decisions],
       ...(by && { by }),
       at: new Date().toISOString(),
-    });
+    };
+    return serial(() => recordApproval(record));
+  };
 
   setHandler(
     decideApprovalUpdate,
@@ -84,17 +94,25 @@ export async function approvalGate(
       // The approver hears back once the decision is stored: the request's row and the audit trail.
       await write(vote.by);
       if (state === 'pending') {
-        await approvalWaiting({
-          taskKey: input.taskKey,
-          createdAt: input.createdAt,
-          statusMessage: waitingMessage(input, gate, approvals()),
-        });
+        await serial(() =>
+          state === 'pending'
+            ? approvalWaiting({
+                taskKey: input.taskKey,
+                createdAt: input.createdAt,
+                statusMessage: waitingMessage(input, gate, approvals()),
+              })
+            : Promise.resolve(),
+        );
       }
       return { status: state, approvals: approvals(), required: gate.required };
     },
     {
       validator: (vote) => {
         if (state !== 'pending') throw new Error(`The approval request is already ${state}`);
+        // Workflow time: a decision that reaches a backlogged worker with the expiry timer loses to it.
+        if (Date.now() >= Date.parse(gate.expiresAt))
+          throw new Error('The approval request is already expired');
+        if (withdrawn()) throw new Error('The approval request is already withdrawn');
         if (decisions.some((d) => d.by === vote.by)) throw new Error('You already decided on this call');
       },
     },
@@ -112,6 +130,8 @@ export async function approvalGate(
     state = withdrawn() ? 'withdrawn' : 'expired';
     await write();
   }
+  // Every decision's write is done before the call goes on (or the task ends).
+  await writes;
   if (state === 'withdrawn') {
     return {
       kind: 'refused',

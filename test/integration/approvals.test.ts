@@ -146,16 +146,18 @@ test('refusals: another team, a token that lost its role, self-approval where th
   expect(set.body.version).toBe(2);
   const { id } = await ask(T.alice, 'Self');
 
+  // Another team's user learns nothing of the request.
   const carol = await admin('POST', `/approvals/${id}/approve`, {}, T.carol);
-  expect(carol.status).toBe(403);
+  expect(carol.status).toBe(404);
   const self = await admin('POST', `/approvals/${id}/approve`, {}, T.alice);
   expect(self.status).toBe(403);
   expect(self.body.error.message).toMatch(/own call/);
   // Dave may approve as a manager, until he leaves the team.
   expect((await admin('GET', `/approvals/${id}`, undefined, T.dave)).body.mayDecide).toBe(true);
   expect((await admin('DELETE', '/teams/ops/members/dave')).status).toBeLessThan(300);
+  // Out of the team, he no longer sees the project or its requests.
   const lost = await admin('POST', `/approvals/${id}/approve`, {}, T.dave);
-  expect(lost.status).toBe(403);
+  expect(lost.status).toBe(404);
   // A manager named only by the new version cannot approve a request asked under the old one... this one
   // was asked under version 2, so erin (reviewers) still may.
   expect((await admin('POST', `/approvals/${id}/approve`, {}, T.erin)).status).toBe(200);
@@ -164,8 +166,24 @@ test('refusals: another team, a token that lost its role, self-approval where th
     detail?: { reason?: string };
   }>;
   const reasons = refusals.filter((e) => e.action === 'approval.refused').map((e) => e.detail?.reason);
-  expect(reasons).toEqual(expect.arrayContaining(['not_an_approver', 'self_approval']));
+  expect(reasons).toEqual(expect.arrayContaining(['not_visible', 'self_approval']));
   expect((await admin('POST', '/teams/ops/members', { user: 'dave' })).status).toBeLessThan(300);
+});
+
+test("a call made with a project key counts as its creator's own", async () => {
+  // Alice (a manager, and an approver under this version) creates a key and calls with it.
+  await admin('PUT', '/projects/guarded/approval-policy', {
+    rules: [{ tools: ['greet'] }],
+    approvers: { managers: true, teams: ['reviewers'] },
+  });
+  const created = await admin('POST', '/projects/guarded/keys', { name: 'alice-agent' }, T.alice);
+  expect(created.status).toBe(201);
+  const { id } = await ask(String(created.body.key), 'ViaKey');
+  const self = await admin('POST', `/approvals/${id}/approve`, {}, T.alice);
+  expect(self.status).toBe(403);
+  expect(self.body.error.message).toMatch(/own call/);
+  // Dave, another manager, may.
+  expect((await admin('POST', `/approvals/${id}/approve`, {}, T.dave)).status).toBe(200);
 });
 
 test('a policy change never widens who may approve a waiting request', async () => {
@@ -185,9 +203,10 @@ test('a policy change never widens who may approve a waiting request', async () 
     rules: [{ tools: ['greet'] }],
     approvers: { managers: true, teams: [] },
   });
-  expect((await admin('POST', `/approvals/${id}/approve`, {}, T.erin)).status).toBe(403);
+  // (Named by nothing now, erin no longer sees the request at all.)
+  expect((await admin('POST', `/approvals/${id}/approve`, {}, T.erin)).status).toBe(404);
   const denied = await admin('POST', `/approvals/${id}/deny`, { comment: 'cleanup' }, T.erin);
-  expect(denied.status).toBe(403);
+  expect(denied.status).toBe(404);
   expect(calls('greet').filter((a) => a.name === 'Narrow')).toHaveLength(0);
   await admin('PUT', '/projects/guarded/approval-policy', {
     rules: [{ tools: ['greet'] }],
@@ -266,6 +285,7 @@ test('/metrics counts the calls waiting for approval per project and upstream', 
 test("another project's approvers cannot see or decide; tools outside the policy are not held", async () => {
   const { id } = await ask(T.key, 'Private');
   expect((await admin('GET', `/approvals/${id}`, undefined, T.carol)).status).toBe(404);
+  expect((await admin('POST', `/approvals/${id}/approve`, {}, T.carol)).status).toBe(404);
   const list = await admin('GET', '/approvals', undefined, T.carol);
   expect(list.body.approvals).toEqual([]);
   const quick = await client(T.key).callTool('slow_compute', { seconds: 0 }, { tasks: false });

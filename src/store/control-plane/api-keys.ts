@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { API_KEY_PREFIX, digestsEqual, hashToken, mintToken, tokenHint } from '../tokens';
 import { requireAdmin, requireManagedProject } from './access';
-import { auditBy } from './audit';
+import { actorId, auditBy } from './audit';
 import type { StoreContext } from './context';
 import { insertUnique, newId } from './context';
 import { ControlPlaneError } from './errors';
@@ -118,7 +118,9 @@ async function insertApiKey(
     revoked_at: null,
   };
   await ctx.transaction(async (trx) => {
-    await insertUnique(trx.insertInto('api_keys').values(row), 'API key already exists');
+    // Who created it: a call with the key is their own call for self-approval (docs/approvals.md).
+    const values = { ...row, created_by: actorId(actor) };
+    await insertUnique(trx.insertInto('api_keys').values(values), 'API key already exists');
     await auditBy(ctx, trx, actor, projectId, 'api_key.created', { keyId: row.id, name });
   });
   return toApiKeyView(row);

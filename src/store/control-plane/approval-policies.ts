@@ -148,6 +148,16 @@ export class ApprovalPolicies {
       .map((r) => r.id);
   }
 
+  /** Who created a project API key (audit's actor form), if recorded (migration 0024). */
+  async keyCreator(keyId: string): Promise<string | undefined> {
+    const row = await this.ctx.db
+      .selectFrom('api_keys')
+      .select('created_by')
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    return row?.created_by ?? undefined;
+  }
+
   /** How a decision names its maker: the user's handle, or `administrator`. */
   async nameOf(actor: Principal): Promise<string> {
     if (actor.kind !== 'user') return actor.kind === 'admin' ? 'administrator' : actor.kind;

@@ -22,6 +22,7 @@ import { m0020UpstreamHosting } from './0020-upstream-hosting';
 import { m0021HostedQueue } from './0021-hosted-queue';
 import { m0022TaskHosted } from './0022-task-hosted';
 import { m0023Approvals } from './0023-approvals';
+import { m0024ApiKeyCreator } from './0024-api-key-creator';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0021_hosted_queue': m0021HostedQueue,
   '0022_task_hosted': m0022TaskHosted,
   '0023_approvals': m0023Approvals,
+  '0024_api_key_creator': m0024ApiKeyCreator,
 };
 
 export const migrationProvider: MigrationProvider = {
