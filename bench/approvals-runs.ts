@@ -236,6 +236,14 @@ export interface ApprovalTiming {
 
 export interface ApprovalFigures {
   concurrency: number;
+  /**
+   * Approve -> upstream split by whether the workflow was among the last `cached` created (likely still
+   * in the worker's workflow cache) or older (evicted: replayed from its history when approved).
+   */
+  byCache: {
+    recent: { p50: number; p99: number; count: number };
+    older: { p50: number; p99: number; count: number };
+  };
   approved: number;
   wallSeconds: number;
   perSecond: number;
@@ -250,7 +258,7 @@ export async function approveAll(
   admin: AdminApi,
   client: McpHttpClient,
   upstream: UpstreamProcess,
-  tasks: ReadonlyArray<Waiting & { approvalId: string }>,
+  tasks: ReadonlyArray<Waiting & { approvalId: string; recent: boolean }>,
   concurrency: number,
 ): Promise<ApprovalFigures> {
   note(`2. approving ${tasks.length}, ${concurrency} at once`);
@@ -285,18 +293,25 @@ export async function approveAll(
   });
   const wallSeconds = (performance.now() - t0) / 1000;
   const times = await upstream.callTimes([...sentAt.keys()]);
+  const recentLabels = new Set(tasks.filter((w) => w.recent).map((w) => w.label));
+  const split = { recent: [] as number[], older: [] as number[] };
   for (const [label, sent] of sentAt) {
     const at = times[label];
     if (at === undefined) t.errors.push(`the upstream never received ${label}`);
-    else t.toUpstream.push(at - sent);
+    else {
+      t.toUpstream.push(at - sent);
+      split[recentLabels.has(label) ? 'recent' : 'older'].push(at - sent);
+    }
   }
   const pct = (xs: number[], p: number) => round(percentile(xs, p), 1);
+  const fig = (xs: number[]) => ({ p50: pct(xs, 50), p99: pct(xs, 99), count: xs.length });
   return {
     concurrency,
     approved: t.toAnswer.length,
     wallSeconds: round(wallSeconds, 1),
     perSecond: round(t.toAnswer.length / wallSeconds, 1),
-    upstream: { p50: pct(t.toUpstream, 50), p99: pct(t.toUpstream, 99), count: t.toUpstream.length },
+    upstream: fig(t.toUpstream),
+    byCache: { recent: fig(split.recent), older: fig(split.older) },
     answer: { p50: pct(t.toAnswer, 50), p99: pct(t.toAnswer, 99) },
     completed: { p50: pct(t.toCompleted, 50), p99: pct(t.toCompleted, 99), count: t.toCompleted.length },
     errors: t.errors,

@@ -24,7 +24,9 @@
  *    admin API (200 a page) to find their ids.
  * 2. **Approve → upstream call**: for each concurrency of --concurrency, --approve of them (spread over
  *    the creation order, so both long-waiting workflows the worker has evicted from its cache and recent
- *    ones) are approved through `POST /v1/admin/approvals/:id/approve`, that many at once. Per approval:
+ *    ones; the approve -> upstream latency is also split by whether the workflow was among the last
+ *    `maxCachedWorkflows` created, the SDK's default here) are approved through
+ *    `POST /v1/admin/approvals/:id/approve`, that many at once. Per approval:
  *    from the approve request's send to the moment the upstream received the `tools/call` (the upstream
  *    process, still a process of its own, notes each call's arrival by its label through the example
  *    upstream's `onRequest` hook; both processes read the wall clock as `performance.timeOrigin +
@@ -193,7 +195,7 @@ async function main(): Promise<void> {
       admin,
       client,
       upstream,
-      w.tasks.map((t) => ({ ...t, approvalId: listed.ids.get(t.taskKey) ?? '' })),
+      w.tasks.map((t) => ({ ...t, recent: true, approvalId: listed.ids.get(t.taskKey) ?? '' })),
       2,
     );
     if (approved.errors.length > 0) throw new Error(`warm-up approvals failed: ${approved.errors[0]}`);
@@ -205,9 +207,11 @@ async function main(): Promise<void> {
   note(`   listed ${listed.listed} pending in ${listed.pages} pages`);
 
   // 2. Approvals, spread over the creation order; each concurrency gets its own share.
+  const cache = sdkDefaultCachedWorkflows();
   const approvable = held.tasks
     .filter((t) => listed.ids.has(t.taskKey))
-    .sort((a, b) => a.createdAtMs - b.createdAtMs);
+    .sort((a, b) => a.createdAtMs - b.createdAtMs)
+    .map((t, i, all) => ({ ...t, recent: i >= all.length - cache }));
   const runs = opts.concurrency.length;
   const per = Math.min(opts.approve, Math.floor(approvable.length / runs));
   const step = Math.max(1, Math.floor(approvable.length / Math.max(1, per * runs)));
@@ -277,7 +281,7 @@ async function main(): Promise<void> {
       ['history bytes p50 / max', `${h.history.bytesP50} / ${h.history.bytesMax}`],
       ['pending listed (admin API, 200 a page)', `${listed.listed} in ${listed.pages} pages`],
       ['list page p50 / p99 ms', `${listed.pageP50} / ${listed.pageP99}`],
-      ["worker's workflow cache (SDK default here)", sdkDefaultCachedWorkflows()],
+      ["worker's workflow cache (SDK default here)", cache],
     ]),
   );
   out.push('   gateway RSS during the ramp (waiting, MB):');
@@ -314,6 +318,23 @@ async function main(): Promise<void> {
       ],
     ]),
   );
+  out.push(
+    `   approve -> upstream by the workflow's age: among the last ${cache} created (likely in the worker's cache) / older (evicted, replayed)`,
+  );
+  out.push(
+    table([
+      ['', 'recent n', 'p50', 'p99', 'older n', 'p50', 'p99'],
+      ...approvals.map((a) => [
+        `   ${a.concurrency} at once`,
+        a.byCache.recent.count,
+        a.byCache.recent.p50,
+        a.byCache.recent.p99,
+        a.byCache.older.count,
+        a.byCache.older.p50,
+        a.byCache.older.p99,
+      ]),
+    ]),
+  );
   for (const e of [...new Set(approvals.flatMap((a) => a.errors))].slice(0, 5)) out.push(`   ${e}`);
   out.push(`   still pending at the end: ${stillPending}`);
   out.push('');
@@ -325,7 +346,7 @@ async function main(): Promise<void> {
       opts,
       waiting: h,
       listing: { ...listed, ids: undefined },
-      cachedWorkflowsDefault: sdkDefaultCachedWorkflows(),
+      cachedWorkflowsDefault: cache,
       approvals,
       direct: directFigures,
       stillPending,
