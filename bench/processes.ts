@@ -10,7 +10,7 @@ import { execFileSync, fork, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ExampleUpstreamOptions } from '../examples/upstream/server';
+import type { ApprovalPolicyInput } from '../src/config/approvals';
 import type { HostingPolicyInput } from '../src/config/hosting';
 import { findRepoRoot } from '../src/config/paths';
 import { getFreePort } from '../src/tooling/processes';
@@ -18,7 +18,11 @@ import type { DevServer } from '../src/tooling/temporal-dev-server';
 import { gatewayBasics, note, onCleanup } from './env';
 import { sleep } from './support';
 import type { Legacy2025Mode } from './upstream-2025';
-import type { UpstreamStatsMessage } from './upstream-process';
+import type {
+  UpstreamCallTimesMessage,
+  UpstreamProcessOptions,
+  UpstreamStatsMessage,
+} from './upstream-process';
 
 export const ROOT = findRepoRoot(__dirname);
 
@@ -62,6 +66,11 @@ export interface UpstreamProcess {
   pid: number;
   /** The upstream's request counters, asked over IPC. */
   stats(): Promise<UpstreamStatsMessage['stats']>;
+  /**
+   * When the first tools/call of each label arrived (started with `recordCallTimes`; wall clock,
+   * fractional ms, bench/upstream-process.ts); labels it never saw are absent.
+   */
+  callTimes(labels: readonly string[]): Promise<Record<string, number>>;
 }
 
 /**
@@ -110,23 +119,29 @@ export async function startLegacyUpstreamProcess(
 /** The example upstream (examples/upstream/server.ts) in a process of its own (bench/upstream-process.ts). */
 export async function startUpstreamProcess(
   name: string,
-  opts: ExampleUpstreamOptions = {},
+  opts: UpstreamProcessOptions = {},
 ): Promise<UpstreamProcess> {
   const { child, ...ready } = await forkReady('upstream-process.ts', name, { name, ...opts });
   let nextId = 0;
+  const ask = <M extends { type: string; id: number }>(type: M['type'], extra: object = {}) => {
+    const id = ++nextId;
+    return new Promise<M>((resolve) => {
+      const onMessage = (m: Partial<M>) => {
+        if (m.type !== type || m.id !== id) return;
+        child.off('message', onMessage);
+        resolve(m as M);
+      };
+      child.on('message', onMessage);
+      child.send({ type, id, ...extra });
+    });
+  };
   return {
     ...ready,
-    stats() {
-      const id = ++nextId;
-      return new Promise((resolve) => {
-        const onMessage = (m: Partial<UpstreamStatsMessage>) => {
-          if (m.type !== 'stats' || m.id !== id || !m.stats) return;
-          child.off('message', onMessage);
-          resolve(m.stats);
-        };
-        child.on('message', onMessage);
-        child.send({ type: 'stats', id });
-      });
+    async stats() {
+      return (await ask<UpstreamStatsMessage>('stats')).stats;
+    },
+    async callTimes(labels) {
+      return (await ask<UpstreamCallTimesMessage>('callTimes', { labels })).times;
     },
   };
 }
@@ -152,6 +167,8 @@ export interface GatewayProject {
   slug: string;
   /** `hosting`: the upstream's hosting policy (docs/hosted-tasks.md), as the bootstrap file takes it. */
   upstreams: Array<{ alias: string; url: string; hosting?: HostingPolicyInput }>;
+  /** The project's approval policy (docs/approvals.md), as the bootstrap file takes it. */
+  approvals?: ApprovalPolicyInput;
 }
 
 export interface GatewayProcess {
@@ -193,7 +210,12 @@ export async function startGatewayProcess(opts: {
     JSON.stringify({
       users: opts.users.map((u) => ({ handle: u.handle, tokens: [{ name: 'bench', token: u.token }] })),
       teams: [{ slug: 'bench', members: opts.users.map((u) => u.handle) }],
-      projects: opts.projects.map((p) => ({ slug: p.slug, team: 'bench', upstreams: p.upstreams })),
+      projects: opts.projects.map((p) => ({
+        slug: p.slug,
+        team: 'bench',
+        upstreams: p.upstreams,
+        ...(p.approvals && { approvals: p.approvals }),
+      })),
     }),
   );
   const basics = gatewayBasics(opts.temporal, opts.dir);
