@@ -174,8 +174,9 @@ export class ApprovalDesk {
 
   /**
    * A call the approver made: as the user who called, or with a project API key they created (migration
-   * 0024; keys from before have no creator). Refused when either the request's policy version or the
-   * current one forbids self-approval. An anonymous caller is nobody: docs/approvals.md.
+   * 0024; keys from before, and keys the administrator created, are nobody's). Refused when either the
+   * request's policy version or the current one forbids self-approval. An anonymous caller is nobody
+   * (docs/approvals.md).
    */
   private async isOwnCall(actor: Principal, r: ApprovalRecord, project: ProjectRecord): Promise<boolean> {
     const current = project.approvals?.policy;
@@ -183,8 +184,9 @@ export class ApprovalDesk {
     if (r.caller.kind === 'user') return actor.kind === 'user' && r.caller.id === actor.userId;
     if (r.caller.kind !== 'api_key') return false;
     const creator = await this.deps.controlPlane.approvalPolicies.keyCreator(r.caller.id);
-    if (!creator) return false;
-    return actor.kind === 'admin' ? creator.startsWith('admin') : creator === actorId(actor);
+    // Keys the administrator provisioned (bootstrap, API, CLI) are nobody's own: the administrator can
+    // change any policy anyway, audited; a user's key is that user's.
+    return creator !== undefined && creator.startsWith('user:') && creator === actorId(actor);
   }
 
   private statusOf(r: ApprovalRecord): ApprovalStatus {

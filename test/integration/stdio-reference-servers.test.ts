@@ -20,6 +20,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   base = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-stdio-ref-'));
   mkdirSync(path.join(base, 'team-a'));
+  mkdirSync(path.join(base, 'team-b'));
   writeFileSync(path.join(base, 'team-a', 'hello.txt'), 'hello from team a');
   writeFileSync(path.join(base, 'secret.txt'), 'not for team a');
   gw = await startTestGateway({
@@ -44,6 +45,11 @@ beforeAll(async () => {
         slug: 'files',
         namespacing: false,
         upstreams: [{ alias: 'fs', url: 'stdio:filesystem?root=team-a' }],
+      },
+      {
+        slug: 'files-b',
+        namespacing: false,
+        upstreams: [{ alias: 'fs', url: 'stdio:filesystem?root=team-b' }],
       },
       {
         slug: 'notes',
@@ -83,6 +89,30 @@ test('the filesystem server: its tools through the gateway, inside the root the 
   );
   expect(JSON.stringify(outside.body)).not.toContain('not for team a');
   expect(JSON.stringify(outside.body)).toMatch(/denied|outside|not allowed/i);
+});
+
+test('the filesystem server writes inside its root; two projects with different roots never see each other', async () => {
+  const a = gw.clientFor('files');
+  const b = gw.clientFor('files-b');
+  const written = await a.callTool(
+    'write_file',
+    { path: path.join(base, 'team-a', 'plan.txt'), content: 'team a plan' },
+    { tasks: false },
+  );
+  expect(written.body.result?.isError).not.toBe(true);
+  expect(readFileSync(path.join(base, 'team-a', 'plan.txt'), 'utf8')).toBe('team a plan');
+  const listed = await a.callTool('list_directory', { path: path.join(base, 'team-a') }, { tasks: false });
+  expect(text(listed.body.result)).toContain('plan.txt');
+  // Project b's server is confined to team-b: team a's files are refused, its own listing is empty of them.
+  const peek = await b.callTool(
+    'read_text_file',
+    { path: path.join(base, 'team-a', 'plan.txt') },
+    { tasks: false },
+  );
+  expect(JSON.stringify(peek.body)).not.toContain('team a plan');
+  expect(JSON.stringify(peek.body)).toMatch(/denied|outside|not allowed/i);
+  const own = await b.callTool('list_directory', { path: path.join(base, 'team-b') }, { tasks: false });
+  expect(text(own.body.result)).not.toContain('plan.txt');
 });
 
 test('the memory server: entities created and read back, kept in the store file the project named', async () => {

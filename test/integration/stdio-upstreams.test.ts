@@ -117,6 +117,19 @@ test("the server's own 2025-11-25 task tool runs as a gateway task over stdio an
   expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: stdio/);
 });
 
+test('a server task whose process died fails clearly: a fresh process does not know it', async () => {
+  const created = await client.callTool('simulate-research-query', { topic: 'killed' });
+  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+  const taskId = String(created.body.result?.taskId);
+  for (const pid of marked()) process.kill(pid, 'SIGKILL');
+  const done = await client.waitForTask(taskId, undefined, 60_000);
+  expect(done.status).toBe('failed');
+  expect(JSON.stringify(done)).toMatch(/no longer knows this task|stayed unreachable/);
+  // The gateway goes on with a fresh process.
+  const echo = await client.callTool('echo', { message: 'after the crash' }, { tasks: false });
+  expect(text(echo.body.result)).toBe('Echo: after the crash');
+});
+
 test('a per_user upstream runs one process per user, each with only its own credential', async () => {
   for (const user of ['alice', 'bob'] as const) {
     const granted = await admin('PUT', '/projects/peruser/upstreams/everything/authorization', {
