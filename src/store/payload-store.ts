@@ -49,15 +49,20 @@ export class PayloadStore {
     const id = `pl_${randomBytes(16).toString('base64url')}`;
     await db
       .insertInto('payloads')
-      .values({
-        id,
-        task_key: taskKey,
-        kind,
-        created_at: this.now().toISOString(),
-        ciphertext: this.cipher.sealJson(value, aad(id, taskKey, kind)),
-      })
+      .values(this.row(id, taskKey, kind, value))
       .execute();
     return id;
+  }
+
+  /** A payload row: the value sealed under associated data that binds it to its id, task and kind. */
+  private row(id: string, taskKey: string, kind: PayloadKind, value: unknown) {
+    return {
+      id,
+      task_key: taskKey,
+      kind,
+      created_at: this.now().toISOString(),
+      ciphertext: this.cipher.sealJson(value, aad(id, taskKey, kind)),
+    };
   }
 
   /**
@@ -73,13 +78,7 @@ export class PayloadStore {
     const id = `pl_${digest.slice(0, 22)}`;
     await this.db
       .insertInto('payloads')
-      .values({
-        id,
-        task_key: taskKey,
-        kind,
-        created_at: this.now().toISOString(),
-        ciphertext: this.cipher.sealJson(value, aad(id, taskKey, kind)),
-      })
+      .values(this.row(id, taskKey, kind, value))
       .onConflict((oc) =>
         oc
           .column('id')
