@@ -5,9 +5,11 @@
  * the arguments (as text) and approves or denies with a comment; the upstream gets exactly one call with
  * the original arguments (or none), and the client learns the outcome by tasks/get and by push. An
  * expired request shows as expired, with no buttons. Refusals (one's own call) are shown as the server
- * words them.
+ * words them. With TASKROUTER_SCREENSHOTS_DIR set (`npm run docs:screenshots`), saves the Approvals
+ * view and a request's page there.
  */
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, watchPage } from '../helpers/browser';
 import { request } from '../helpers/dashboard';
@@ -135,6 +137,12 @@ async function openApproval(page: Page, id: string): Promise<void> {
   await page.locator('#approval-meta-h').waitFor();
 }
 
+/** Saves a screenshot for the docs, only when asked to (TASKROUTER_SCREENSHOTS_DIR). */
+async function shot(page: Page, name: string): Promise<void> {
+  const dir = process.env['TASKROUTER_SCREENSHOTS_DIR'];
+  if (dir) await page.screenshot({ path: path.join(path.resolve(dir), `${name}.png`), fullPage: true });
+}
+
 const statusOf = (page: Page) => page.getByTestId('approval-status').first().textContent();
 
 test('approve: the approver sees the arguments and approves; one call upstream; result by tasks/get and push', async () => {
@@ -144,6 +152,9 @@ test('approve: the approver sees the arguments and approves; one call upstream; 
     const page = await signIn(T.ana);
     // The top bar counts the requests waiting for the viewer's decision.
     await until(async () => (await page.getByTestId('approvals-badge').textContent()) === '1', 'badge 1');
+    await page.locator('#approvals-link').click();
+    await page.locator(`tr[data-approval="${id}"]`).waitFor();
+    await shot(page, 'approvals');
     await openApproval(page, id);
     const args = await page.getByTestId('approval-arguments').textContent();
     expect(JSON.parse(String(args))).toEqual({ name: 'Ada' });
@@ -155,6 +166,7 @@ test('approve: the approver sees the arguments and approves; one call upstream; 
     expect(await field('Asked by')).toMatch(/API key/);
 
     await page.getByLabel('Comment').fill('looks right');
+    await shot(page, 'approval');
     await page.getByRole('button', { name: 'Approve' }).click();
     await until(async () => (await statusOf(page)) === 'approved', 'approved');
     expect(await page.locator('#approve').count()).toBe(0);
