@@ -22,6 +22,7 @@ const ADMIN = 'admin-dashboard-approvals-000000000000';
 const T = {
   ana: 'trp_ana-dashboard-approver-000000000000',
   olga: 'trp_olga-dashboard-other-team-0000000000',
+  rita: 'trp_rita-dashboard-reviewer-00000000000',
   key: 'trk_dashboard-approvals-key-0000000000000',
 };
 
@@ -36,13 +37,14 @@ beforeAll(async () => {
     config: { admin: { token: ADMIN } },
     projects: () => [],
     bootstrap: (url) => ({
-      users: (['ana', 'olga'] as const).map((handle) => ({
+      users: (['ana', 'olga', 'rita'] as const).map((handle) => ({
         handle,
         tokens: [{ name: 'dashboard', token: T[handle] }],
       })),
       teams: [
         { slug: 'ops', members: ['ana'] },
         { slug: 'other', members: ['olga'] },
+        { slug: 'reviewers', members: ['rita'] },
       ],
       projects: [
         {
@@ -313,6 +315,50 @@ test('expiry: the dashboard shows the request expired, offers no buttons; the ta
     await page.goto(`${baseUrl}/dashboard/#/approvals?status=expired`);
     await page.locator(`tr[data-approval="${id}"][data-status="expired"]`).waitFor();
     expect(greets('Late')).toHaveLength(0);
+  } finally {
+    push.close();
+  }
+});
+
+test('a manager the policy does not name sees the request without arguments or buttons; the named approver decides', async () => {
+  const set = await request(
+    `${baseUrl}/v1/admin/projects/guarded/approval-policy`,
+    'PUT',
+    { authorization: `Bearer ${ADMIN}` },
+    { rules: [{ tools: ['greet'] }], approvers: { managers: false, teams: ['reviewers'] } },
+  );
+  expect(set.body.version).toBe(3);
+  const { taskId, id, push } = await ask({ name: 'Rita' });
+  try {
+    expect((await dashboard(T.ana, '/v1/approvals?status=bogus')).status).toBe(400);
+    const managerView = (await dashboard(T.ana, `/v1/approvals/${id}`)).body.approval;
+    expect(managerView).toMatchObject({ mayDecide: false, policyVersion: 3 });
+    expect(managerView.arguments).toBeUndefined();
+
+    const ana = await signIn(T.ana);
+    await ana.goto(`${baseUrl}/dashboard/#/approvals/${id}`);
+    await ana.getByTestId('approval-closed').waitFor();
+    expect(await ana.getByTestId('approval-closed').textContent()).toMatch(/may not decide/);
+    expect(await ana.locator('#approve, #deny, [data-testid="approval-arguments"]').count()).toBe(0);
+    // Listed for her (a manager), but not hers to decide: no badge, no "your decision" mark.
+    await ana.locator('#approvals-link').click();
+    await ana.locator(`tr[data-approval="${id}"]`).waitFor();
+    expect(await ana.locator(`tr[data-approval="${id}"] .yours`).count()).toBe(0);
+    expect(await ana.getByTestId('approvals-badge').isHidden()).toBe(true);
+
+    // Rita is no member of the project: she sees the request and decides, with no link to the task.
+    const rita = await signIn(T.rita);
+    await until(async () => (await rita.getByTestId('approvals-badge').textContent()) === '1', 'badge 1');
+    await openApproval(rita, id);
+    expect(JSON.parse(String(await rita.getByTestId('approval-arguments').textContent()))).toEqual({
+      name: 'Rita',
+    });
+    expect(await rita.getByTestId('approval-task-link').count()).toBe(0);
+    await rita.getByRole('button', { name: 'Approve' }).click();
+    await until(async () => (await statusOf(rita)) === 'approved', 'approved');
+    expect(await agent().waitForTask(taskId)).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify(await pushed(push, taskId, 'completed'))).toContain('Hello, Rita!');
+    expect(greets('Rita').map((c) => c.arguments)).toEqual([{ name: 'Rita' }]);
   } finally {
     push.close();
   }
