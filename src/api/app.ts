@@ -1,8 +1,8 @@
 /**
  * The gateway's HTTP application: one Koa app for the MCP endpoint (the hot path, first in line), health
  * and metrics,
- * the admin API under `/v1/admin`, and the dashboard (its API under `/v1/session` and `/v1/projects`, its
- * web UI under `/dashboard/`). Each part is a middleware that passes on what is not its path.
+ * the admin API under `/v1/admin`, and the dashboard (its API under `/v1/session`, `/v1/projects` and
+ * `/v1/approvals`, its web UI under `/dashboard/`). Each part is a middleware that passes on what is not its path.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';

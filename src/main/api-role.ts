@@ -206,6 +206,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     },
     dashboard: {
       dashboard: dashboardStore,
+      approvals,
       ...(connect !== undefined && { connectUpstreams: { allPerUser: config.connectUpstreams } }),
       store,
       payloads,

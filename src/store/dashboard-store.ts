@@ -190,4 +190,12 @@ export class DashboardStore {
       .execute();
     return new Map(rows.map((r) => [r.id, r]));
   }
+
+  /** Slugs of the given teams (unknown ids are left out). */
+  async teamsByIds(ids: string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    const rows = await this.db.selectFrom('teams').select(['id', 'slug']).where('id', 'in', unique).execute();
+    return new Map(rows.map((r) => [r.id, r.slug]));
+  }
 }

@@ -15,6 +15,8 @@ export async function listen(
   url: string,
   notifications: Record<string, unknown>,
   capabilities: Record<string, unknown> = TASKS_AND_FORM_CAPS,
+  /** Sent with the request (e.g. `authorization` for a project that authenticates its callers). */
+  headers: Record<string, string> = {},
 ) {
   const controller = new AbortController();
   const params = {
@@ -27,6 +29,7 @@ export async function listen(
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       ...requestHeaders('subscriptions/listen', params, PROTOCOL_VERSION),
+      ...headers,
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: 'L1', method: 'subscriptions/listen', params }),
     signal: controller.signal,

@@ -1,17 +1,19 @@
 /**
- * The dashboard's JSON API (docs/dashboard.md): sign-in sessions under `/v1/session`, and a user's
- * projects and their tasks under `/v1/projects`. Every task request re-checks, on that request, that the
+ * The dashboard's JSON API (docs/dashboard.md): sign-in sessions under `/v1/session`, a user's
+ * projects and their tasks under `/v1/projects`, and the calls waiting for approval under
+ * `/v1/approvals` (docs/approvals.md). Every task request re-checks, on that request, that the
  * viewer has a role on the project and what that role allows (src/gateway/task-access.ts). Answering
  * input and cancelling go through the gateway's own `tasks/update` / `tasks/cancel` code.
  *
  * This module is the API's front door (which paths it owns, who asks, the body, the error answers); the
- * routes live by concern in session-routes.ts, project-routes.ts, task-routes.ts and
- * task-control-routes.ts, declared with routing.ts and checked with access.ts.
+ * routes live by concern in session-routes.ts, project-routes.ts, task-routes.ts,
+ * task-control-routes.ts and approval-routes.ts, declared with routing.ts and checked with access.ts.
  */
 import type { Middleware } from 'koa';
 import { readJson } from '../admin/http';
 import { restErrors } from '../rest-errors';
 import { matchRoute, requireRoute, writeReply } from '../routes';
+import { APPROVAL_ROUTES } from './approval-routes';
 import { PROJECT_ROUTES } from './project-routes';
 import { SESSION_ROUTES } from './session-routes';
 import { viewerOf } from './session';
@@ -23,7 +25,13 @@ export type { DashboardApiDeps } from './routing';
 
 const MAX_BODY_BYTES = 256 * 1024;
 
-const ROUTES = [...SESSION_ROUTES, ...PROJECT_ROUTES, ...TASK_ROUTES, ...TASK_CONTROL_ROUTES];
+const ROUTES = [
+  ...SESSION_ROUTES,
+  ...PROJECT_ROUTES,
+  ...TASK_ROUTES,
+  ...TASK_CONTROL_ROUTES,
+  ...APPROVAL_ROUTES,
+];
 
 export function dashboardApi(deps: DashboardApiDeps): Middleware {
   const answerErrors = restErrors({
@@ -35,7 +43,9 @@ export function dashboardApi(deps: DashboardApiDeps): Middleware {
     if (!(
       ctx.path === '/v1/session' ||
       ctx.path === '/v1/projects' ||
-      ctx.path.startsWith('/v1/projects/')
+      ctx.path.startsWith('/v1/projects/') ||
+      ctx.path === '/v1/approvals' ||
+      ctx.path.startsWith('/v1/approvals/')
     )) {
       return next();
     }

@@ -7,6 +7,7 @@ import { connectsWithOAuth } from '../../store/control-plane/upstreams';
 import { TASK_GROUPS } from '../../store/task-store';
 import { HttpError } from '../rest-errors';
 import { projectFor } from './access';
+import { approvalPolicyView } from './approval-routes';
 import { ok, viewerRoute } from './routing';
 import {
   decodeListCursor,
@@ -30,6 +31,7 @@ export const PROJECT_ROUTES = [
       viewer: viewer.user,
       people: (await deps.dashboard.peopleOf(project)).map(({ handle, name }) => ({ handle, name })),
       upstreams: project.upstreams.map(upstreamStatusView),
+      approvalPolicy: await approvalPolicyView(deps, project),
     });
   }),
 

@@ -3,6 +3,7 @@
  * the request, the viewer) and the two kinds of route, open (signing in) and for a signed-in viewer.
  */
 import type { Context } from 'koa';
+import type { ApprovalDesk } from '../../gateway/approval-desk';
 import type { McpGateway } from '../../gateway/gateway';
 import type { ControlPlaneStore } from '../../store/control-plane';
 import type { DashboardStore } from '../../store/dashboard-store';
@@ -33,6 +34,8 @@ export interface DashboardApiDeps {
    * `allPerUser` (legacy `connectUpstreams`) every `per_user` one. Absent: not offered.
    */
   connectUpstreams?: { allPerUser: boolean };
+  /** Calls waiting for approval (issue 27): list, show, approve, deny; absent without Temporal (503). */
+  approvals?: Pick<ApprovalDesk, 'list' | 'show' | 'decide'>;
   /** The Temporal Web UI and namespace, for workflow links (team members only). */
   temporalUi?: { url: string; namespace: string };
   logger?: { error(obj: object, msg: string): void };

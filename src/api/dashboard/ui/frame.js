@@ -1,14 +1,18 @@
-// The page around every view: who is signed in (with Sign out) and the breadcrumbs in the top bar.
+// The page around every view: who is signed in (with Sign out), the Approvals link with the count of
+// requests the viewer may decide, and the breadcrumbs in the top bar.
 import { api } from './api.js';
 import { h, replace } from './dom.js';
-import { go } from './nav.js';
+import { approvalsHash, go } from './nav.js';
 import { state } from './state.js';
 
 export function renderWho() {
   const who = document.getElementById('who');
   if (!state.user) return replace(who);
+  const badge = h('span', { class: 'count', id: 'approvals-badge', 'data-testid': 'approvals-badge' });
+  badge.hidden = true;
   replace(
     who,
+    h('a', { href: approvalsHash(), id: 'approvals-link', class: 'nav-link' }, 'Approvals', ' ', badge),
     h('span', { class: 'muted' }, 'Signed in as '),
     h('strong', { 'data-testid': 'whoami' }, state.user.handle),
     h(
@@ -46,4 +50,25 @@ export function setCrumbs(...items) {
       ),
     ),
   );
+}
+
+/**
+ * The badge on the Approvals link: how many waiting requests the viewer may decide now. Best effort: a
+ * gateway without approvals (or a failed read) shows no badge.
+ */
+export async function refreshApprovalBadge(approvals) {
+  let list = approvals;
+  if (!list) {
+    try {
+      list = (await api('GET', '/v1/approvals?status=pending&limit=200')).approvals;
+    } catch {
+      list = [];
+    }
+  }
+  const badge = document.getElementById('approvals-badge');
+  if (!badge) return;
+  const n = list.filter((a) => a.status === 'pending' && a.mayDecide).length;
+  badge.textContent = String(n);
+  badge.hidden = n === 0;
+  badge.title = `${n} request${n === 1 ? '' : 's'} waiting for your decision`;
 }

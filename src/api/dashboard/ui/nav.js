@@ -29,3 +29,12 @@ export function tasksHash(slug, group, assigned, hosted = false) {
   const s = q.toString();
   return `#/p/${encodeURIComponent(slug)}${s ? `?${s}` : ''}`;
 }
+
+/** The Approvals view: `status` one of pending, approved, denied, expired, withdrawn or all. */
+export function approvalsHash(status = 'pending', project = '') {
+  const q = new URLSearchParams();
+  if (status !== 'pending') q.set('status', status);
+  if (project) q.set('project', project);
+  const s = q.toString();
+  return `#/approvals${s ? `?${s}` : ''}`;
+}

@@ -1,12 +1,15 @@
 // Which view the URL fragment names, and drawing it: the session is checked first (no session, no view
 // but sign-in), then the view renders into <main>, and focus goes where the navigation asked.
 //   #/signin · #/ (projects) · #/p/<slug>?group=…&assigned=…&hosted=true (tasks) · #/p/<slug>/t/<ref> (one task)
+//   #/approvals?status=…&project=… (calls waiting for approval) · #/approvals/<id> (one request)
 import { api, ApiError } from './api.js';
 import { h, replace } from './dom.js';
-import { renderWho } from './frame.js';
+import { refreshApprovalBadge, renderWho } from './frame.js';
 import { go } from './nav.js';
 import { stopRefresh } from './refresh.js';
 import { state } from './state.js';
+import { renderApproval } from './views/approval-detail.js';
+import { renderApprovals } from './views/approvals.js';
 import { renderProjects } from './views/projects.js';
 import { renderSignIn } from './views/signin.js';
 import { renderTask } from './views/task-detail.js';
@@ -23,6 +26,14 @@ function parseRoute() {
   }
   const query = new URLSearchParams(search);
   if (parts[0] === 'signin') return { name: 'signin' };
+  if (parts[0] === 'approvals' && parts[1]) return { name: 'approval', id: parts[1] };
+  if (parts[0] === 'approvals') {
+    return {
+      name: 'approvals',
+      status: query.get('status') ?? 'pending',
+      project: query.get('project') ?? '',
+    };
+  }
   if (parts[0] === 'p' && parts[1] && parts[2] === 't' && parts[3]) {
     return { name: 'task', slug: parts[1], ref: parts[3] };
   }
@@ -54,11 +65,14 @@ export async function render() {
     }
   }
   renderWho();
+  if (route.name !== 'signin' && route.name !== 'approvals') void refreshApprovalBadge();
   try {
     if (route.name === 'signin') renderSignIn(main);
     else if (route.name === 'projects') await renderProjects(main, renderId);
     else if (route.name === 'tasks') await renderTasks(main, route, renderId);
     else if (route.name === 'task') await renderTask(main, route, renderId);
+    else if (route.name === 'approvals') await renderApprovals(main, route, renderId);
+    else if (route.name === 'approval') await renderApproval(main, route, renderId);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return;
     replace(main, h('div', { class: 'notice error', role: 'alert' }, err.message));

@@ -1,6 +1,7 @@
 // A project's tasks: the group tabs with their counts, the Assigned and Hosted filters, the task table
 // and "Load more", refreshed live without moving the keyboard focus.
 import { api } from '../api.js';
+import { approvalPolicySection } from './approvals.js';
 import { connectionsSection } from './connections.js';
 import { h, keepFocus, replace } from '../dom.js';
 import { ago, callerText, formatTime, hostedBadge, personName, statusBadge } from '../format.js';
@@ -197,6 +198,7 @@ export async function renderTasks(main, route, renderId) {
     panel,
     more,
     upstreamSection(project.upstreams),
+    approvalPolicySection(slug, project.approvalPolicy),
     connections,
   );
 
