@@ -26,6 +26,10 @@ const fake = (script: string) => ({
 const CATALOG = {
   garbage: fake("process.stdin.on('data', () => process.stdout.write('this is not json\\n'))"),
   silent: fake('process.stdin.resume()'),
+  // Answers initialize (in the version asked) and tools/list, then exits in the middle of any tools/call.
+  quitter: fake(
+    "let buf = ''; process.stdin.on('data', (d) => { buf += d; let i; while ((i = buf.indexOf('\\n')) >= 0) { const m = JSON.parse(buf.slice(0, i)); buf = buf.slice(i + 1); if (m.method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'quitter', version: '1' } } }) + '\\n'); else if (m.method === 'tools/list') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'quit', inputSchema: { type: 'object' } }] } }) + '\\n'); else if (m.method === 'tools/call') process.exit(3); } })",
+  ),
   flood: fake(
     "process.stderr.write('token is ' + process.env.UPSTREAM_TOKEN + '\\n'); for (let i = 0; i < 2000; i++) process.stderr.write('x'.repeat(200) + '\\n'); process.stdin.resume()",
   ),
@@ -275,6 +279,21 @@ describe('faulty local servers', () => {
       /wrote something other than JSON-RPC to stdout/,
     );
     await until(() => c.stdio.running().length === 0);
+  });
+
+  it('a process that exits in the middle of a call fails it clearly; the next call gets a fresh process', async () => {
+    const c = make();
+    await c.send(at('quitter'), 'tools/list', { _meta: meta });
+    const [first] = c.stdio.running();
+    await expect(
+      c.send(at('quitter'), 'tools/call', { name: 'quit', arguments: {}, _meta: meta }),
+    ).rejects.toThrow(/exited|gone/);
+    await until(() => !alive(first?.pid));
+    const listed = await c.send(at('quitter'), 'tools/list', { _meta: meta });
+    expect(listed.kind === 'result' && listed.result.tools).toEqual([
+      expect.objectContaining({ name: 'quit' }),
+    ]);
+    expect(c.stdio.running()[0]?.pid).not.toBe(first?.pid);
   });
 
   it('a server that never answers initialize is given up; the next call gets a fresh process', async () => {
