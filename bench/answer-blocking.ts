@@ -23,8 +23,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { applyResponseLimits } from '../src/gateway/response-limits';
-import { withGatewayMeta } from '../src/gateway/responses';
+import { applyResponseLimits } from '../src/gateway/responses/response-limits';
+import { withGatewayMeta } from '../src/gateway/responses/responses';
 import { META, PROTOCOL_VERSION } from '../src/protocol';
 import { UpstreamClient } from '../src/upstream/client';
 
@@ -199,7 +199,7 @@ async function main(): Promise<void> {
 /** The gateway's answer-thread script, where this tree has one. */
 function threadScript(): string | undefined {
   try {
-    return require.resolve(path.join(__dirname, '../src/gateway/answer-thread'));
+    return require.resolve(path.join(__dirname, '../src/gateway/responses/answer-thread'));
   } catch {
     return undefined;
   }

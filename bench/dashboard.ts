@@ -11,8 +11,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Cipher, generateKey } from '../src/store/cipher';
 import { openDatabase } from '../src/store/database';
-import type { TaskListQuery } from '../src/store/task-store';
-import { TaskStore } from '../src/store/task-store';
+import type { TaskListQuery } from '../src/store/tasks/task-store';
+import { TaskStore } from '../src/store/tasks/task-store';
 import { percentile, ratio, round, table } from './support';
 
 const STATUSES = ['working', 'input_required', 'completed', 'completed', 'failed', 'cancelled'] as const;

@@ -34,7 +34,7 @@ import { Client, Connection } from '@temporalio/client';
 import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
-import { taskKeyOf } from '../src/store/task-store';
+import { taskKeyOf } from '../src/store/tasks/task-store';
 import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
 import { note, onCleanup, runBench, startTemporal, tempDir } from './env';

@@ -3,7 +3,7 @@
  * upstream polls each took (each has an upstream of its own, so its poll count is exact).
  */
 import type { Client } from '@temporalio/client';
-import { taskKeyOf } from '../src/store/task-store';
+import { taskKeyOf } from '../src/store/tasks/task-store';
 import { taskWorkflowId } from '../src/workflows/messages';
 import type { UpstreamProcess } from './processes';
 import type { McpHttpClient } from './support';

@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { taskKeyOf } from '../src/store/task-store';
+import { taskKeyOf } from '../src/store/tasks/task-store';
 import { taskWorkflowId } from '../src/workflows/messages';
 import { note } from './env';
 import { cpuMs } from './processes';

@@ -5,9 +5,9 @@
  * that the caller may still call the project before an approved call is sent.
  */
 import type { TaskSnapshot } from '../protocol';
-import type { ApprovalDecision, ApprovalStatus, ApprovalStore, NewApproval } from '../store/approvals';
+import type { ApprovalDecision, ApprovalStatus, ApprovalStore, NewApproval } from '../store/tasks/approvals';
 import type { AuditEvent, ControlPlane, Principal } from '../store/control-plane/types';
-import type { TaskStore } from '../store/task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import { boundedStatusMessage } from './snapshot';
 
 export interface ApprovalActivityDeps {
@@ -85,7 +85,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps) {
 
     /**
      * The task `working` with what it waits for. Clears the task's watch mark: nothing polls a call that
-     * waits for a person, and a waiting request must not count as watch lag (store/task-watch.ts).
+     * waits for a person, and a waiting request must not count as watch lag (store/tasks/task-watch.ts).
      */
     async approvalWaiting(input: ApprovalWaitingInput): Promise<void> {
       const snapshot: TaskSnapshot = {

@@ -1,10 +1,10 @@
 /** What the task activities are built from (createActivities, createHostedActivities). */
 import type { Logger } from 'pino';
 import type { Implementation } from '../protocol';
-import type { FirstCalls } from '../store/first-calls';
-import type { HostedQueue } from '../store/hosted-queue';
-import type { PayloadStore } from '../store/payload-store';
-import type { TaskStore } from '../store/task-store';
+import type { FirstCalls } from '../store/tasks/first-calls';
+import type { HostedQueue } from '../store/tasks/hosted-queue';
+import type { PayloadStore } from '../store/tasks/payload-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
 import type { UpstreamAccess } from './types';
 
@@ -28,9 +28,9 @@ export interface ActivityDeps {
   upstream: UpstreamClient;
   store: TaskStore;
   payloads: PayloadStore;
-  /** The queues of hosted calls to upstreams with `hosting.maxConcurrent` (store/hosted-queue.ts). */
+  /** The queues of hosted calls to upstreams with `hosting.maxConcurrent` (store/tasks/hosted-queue.ts). */
   hostedQueue?: HostedQueue;
-  /** Claims each task's first call before it is sent (store/first-calls.ts); absent in unit tests. */
+  /** Claims each task's first call before it is sent (store/tasks/first-calls.ts); absent in unit tests. */
   firstCalls?: FirstCalls;
   /**
    * The endpoint, with the credential `access.principal` is entitled to, of one of a project's upstreams.

@@ -1,7 +1,7 @@
 /**
  * A task's first upstream call: the last word before it is sent, the sending, and the record of what
  * the upstream answered (the activity around them is in index.ts). The claim
- * in the store (store/first-calls.ts) decides, not the clock alone: the first call is a local activity,
+ * in the store (store/tasks/first-calls.ts) decides, not the clock alone: the first call is a local activity,
  * which runs again when its worker dies before the workflow task completes, by then often past the start
  * deadline. Only the store knows whether the earlier run had already sent the call and what the upstream
  * answered: the task it created or its synchronous answer, each recorded before anything else. The run
@@ -11,8 +11,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Implementation, JsonRpcErrorObject } from '../protocol';
 import { METHOD } from '../protocol';
-import type { FirstCalls } from '../store/first-calls';
-import type { PayloadStore } from '../store/payload-store';
+import type { FirstCalls } from '../store/tasks/first-calls';
+import type { PayloadStore } from '../store/tasks/payload-store';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
 import {
   boundError,

@@ -108,7 +108,7 @@ export function createHostedActivities(deps: ActivityDeps) {
       const sent = markers.some((m) => (m.round ?? 0) === round);
       const endpoint = await deps.resolveUpstream(input);
       const request = await requestOf(input);
-      // The call is under way from here: the task is no longer waiting for a worker (store/task-watch.ts).
+      // The call is under way from here: the task is no longer waiting for a worker (store/tasks/task-watch.ts).
       await deps.store.watchStarted(input.taskKey);
       // Sent before by an attempt that was lost: its answer is taken up where the upstream keeps it.
       const resumed = sent ? await resumeLost(input, endpoint) : undefined;

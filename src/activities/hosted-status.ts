@@ -20,7 +20,7 @@ export function createHostedStatus(deps: ActivityDeps) {
 
   /**
    * The task `working` with this status message. Recording marks a running task due for a watch
-   * (store/task-watch.ts); a hosted call is its own watch, and it runs (or waits its turn, as it should).
+   * (store/tasks/task-watch.ts); a hosted call is its own watch, and it runs (or waits its turn, as it should).
    */
   async function working(input: { taskKey: string; createdAt: string }, message: string): Promise<void> {
     const snapshot: TaskSnapshot = {

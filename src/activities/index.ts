@@ -10,7 +10,7 @@ import type { TaskObservation } from '../workflows/messages';
 import type { UpstreamReply, UpstreamRequestOptions } from '../upstream/client';
 import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
-import { snapshotKey } from '../store/snapshot-key';
+import { snapshotKey } from '../store/tasks/snapshot-key';
 import type { RecordedAnswer } from './first-call';
 import {
   claimFirstCall,
@@ -218,7 +218,7 @@ export function createActivities(deps: ActivityDeps) {
     async watchUpstreamTask(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
       watchesRunning.inc();
       try {
-        // Polled again from now on; until the next watch starts, the task is due (store/task-watch.ts).
+        // Polled again from now on; until the next watch starts, the task is due (store/tasks/task-watch.ts).
         await deps.store.watchStarted(input.taskKey);
         const watched = await watch(input);
         // The workflow starts the next watch; a change marks the task due when it is recorded.

@@ -5,7 +5,7 @@
  * the API when it records a task its own first call created (src/gateway/first-call.ts). Pure.
  */
 import type { TaskSnapshot } from '../protocol';
-import { snapshotKey } from '../store/snapshot-key';
+import { snapshotKey } from '../store/tasks/snapshot-key';
 import type { TaskObservation } from '../workflows/messages';
 
 export type TaskDetail = Pick<

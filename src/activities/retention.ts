@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import type { ControlPlaneStore } from '../store/control-plane';
 import { ControlPlaneError } from '../store/control-plane';
 import type { Principal } from '../store/control-plane/types';
-import type { FirstCalls } from '../store/first-calls';
+import type { FirstCalls } from '../store/tasks/first-calls';
 import { retentionPurged, retentionRuns } from '../telemetry/metrics';
-import type { TaskStore } from '../store/task-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { PurgeBatchInput, StopProjectTasksInput, StopProjectTasksResult } from '../workflows/messages';
 import { cancelTaskUpdate } from '../workflows/messages';
 

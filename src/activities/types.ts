@@ -135,7 +135,7 @@ export interface RecordHostedStatusInput {
   error?: JsonRpcErrorObject;
 }
 
-/** A hosted call waiting for one of its upstream's `maxConcurrent` slots (store/hosted-queue.ts). */
+/** A hosted call waiting for one of its upstream's `maxConcurrent` slots (store/tasks/hosted-queue.ts). */
 export interface HostedSlotInput {
   taskKey: string;
   /** The upstream's control-plane id (the queue is per project upstream). */

@@ -9,7 +9,7 @@ import type { Middleware } from 'koa';
 import type { ReadinessCheck } from '../telemetry/health';
 import { readiness } from '../telemetry/health';
 import { metricsText } from '../telemetry/metrics';
-import { secretsEqual } from '../store/tokens';
+import { secretsEqual } from '../store/control-plane/tokens';
 import { bearerToken } from './authenticate';
 
 export interface HealthDeps {

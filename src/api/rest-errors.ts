@@ -22,7 +22,7 @@ const STATUS = {
   not_found: 404,
   conflict: 409,
   upstream_refused: 409,
-  // Why a task's payload is hidden on the dashboard (src/gateway/task-access.ts): forbidden, or gone.
+  // Why a task's payload is hidden on the dashboard (src/gateway/tasks/task-access.ts): forbidden, or gone.
   api_key: 403,
   anonymous: 403,
   not_caller: 403,

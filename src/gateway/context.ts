@@ -8,16 +8,16 @@ import type { Implementation, InputRequests, RequestMeta } from '../protocol';
 import { ProtocolError } from '../protocol';
 import type { ControlPlane, Principal, ProjectRecord } from '../store/control-plane/types';
 import { principalId } from '../store/control-plane/types';
-import type { FirstCalls } from '../store/first-calls';
-import type { PayloadStore } from '../store/payload-store';
-import type { TaskStore } from '../store/task-store';
+import type { FirstCalls } from '../store/tasks/first-calls';
+import type { PayloadStore } from '../store/tasks/payload-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import type { DirectCall, DirectOutcome } from '../temporal/first-call';
 import type { TaskEngine } from '../temporal/task-engine';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
 import type { UpstreamCatalog } from './catalog';
 import type { FairShares, ShareOwner } from './fair-share';
-import type { ResultCache } from './result-cache';
+import type { ResultCache } from './responses/result-cache';
 import type { Resolve, Router } from './routing';
 
 export interface GatewayDeps {

@@ -6,12 +6,12 @@
 import type { GatewayMethod, InputResponses, TaskSnapshot } from '../protocol';
 import { CallToolParamsSchema, META, ProtocolError, capabilityFor, isGatewayMethod } from '../protocol';
 import { inMcpServerSpan } from '../telemetry/mcp-spans';
-import type { TaskRecord } from '../store/task-store';
+import type { TaskRecord } from '../store/tasks/task-store';
 import type { GatewayDeps, McpCall, RequestContext, Result } from './context';
 import { parseParams, shareOwner } from './context';
 import { CallResolvers } from './forwarding';
-import { discover, listPrompts, listResources, listTools, requireCapability } from './listing';
-import { complete, getPrompt, readResource } from './prompts-resources';
+import { discover, listPrompts, listResources, listTools, requireCapability } from './lists/listing';
+import { complete, getPrompt, readResource } from './lists/prompts-resources';
 import { Router } from './routing';
 import {
   answerTaskInput,
@@ -20,22 +20,22 @@ import {
   currentSnapshot,
   getTask,
   updateTask,
-} from './task-methods';
-import { resumeInlineTask } from './inline-task';
-import { listCallerTasks } from './task-list';
-import type { FollowedTask } from './task-push';
-import { followableTasks, pushedTask } from './task-push';
-import type { ListWatchTarget } from './list-push';
-import { listWatchTargets } from './list-push';
-import type { ResourceWatchTarget } from './resource-push';
-import { resourceWatchTargets } from './resource-push';
-import { callTool } from './tool-call';
+} from './tasks/task-methods';
+import { resumeInlineTask } from './calls/inline-task';
+import { listCallerTasks } from './tasks/task-list';
+import type { FollowedTask } from './push/task-push';
+import { followableTasks, pushedTask } from './push/task-push';
+import type { ListWatchTarget } from './push/list-push';
+import { listWatchTargets } from './push/list-push';
+import type { ResourceWatchTarget } from './push/resource-push';
+import { resourceWatchTargets } from './push/resource-push';
+import { callTool } from './calls/tool-call';
 
 export type { GatewayDeps, McpCall } from './context';
-export type { FollowedTask } from './task-push';
-export type { ListKind, ListWatchTarget } from './list-push';
-export type { ResourceWatchTarget } from './resource-push';
-export { CACHE_META_KEY } from './ordinary-call';
+export type { FollowedTask } from './push/task-push';
+export type { ListKind, ListWatchTarget } from './push/list-push';
+export type { ResourceWatchTarget } from './push/resource-push';
+export { CACHE_META_KEY } from './calls/ordinary-call';
 
 /** The module that answers each method of the table (protocol/methods.ts) the gateway dispatches. */
 const HANDLERS: Record<GatewayMethod, (ctx: RequestContext) => Promise<Result>> = {

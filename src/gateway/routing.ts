@@ -11,7 +11,7 @@ import type { ProjectRecord, UpstreamRecord } from '../store/control-plane/types
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { Prompt, UpstreamCatalog } from './catalog';
 import { splitNamespaced } from './naming';
-import { uiResourceUriOf } from './ui-resources';
+import { uiResourceUriOf } from './lists/ui-resources';
 
 /**
  * An upstream endpoint carrying the caller's own credential. Only a `Resolve` makes one, so an upstream

@@ -3,14 +3,14 @@
  * from a file or inline JSON, remove) and the requests waiting for approval (list, show, approve, deny).
  * They are the admin API's operations (src/api/admin/approval-routes.ts) run by the instance
  * administrator: the policy through the control-plane store, the requests through the approval desk
- * (src/gateway/approval-desk.ts), whose approve and deny reach the task's workflow through Temporal.
+ * (src/gateway/tasks/approval-desk.ts), whose approve and deny reach the task's workflow through Temporal.
  * The administrator decides as the project's managers do: only where the policy names `managers`.
  */
 import { readFileSync } from 'node:fs';
 import { approvalQuery } from '../api/admin/approval-routes';
 import { HttpError } from '../api/rest-errors';
 import type { ApprovalPolicyInput } from '../config/approvals';
-import type { ApprovalDesk } from '../gateway/approval-desk';
+import type { ApprovalDesk } from '../gateway/tasks/approval-desk';
 import type { ControlPlaneStore } from '../store/control-plane';
 import type { Principal } from '../store/control-plane/types';
 import { need, parseFlags, UsageError } from './admin-cli-flags';

@@ -2,8 +2,8 @@
  * The API role: the configuration check, the Temporal client and the HTTP app. Loaded only by processes
  * that serve the API; it never loads the Temporal worker (worker-role.ts).
  */
-import { ApprovalDesk } from '../gateway/approval-desk';
-import { ApprovalStore } from '../store/approvals';
+import { ApprovalDesk } from '../gateway/tasks/approval-desk';
+import { ApprovalStore } from '../store/tasks/approvals';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
@@ -21,14 +21,14 @@ import type { UpstreamCatalog } from '../gateway/catalog';
 import { resolveEndpoint } from '../gateway/credentials';
 import { FairShares } from '../gateway/fair-share';
 import { McpGateway } from '../gateway/gateway';
-import { ResultCache } from '../gateway/result-cache';
+import { ResultCache } from '../gateway/responses/result-cache';
 import { checkNamespacing } from '../gateway/routing';
 import type { ControlPlaneStore } from '../store/control-plane';
-import { DashboardStore } from '../store/dashboard-store';
-import { OAuthClientStore } from '../store/oauth-clients';
-import { FirstCalls } from '../store/first-calls';
-import { McpClientAnswerStore, McpSessionStore } from '../store/mcp-sessions';
-import { UpstreamEvents } from '../store/upstream-events';
+import { DashboardStore } from '../store/sessions/dashboard-store';
+import { OAuthClientStore } from '../store/control-plane/oauth-clients';
+import { FirstCalls } from '../store/tasks/first-calls';
+import { McpClientAnswerStore, McpSessionStore } from '../store/sessions/mcp-sessions';
+import { UpstreamEvents } from '../store/sessions/upstream-events';
 import { createDataConverter } from '../temporal/codec';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { startProjectDeletion } from '../temporal/project-deletion';

@@ -5,7 +5,7 @@
  * Each role's modules are loaded only when the role runs (api-role.ts, worker-role.ts), so an API
  * process never loads the Temporal worker and its native library (docs/performance.md).
  */
-import { OAuthClientStore } from '../store/oauth-clients';
+import { OAuthClientStore } from '../store/control-plane/oauth-clients';
 import { upstreamRenewal, upstreamRevocation, upstreamTokenExchange } from './upstream-renewal';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -18,9 +18,9 @@ import type { Implementation } from '../protocol';
 import { Cipher } from '../store/cipher';
 import { ControlPlaneStore } from '../store/control-plane';
 import { openDatabase } from '../store/database';
-import { UpstreamSessionStore } from '../store/upstream-sessions';
-import { PayloadStore } from '../store/payload-store';
-import { TaskStore } from '../store/task-store';
+import { UpstreamSessionStore } from '../store/sessions/upstream-sessions';
+import { PayloadStore } from '../store/tasks/payload-store';
+import { TaskStore } from '../store/tasks/task-store';
 import { Agent } from 'undici';
 import { AddressPolicy } from '../upstream/address-policy';
 import { UpstreamClient } from '../upstream/client';
@@ -101,7 +101,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     onWarning: (message, detail) => logger.warn(detail, message),
     answerLimits: config.upstreams,
     // Large answers are parsed (and tools/call results cut) on worker threads running this script.
-    answerThreadScript: require.resolve('../gateway/answer-thread'),
+    answerThreadScript: require.resolve('../gateway/responses/answer-thread'),
     addressPolicy,
     stdio: { config: config.stdio, log: (detail, message) => logger.info(detail, message) },
   });

@@ -17,7 +17,7 @@ import { startDevServer } from '../tooling/temporal-dev-server';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { keyringFromEnv, keyringFromFile } from './keyring';
 import { startRuntime } from './runtime';
-import { mintToken } from '../store/tokens';
+import { mintToken } from '../store/control-plane/tokens';
 import { demoInstructions } from './demo-instructions';
 import { handleStopSignals } from './signals';
 

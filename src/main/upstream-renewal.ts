@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { ExchangeToken, RenewAuthorization, RevokeAtServer } from '../store/control-plane';
-import type { OAuthClientStore } from '../store/oauth-clients';
+import type { OAuthClientStore } from '../store/control-plane/oauth-clients';
 import { refreshTokens, revokeToken } from '../upstream/oauth/client';
 import { OAuthHttpError } from '../upstream/oauth/http';
 import type { AuthorizationServerMetadata } from '../upstream/oauth/metadata';

@@ -292,7 +292,7 @@ export interface FirstCallsTable {
   at: string;
 }
 
-/** Migration 0021: hosted calls waiting for (or holding) a slot of their upstream (store/hosted-queue.ts). */
+/** Migration 0021: hosted calls waiting for (or holding) a slot of their upstream (store/tasks/hosted-queue.ts). */
 export interface HostedQueueTable {
   task_key: string;
   upstream_id: string;
@@ -300,7 +300,7 @@ export interface HostedQueueTable {
   state: 'waiting' | 'running';
 }
 
-/** Migration 0023: a call waiting (or that waited) for approval (store/approvals.ts). */
+/** Migration 0023: a call waiting (or that waited) for approval (store/tasks/approvals.ts). */
 export interface ApprovalsTable {
   id: string;
   project_id: string;

@@ -178,7 +178,7 @@ function upstreamGauge(name: string, help: string): { gauge: Gauge; set(source?:
   return { gauge, set: (s) => (source = s) };
 }
 
-/** Running tasks due for a poll that no watch makes, per project slug and upstream (store/task-watch.ts). */
+/** Running tasks due for a poll that no watch makes, per project slug and upstream (store/tasks/task-watch.ts). */
 const watchLagGauge = upstreamGauge(
   'taskrouter_watch_lag_seconds',
   "How long the oldest running task of the project's upstream has been due for a poll that no watch makes (its watch waits for a worker slot); 0 while every task is watched.",

@@ -14,15 +14,15 @@
  *   worker died right after recording the answer) is marked `done` here instead when its answer is
  *   recorded.
  *
- * Every change is a conditional move of the claim (store/first-calls.ts), so several workers running
+ * Every change is a conditional move of the claim (store/tasks/first-calls.ts), so several workers running
  * this at once, or a worker and the API, never act twice on one claim.
  */
 import type { Logger } from 'pino';
 import type { TaskSnapshot } from '../protocol';
 import { TERMINAL_TASK_STATUSES } from '../protocol';
-import type { FirstCalls } from '../store/first-calls';
-import type { PayloadStore } from '../store/payload-store';
-import type { TaskStore } from '../store/task-store';
+import type { FirstCalls } from '../store/tasks/first-calls';
+import type { PayloadStore } from '../store/tasks/payload-store';
+import type { TaskStore } from '../store/tasks/task-store';
 import { firstCallsLost, taskStartsReconciled } from '../telemetry/metrics';
 import type { TaskWorkflowInput } from '../workflows/messages';
 import type { TaskEngine } from './task-engine';

@@ -5,12 +5,12 @@
  * or from someone who already decided; a denial ends the wait at once, enough approvals let the call go
  * on; the request expires on a durable timer, and the caller's `tasks/cancel` withdraws it. The
  * workflow is the request's only writer, so races between approvers, the expiry and a cancel end in one
- * state. Who may decide is the API's check, made before the update (src/gateway/approval-desk.ts).
+ * state. Who may decide is the API's check, made before the update (src/gateway/tasks/approval-desk.ts).
  */
 import { condition, proxyLocalActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../activities/approvals';
 import type { JsonRpcErrorObject } from '../protocol';
-import type { ApprovalDecision } from '../store/approvals';
+import type { ApprovalDecision } from '../store/tasks/approvals';
 import type { ApprovalGate, ApprovalState, TaskWorkflowInput } from './messages';
 import { decideApprovalUpdate } from './messages';
 

@@ -73,7 +73,7 @@ export interface TaskObservation {
   lastUpdatedAt: string;
   ttlMs: number | null;
   pollIntervalMs?: number;
-  /** `snapshotKey` of the observed detail (src/store/snapshot-key.ts): decides what counts as a change. */
+  /** `snapshotKey` of the observed detail (src/store/tasks/snapshot-key.ts): decides what counts as a change. */
   key: string;
   /** Payload id of the observed detail; absent for a failure the gateway decided. */
   detailRef?: string;
@@ -132,7 +132,7 @@ export interface TaskWorkflowInput {
 
 /** What a call waiting for approval is bound to and waits for (src/workflows/approval-gate.ts). */
 export interface ApprovalGate {
-  /** The approval request's id (store/approvals.ts). */
+  /** The approval request's id (store/tasks/approvals.ts). */
   id: string;
   /** SHA-256 of the canonical arguments. */
   argsSha256: string;

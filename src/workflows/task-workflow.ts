@@ -47,7 +47,7 @@ const idempotentCall = proxyActivities<TaskActivities>({
 /**
  * The first call as a local activity: no activity task round trip through the server, so the client's
  * answer comes sooner. A local activity can run again after a worker crash; the activity claims the call
- * in the store before sending (store/first-calls.ts), so a second run never sends it twice.
+ * in the store before sending (store/tasks/first-calls.ts), so a second run never sends it twice.
  */
 const localFirstCall = proxyLocalActivities<TaskActivities>({
   startToCloseTimeout: '2 minutes',

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { createActivities } from '../../src/activities';
 import type { WatchUpstreamTaskInput } from '../../src/activities/types';
 import { PROTOCOL_VERSION } from '../../src/protocol';
-import { snapshotKey } from '../../src/store/snapshot-key';
+import { snapshotKey } from '../../src/store/tasks/snapshot-key';
 import type { UpstreamClient } from '../../src/upstream/client';
 
 const task = {

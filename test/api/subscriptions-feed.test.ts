@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { McpGateway } from '../../src/gateway/gateway';
 import { ResponseStream } from '../../src/api/mcp/response-stream';
 import { Subscriptions } from '../../src/api/mcp/subscriptions';
-import type { TaskStore } from '../../src/store/task-store';
+import type { TaskStore } from '../../src/store/tasks/task-store';
 import { readSseMessages } from '../../src/upstream/http';
 
 test('a push that failed is tried again on the next round', async () => {

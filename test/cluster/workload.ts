@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { taskKeyOf } from '../../src/store/task-types';
+import { taskKeyOf } from '../../src/store/tasks/task-types';
 import type { RpcReply } from '../helpers/mcp-client';
 import { McpTestClient, TASKS_AND_FORM_CAPS, TASKS_CAPS } from '../helpers/mcp-client';
 

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ExampleUpstream, ExampleUpstreamOptions } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import type { TestGateway } from './gateway';
 import { startTestGateway } from './gateway';
 import type { RequestOptions } from './mcp-client';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { McpTestClient } from '../helpers/mcp-client';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
-import { TASK_ID_PREFIX } from '../../src/gateway/task-ids';
+import { TASK_ID_PREFIX } from '../../src/gateway/tasks/task-ids';
 import { META, PROTOCOL_VERSION, requestHeaders, TASKS_EXTENSION } from '../../src/protocol';
 import type { Method, Subject } from './authz-matrix-gateway';
 import { gw } from './authz-matrix-gateway';
@@ -251,7 +251,7 @@ export function judgeOwn(owner: Subject, method: Method, taskId: string, listed:
     case '2026 tasks/cancel':
       return got.result?.resultType === 'complete' ? undefined : `not cancelled: ${JSON.stringify(got)}`;
     case '2025 tasks/list': {
-      // The era's list names the tasks the caller's 2025 sessions started (src/gateway/task-list.ts).
+      // The era's list names the tasks the caller's 2025 sessions started (src/gateway/tasks/task-list.ts).
       const named = namedTasks(got);
       if (!named.includes(listed)) return `own task not listed: ${JSON.stringify(got)}`;
       const others = named.filter((id) => owners.get(id) !== owner);

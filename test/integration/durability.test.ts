@@ -3,7 +3,7 @@
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { taskWorkflowId } from '../../src/workflows/messages';
 
 describe('durability', () => {

@@ -10,9 +10,9 @@
 import type { Kysely } from 'kysely';
 import { Cipher } from '../../src/store/cipher';
 import { openDatabase } from '../../src/store/database';
-import { PayloadStore } from '../../src/store/payload-store';
+import { PayloadStore } from '../../src/store/tasks/payload-store';
 import type { Database } from '../../src/store/schema';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';

@@ -12,7 +12,7 @@ import { startTestGateway } from '../helpers/gateway';
 import { recordReplies, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import type { Payload } from '@temporalio/common';
 import { Cipher } from '../../src/store/cipher';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { EncryptionCodec } from '../../src/temporal/codec';
 import { taskWorkflowId } from '../../src/workflows/messages';
 

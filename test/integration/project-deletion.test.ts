@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 
 const ADMIN_TOKEN = 'deletion-admin-token-0123456789';
 

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import type { RetentionWorkflowResult } from '../../src/workflows/messages';
 
 const ADMIN_TOKEN = 'retention-admin-token-0123456789';

@@ -23,7 +23,7 @@ import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import type { OidcProvider } from '../helpers/oidc';
 import { followAuthorization, cookieOf, dashboardSession } from '../helpers/oidc';
 import { startHostileUpstream } from '../helpers/hostile-upstream';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { taskWorkflowId } from '../../src/workflows/messages';
 import { ADMIN, CLIENT, startOAuthConnectWorld, TOKENS } from './upstream-oauth-connect-fixture';
 

@@ -13,7 +13,7 @@ import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import { Cipher } from '../../src/store/cipher';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { createDataConverter } from '../../src/temporal/codec';
 import { workflowSpanSinks } from '../../src/temporal/tracing';
 import type * as Codec from '../../src/temporal/codec';

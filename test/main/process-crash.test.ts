@@ -13,7 +13,7 @@ import { startExampleUpstream } from '../../examples/upstream/server';
 import type { Kysely } from 'kysely';
 import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
-import { taskKeyOf } from '../../src/store/task-store';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import { killChildren, startServeProcess, writeServeConfig } from '../helpers/serve-process';

@@ -9,7 +9,7 @@ import {
   LIST_KINDS,
   UpstreamEvents,
   userControlPlaneScope,
-} from '../../src/store/upstream-events';
+} from '../../src/store/sessions/upstream-events';
 import {
   admin,
   alice,

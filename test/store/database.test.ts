@@ -14,8 +14,8 @@ import { openDatabase } from '../../src/store/database';
 import { dialectOf } from '../../src/store/dialect';
 import { migrationProvider } from '../../src/store/migrations';
 import type { Database } from '../../src/store/schema';
-import type { NewTask } from '../../src/store/task-store';
-import { TaskStore, taskKeyOf } from '../../src/store/task-store';
+import type { NewTask } from '../../src/store/tasks/task-store';
+import { TaskStore, taskKeyOf } from '../../src/store/tasks/task-store';
 import { testDatabase, testStoreConfig, type TestStoreConfig } from '../helpers/store';
 
 const DB = testDatabase();

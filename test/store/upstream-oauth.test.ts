@@ -12,7 +12,7 @@ import type { RenewAuthorization, RevokeAtServer } from '../../src/store/control
 import { ControlPlaneError, ControlPlaneStore } from '../../src/store/control-plane';
 import type { Principal } from '../../src/store/control-plane/types';
 import { openDatabase } from '../../src/store/database';
-import { OAuthClientStore } from '../../src/store/oauth-clients';
+import { OAuthClientStore } from '../../src/store/control-plane/oauth-clients';
 import type { Database } from '../../src/store/schema';
 import { testStoreConfig } from '../helpers/store';
 

@@ -13,9 +13,9 @@ import type { RevokeAtServer } from '../../src/store/control-plane';
 import { ControlPlaneStore } from '../../src/store/control-plane';
 import type { Principal } from '../../src/store/control-plane/types';
 import { openDatabase } from '../../src/store/database';
-import { OAuthClientStore } from '../../src/store/oauth-clients';
+import { OAuthClientStore } from '../../src/store/control-plane/oauth-clients';
 import type { Database } from '../../src/store/schema';
-import { UpstreamSessionStore } from '../../src/store/upstream-sessions';
+import { UpstreamSessionStore } from '../../src/store/sessions/upstream-sessions';
 import { testStoreConfig } from '../helpers/store';
 
 const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });

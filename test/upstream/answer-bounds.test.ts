@@ -18,8 +18,8 @@ import {
 } from '../../src/upstream/errors';
 import { readSseMessages, sseBounds } from '../../src/upstream/http';
 import { SseFramer } from '../../src/upstream/sse-framer';
-import { toolResultPreparation } from '../../src/gateway/answer-preparation';
-import { RESPONSE_LIMIT_META_KEY } from '../../src/gateway/response-limits';
+import { toolResultPreparation } from '../../src/gateway/responses/answer-preparation';
+import { RESPONSE_LIMIT_META_KEY } from '../../src/gateway/responses/response-limits';
 
 const BOUNDS: AnswerBounds = {
   maxBytes: 4096,
@@ -159,7 +159,7 @@ describe('JSON bodies', () => {
 
 describe('worker threads with the gateway script', () => {
   const threads = new AnswerThreads({
-    script: require.resolve('../../src/gateway/answer-thread'),
+    script: require.resolve('../../src/gateway/responses/answer-thread'),
     threads: 2,
   });
   const threaded = new AnswerParser({ offThreadBytes: 1024, threads });

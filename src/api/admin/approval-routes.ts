@@ -1,13 +1,13 @@
 /**
  * Approvals in the admin API (issue 27, docs/approvals.md): a project's approval policy (read, set,
  * remove), and the requests waiting for approval (list, show, approve, deny). The CLI's `approvals`
- * commands call these; the dashboard's own routes share the desk (src/gateway/approval-desk.ts).
+ * commands call these; the dashboard's own routes share the desk (src/gateway/tasks/approval-desk.ts).
  */
 import { z } from 'zod';
 import type { ApprovalPolicyInput } from '../../config/approvals';
-import type { ApprovalDesk } from '../../gateway/approval-desk';
+import type { ApprovalDesk } from '../../gateway/tasks/approval-desk';
 import { parse } from '../../store/control-plane';
-import type { ApprovalStatus } from '../../store/approvals';
+import type { ApprovalStatus } from '../../store/tasks/approvals';
 import type { ControlPlaneStore } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane/types';
 import { HttpError } from '../rest-errors';

@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { ControlPlane, Principal } from '../../store/control-plane/types';
-import { API_KEY_PREFIX, secretsEqual, USER_TOKEN_PREFIX } from '../../store/tokens';
+import { API_KEY_PREFIX, secretsEqual, USER_TOKEN_PREFIX } from '../../store/control-plane/tokens';
 import { bearerToken } from '../authenticate';
 import { HttpError } from '../rest-errors';
 

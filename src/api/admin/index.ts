@@ -6,7 +6,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import { unmatchedRules } from '../../config/hosting';
-import type { ApprovalDesk } from '../../gateway/approval-desk';
+import type { ApprovalDesk } from '../../gateway/tasks/approval-desk';
 import type { ControlPlaneStore, ProjectView, UpstreamView } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane/types';
 import type { Reply } from '../routes';

@@ -1,13 +1,13 @@
 /**
  * Who may see and do what on a dashboard request, decided on that request: the viewer's role on the
- * project (none answers like an unknown project), the task's access (src/gateway/task-access.ts), and
+ * project (none answers like an unknown project), the task's access (src/gateway/tasks/task-access.ts), and
  * the audit row a refusal leaves.
  */
-import type { TaskAccess } from '../../gateway/task-access';
-import { taskAccess } from '../../gateway/task-access';
+import type { TaskAccess } from '../../gateway/tasks/task-access';
+import { taskAccess } from '../../gateway/tasks/task-access';
 import type { ProjectRecord } from '../../store/control-plane/types';
-import type { ProjectRole } from '../../store/dashboard-store';
-import type { TaskRecord } from '../../store/task-store';
+import type { ProjectRole } from '../../store/sessions/dashboard-store';
+import type { TaskRecord } from '../../store/tasks/task-store';
 import { taskWorkflowId } from '../../workflows/messages';
 import { HttpError } from '../rest-errors';
 import type { DashboardApiDeps, Request } from './routing';

@@ -2,7 +2,7 @@
  * The dashboard's JSON API (docs/dashboard.md): sign-in sessions under `/v1/session`, a user's
  * projects and their tasks under `/v1/projects`, and the calls waiting for approval under
  * `/v1/approvals` (docs/approvals.md). Every task request re-checks, on that request, that the
- * viewer has a role on the project and what that role allows (src/gateway/task-access.ts). Answering
+ * viewer has a role on the project and what that role allows (src/gateway/tasks/task-access.ts). Answering
  * input and cancelling go through the gateway's own `tasks/update` / `tasks/cancel` code.
  *
  * This module is the API's front door (which paths it owns, who asks, the body, the error answers); the

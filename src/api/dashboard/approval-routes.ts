@@ -2,10 +2,10 @@
  * Approvals on the dashboard (issue 27, docs/approvals.md): the requests the viewer may see (those whose
  * policy names them as approvers, and their projects' managers), one request with its arguments (to its
  * approvers only), and Approve / Deny with a comment. Everything goes through the ApprovalDesk the admin
- * API uses (src/gateway/approval-desk.ts), which checks who may decide and audits every refusal; these
+ * API uses (src/gateway/tasks/approval-desk.ts), which checks who may decide and audits every refusal; these
  * routes only say who asks (the signed-in user) and read the request.
  */
-import type { ApprovalView } from '../../gateway/approval-desk';
+import type { ApprovalView } from '../../gateway/tasks/approval-desk';
 import { parse } from '../../store/control-plane';
 import type { Principal, ProjectRecord } from '../../store/control-plane/types';
 import { approvalQuery, DecisionBody } from '../admin/approval-routes';

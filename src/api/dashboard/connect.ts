@@ -34,8 +34,8 @@ import type { OAuthRegistration, UpstreamRecord } from '../../store/control-plan
 import { connectsWithOAuth } from '../../store/control-plane';
 import { addressOf } from '../../store/control-plane/upstream-addresses';
 import type { Cipher } from '../../store/cipher';
-import type { DashboardStore } from '../../store/dashboard-store';
-import type { KeptClient, OAuthClientStore } from '../../store/oauth-clients';
+import type { DashboardStore } from '../../store/sessions/dashboard-store';
+import type { KeptClient, OAuthClientStore } from '../../store/control-plane/oauth-clients';
 import type { AuthorizationServerMetadata } from '../../upstream/oauth/metadata';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../../upstream/oauth/metadata';
 import {

@@ -2,9 +2,9 @@
  * A viewer's projects, a project (its people and its upstreams' probe status) and its task list (`/v1/projects`, `/v1/projects/:project/tasks`): task
  * metadata only, a page at a time, with the counts of every group under the same filters (Assigned, Hosted).
  */
-import type { TaskListQuery } from '../../store/task-store';
+import type { TaskListQuery } from '../../store/tasks/task-store';
 import { connectsWithOAuth } from '../../store/control-plane/upstreams';
-import { TASK_GROUPS } from '../../store/task-store';
+import { TASK_GROUPS } from '../../store/tasks/task-store';
 import { HttpError } from '../rest-errors';
 import { projectFor } from './access';
 import { approvalPolicyView } from './approval-routes';

@@ -3,12 +3,12 @@
  * the request, the viewer) and the two kinds of route, open (signing in) and for a signed-in viewer.
  */
 import type { Context } from 'koa';
-import type { ApprovalDesk } from '../../gateway/approval-desk';
+import type { ApprovalDesk } from '../../gateway/tasks/approval-desk';
 import type { McpGateway } from '../../gateway/gateway';
 import type { ControlPlaneStore } from '../../store/control-plane';
-import type { DashboardStore } from '../../store/dashboard-store';
-import type { PayloadStore } from '../../store/payload-store';
-import type { TaskStore } from '../../store/task-store';
+import type { DashboardStore } from '../../store/sessions/dashboard-store';
+import type { PayloadStore } from '../../store/tasks/payload-store';
+import type { TaskStore } from '../../store/tasks/task-store';
 import type { Reply } from '../routes';
 import { routePattern } from '../routes';
 import type { Viewer } from './session';

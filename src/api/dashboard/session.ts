@@ -6,8 +6,8 @@
  */
 import type { Context } from 'koa';
 import type { ControlPlane } from '../../store/control-plane/types';
-import type { DashboardStore, DashboardUser } from '../../store/dashboard-store';
-import { secretsEqual } from '../../store/tokens';
+import type { DashboardStore, DashboardUser } from '../../store/sessions/dashboard-store';
+import { secretsEqual } from '../../store/control-plane/tokens';
 import { HttpError } from '../rest-errors';
 import { bearerToken } from '../authenticate';
 

@@ -15,7 +15,7 @@
 import type { Context, Middleware } from 'koa';
 import type { OAuthConfig } from '../../config/oauth';
 import type { Cipher } from '../../store/cipher';
-import type { DashboardStore } from '../../store/dashboard-store';
+import type { DashboardStore } from '../../store/sessions/dashboard-store';
 import type { AuthorizationServerMetadata } from '../../upstream/oauth/metadata';
 import { authorizationServerMetadata } from '../../upstream/oauth/metadata';
 import {

@@ -3,9 +3,9 @@
  * payload): metadata for anyone with a role on the project, the payload only where the task's access
  * allows, read from the live workflow so the status and the open input requests agree.
  */
-import type { PayloadDenial, TaskAccess } from '../../gateway/task-access';
+import type { PayloadDenial, TaskAccess } from '../../gateway/tasks/task-access';
 import type { InputRequests, JsonRpcErrorObject, TaskSnapshot } from '../../protocol';
-import type { TaskRecord } from '../../store/task-store';
+import type { TaskRecord } from '../../store/tasks/task-store';
 import { HttpError } from '../rest-errors';
 import { refuse, taskFor } from './access';
 import type { DashboardApiDeps } from './routing';

@@ -4,11 +4,11 @@
  */
 import { PROBE_FAILED } from '../../protocol';
 import type { UpstreamRecord } from '../../store/control-plane/types';
-import type { DashboardUser } from '../../store/dashboard-store';
-import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/task-store';
+import type { DashboardUser } from '../../store/sessions/dashboard-store';
+import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/tasks/task-store';
 import { HttpError } from '../rest-errors';
-import type { TaskPosition } from '../../store/task-listing';
-import { decodeTaskCursor, encodeTaskCursor } from '../../store/task-listing';
+import type { TaskPosition } from '../../store/tasks/task-listing';
+import { decodeTaskCursor, encodeTaskCursor } from '../../store/tasks/task-listing';
 
 export interface PersonView {
   handle: string;

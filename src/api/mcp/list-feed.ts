@@ -4,7 +4,7 @@
  *
  * Watching: while some stream on this replica wants a kind an upstream announces, this replica keeps a
  * watch on that upstream with the listener's credential (its scope): the upstream's own
- * `subscriptions/listen`, held by whichever replica has the scope's lease (src/store/upstream-events.ts),
+ * `subscriptions/listen`, held by whichever replica has the scope's lease (src/store/sessions/upstream-events.ts),
  * so one announcement is written once however many replicas have listeners. Delivery: every replica
  * reads the `upstream_events` rows after its cursor, drops its cached lists of that scope, then tells its
  * streams that asked, so a stream hears a change whichever replica watched the upstream. A watch that
@@ -24,8 +24,12 @@ import type { Logger } from 'pino';
 import type { ListKind, ListWatchTarget, McpCall, McpGateway } from '../../gateway/gateway';
 import type { Implementation, RequestId } from '../../protocol';
 import { META, PROTOCOL_VERSION } from '../../protocol';
-import type { UpstreamEvents } from '../../store/upstream-events';
-import { CONTROL_PLANE_SCOPE, isControlPlaneScope, userControlPlaneScope } from '../../store/upstream-events';
+import type { UpstreamEvents } from '../../store/sessions/upstream-events';
+import {
+  CONTROL_PLANE_SCOPE,
+  isControlPlaneScope,
+  userControlPlaneScope,
+} from '../../store/sessions/upstream-events';
 import type { UpstreamClient } from '../../upstream/client';
 import type { ResponseStream } from './response-stream';
 

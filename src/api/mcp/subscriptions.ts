@@ -18,7 +18,7 @@ import { DEFAULT_STREAMS } from '../../config/streams';
 import type { FollowedTask, McpCall, McpGateway } from '../../gateway/gateway';
 import type { RequestId } from '../../protocol';
 import { META, ProtocolError, TERMINAL_TASK_STATUSES } from '../../protocol';
-import type { TaskStore } from '../../store/task-store';
+import type { TaskStore } from '../../store/tasks/task-store';
 import { streamRefusals } from '../../telemetry/metrics';
 import type { ListKind } from '../../gateway/gateway';
 import type { ListFeed } from './list-feed';

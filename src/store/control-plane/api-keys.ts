@@ -4,7 +4,7 @@
  * and revoke keys; a revoked key, or any key of a project being deleted, no longer authenticates.
  */
 import { z } from 'zod';
-import { API_KEY_PREFIX, digestsEqual, hashToken, mintToken, tokenHint } from '../tokens';
+import { API_KEY_PREFIX, digestsEqual, hashToken, mintToken, tokenHint } from './tokens';
 import { requireAdmin, requireManagedProject } from './access';
 import { actorId, auditBy } from './audit';
 import type { StoreContext } from './context';

@@ -11,7 +11,7 @@
  */
 import type { ApprovalPolicy, ApprovalPolicyInput, VersionedApprovalPolicy } from '../../config/approvals';
 import { ApprovalPolicySchema } from '../../config/approvals';
-import type { ApproverRule } from '../approvals';
+import type { ApproverRule } from '../tasks/approvals';
 import type { ProjectsTable } from '../schema';
 import { isTeamMember, requireManagedProject, requireTeam, requireUserRow } from './access';
 import { auditBy } from './audit';

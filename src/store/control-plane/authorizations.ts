@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { UpstreamAuthorizationsTable } from '../schema';
-import { LIST_KINDS } from '../upstream-events';
+import { LIST_KINDS } from '../sessions/upstream-events';
 import {
   canCallProject,
   canManageProject,

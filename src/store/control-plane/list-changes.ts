@@ -6,8 +6,8 @@
  * change does, and every API replica's list feed (src/api/mcp/list-feed.ts) tells the project's listen
  * streams, after dropping what it cached of the project (docs/protocol-decisions.md, "Push").
  */
-import type { ListKind } from '../upstream-events';
-import { CONTROL_PLANE_SCOPE, insertListChanges, userControlPlaneScope } from '../upstream-events';
+import type { ListKind } from '../sessions/upstream-events';
+import { CONTROL_PLANE_SCOPE, insertListChanges, userControlPlaneScope } from '../sessions/upstream-events';
 import type { Db } from './context';
 
 export async function announceListChanges(

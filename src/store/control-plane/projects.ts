@@ -9,7 +9,7 @@ import { approvalPolicyOf } from './approval-policies';
 import type { CacheConfig, LimitsConfig } from '../../config/config';
 import { CacheConfigSchema, LimitsConfigSchema, projectAnswerLimitProblems } from '../../config/config';
 import type { ProjectsTable } from '../schema';
-import type { ListKind } from '../upstream-events';
+import type { ListKind } from '../sessions/upstream-events';
 import { requireManagedProject, requireTeam, requireTeamRights, requireUser } from './access';
 import { auditBy } from './audit';
 import type { Db, StoreContext } from './context';

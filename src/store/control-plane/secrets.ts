@@ -1,12 +1,12 @@
 /**
  * What personal access tokens (user-tokens.ts) and project API keys (api-keys.ts) have in common. Both
- * are bearer secrets stored only as a SHA-256 hash with a non-secret hint (src/store/tokens.ts). A
+ * are bearer secrets stored only as a SHA-256 hash with a non-secret hint (src/store/control-plane/tokens.ts). A
  * secret given in advance (the bootstrap file) must look like one the store would mint, and one that
  * is already stored is never handed to a second owner. A secret is revoked once: revoking it again
  * changes nothing and writes no audit record.
  */
-import type { TokenPrefix } from '../tokens';
-import { isWellFormedToken } from '../tokens';
+import type { TokenPrefix } from './tokens';
+import { isWellFormedToken } from './tokens';
 import type { Db, StoreContext } from './context';
 import { ControlPlaneError } from './errors';
 import type { Updated } from './views';

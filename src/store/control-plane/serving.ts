@@ -5,7 +5,7 @@
  * expiry checked on every use. A project being deleted no longer serves.
  */
 import type { UpstreamAuthorizationsTable } from '../schema';
-import { API_KEY_PREFIX, hashToken, USER_TOKEN_PREFIX } from '../tokens';
+import { API_KEY_PREFIX, hashToken, USER_TOKEN_PREFIX } from './tokens';
 import { canCallProject } from './access';
 import { apiKeyPrincipal } from './api-keys';
 import { authorizationStatus, openAuthorization } from './authorizations';

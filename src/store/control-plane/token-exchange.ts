@@ -13,7 +13,7 @@
  */
 import type { z } from 'zod';
 import type { UpstreamsTable, UpstreamTokenExchangeTable } from '../schema';
-import { secretsEqual } from '../tokens';
+import { secretsEqual } from './tokens';
 import type { StoreContext } from './context';
 import { newId } from './context';
 import { RENEW_MARGIN_MS } from './renewal';

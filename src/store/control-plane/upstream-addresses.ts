@@ -17,8 +17,8 @@
  */
 import { isStdioUrl } from '../../config/stdio';
 import type { UpstreamAuthorizationsTable, UpstreamsTable } from '../schema';
-import type { KeptClient } from '../oauth-clients';
-import { OAuthClientStore } from '../oauth-clients';
+import type { KeptClient } from './oauth-clients';
+import { OAuthClientStore } from './oauth-clients';
 import { auditBy } from './audit';
 import type { Db, RevokeAtServer, StoreContext } from './context';
 import { ControlPlaneError } from './errors';

@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import type { UpstreamsTable } from '../schema';
-import { secretsEqual } from '../tokens';
+import { secretsEqual } from './tokens';
 import type { StoreContext } from './context';
 import type { NewUpstreamSchema, UpstreamPatchSchema } from './schemas';
 import { tokenExchangeOf } from './token-exchange';

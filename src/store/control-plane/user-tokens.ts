@@ -5,7 +5,7 @@
  * no longer authenticates. Another user's token id is reported as unknown, never as forbidden.
  */
 import { z } from 'zod';
-import { digestsEqual, hashToken, mintToken, tokenHint, USER_TOKEN_PREFIX } from '../tokens';
+import { digestsEqual, hashToken, mintToken, tokenHint, USER_TOKEN_PREFIX } from './tokens';
 import { requireAdmin, requireSelfOrAdmin, requireUserRow } from './access';
 import { auditBy } from './audit';
 import type { StoreContext } from './context';

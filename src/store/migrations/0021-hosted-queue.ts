@@ -1,6 +1,6 @@
 /**
  * Issue 24: the queue of hosted calls to an upstream with a `hosting.maxConcurrent` limit
- * (src/store/hosted-queue.ts): one row per hosted call that waits for, or holds, one of the upstream's
+ * (src/store/tasks/hosted-queue.ts): one row per hosted call that waits for, or holds, one of the upstream's
  * slots, in arrival order. In the database so the queue survives restarts of every process.
  */
 import type { Kysely, Migration } from 'kysely';

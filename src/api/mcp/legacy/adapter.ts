@@ -19,7 +19,7 @@ import {
   ProtocolError,
 } from '../../../protocol';
 import { principalId } from '../../../store/control-plane/types';
-import type { McpClientAnswerStore, McpSessionStore } from '../../../store/mcp-sessions';
+import type { McpClientAnswerStore, McpSessionStore } from '../../../store/sessions/mcp-sessions';
 import type { Caller } from '../../authenticate';
 import type { ResponseStream } from '../response-stream';
 import { CallInputBridge } from './call-input';

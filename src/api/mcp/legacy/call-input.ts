@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InputRequests } from '../../../protocol';
 import { InputRequestsSchema, ProtocolError } from '../../../protocol';
-import type { McpClientAnswerStore } from '../../../store/mcp-sessions';
+import type { McpClientAnswerStore } from '../../../store/sessions/mcp-sessions';
 import type { ResponseStream } from '../response-stream';
 import type { InputRequestIds } from './input-ids';
 import type { LegacySession } from './session';

@@ -8,10 +8,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_INLINE_TASK_WAIT_MS } from '../../../config/config';
 import type { McpCall, McpGateway } from '../../../gateway/gateway';
-import { withGatewayMeta } from '../../../gateway/responses';
+import { withGatewayMeta } from '../../../gateway/responses/responses';
 import type { Implementation, InputRequests, JsonRpcErrorObject } from '../../../protocol';
 import { LEGACY_METHOD, ProtocolError, RelayedError } from '../../../protocol';
-import { taskKeyOf } from '../../../store/task-store';
+import { taskKeyOf } from '../../../store/tasks/task-store';
 import type { ResponseStream } from '../response-stream';
 import type { InputRequestIds } from './input-ids';
 import type { LegacySession } from './session';

@@ -23,7 +23,7 @@ import { UpstreamTransportError } from '../../errors';
 import { addressOf, upstreamKey } from '../../identity';
 import type { Exchange, Era20251125Wire, WireTarget } from './wire';
 
-/** Where sessions are shared between processes (src/store/upstream-sessions.ts). */
+/** Where sessions are shared between processes (src/store/sessions/upstream-sessions.ts). */
 export interface Era20251125SessionStore {
   get(scope: string): Promise<LegacySessionRecord | undefined>;
   /** Stores `record` unless the scope has a session already; answers the scope's session now. */

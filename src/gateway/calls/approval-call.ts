@@ -1,0 +1,71 @@
+/**
+ * A tools/call the project's approval policy names (issue 27, docs/approvals.md): it becomes the gateway's
+ * own task at once, waiting durably for approval before anything reaches the upstream, then runs as a
+ * hosted call (hosted-call.ts). The request is bound to the caller, the upstream, the tool, the SHA-256 of
+ * the canonical arguments and the policy version; the arguments stay in the payload store (encrypted),
+ * and an approval never waits longer than they are kept (`retention.payloadTtlMs`).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { VersionedApprovalPolicy } from '../../config/approvals';
+import { needsApproval } from '../../config/approvals';
+import { HostingPolicySchema } from '../../config/hosting';
+import type { CallToolParams } from '../../protocol';
+import { ProtocolError } from '../../protocol';
+import { approverRuleOf } from '../../store/control-plane/approval-policies';
+import type { ApprovalGate } from '../../workflows/messages';
+import type { RequestContext, Result } from '../context';
+import type { Hosting } from './hosted-call';
+import { callHosted } from './hosted-call';
+import { canonicalJson } from '../responses/result-cache';
+import type { RoutedTool } from '../routing';
+
+/** The project's policy, when it names this call. */
+export function approvalOf(ctx: RequestContext, routed: RoutedTool): VersionedApprovalPolicy | undefined {
+  const approvals = ctx.call.project.approvals;
+  if (!approvals) return undefined;
+  const named = needsApproval(approvals.policy, routed.endpoint.alias, routed.name, routed.tool?.annotations);
+  return named ? approvals : undefined;
+}
+
+export async function callWithApproval(
+  ctx: RequestContext,
+  params: CallToolParams,
+  routed: RoutedTool,
+  headers: Record<string, string>,
+  approvals: VersionedApprovalPolicy,
+  hosting: Hosting | undefined,
+): Promise<Result> {
+  const { call, deps } = ctx;
+  // An approved call is made as an ordinary call the gateway holds: a tool the upstream runs only as its
+  // own task cannot be made so, and is refused before anyone is asked to approve it (docs/approvals.md).
+  if ((routed.tool?.execution as { taskSupport?: unknown } | undefined)?.taskSupport === 'required') {
+    throw new ProtocolError(
+      'InvalidParams',
+      `Tool "${params.name}" needs approval under this project's policy, but upstream "${routed.endpoint.alias}" runs it only as its own task, which cannot wait for approval; nothing was sent`,
+    );
+  }
+  const upstream = call.project.upstreams.find((u) => u.alias === routed.endpoint.alias);
+  const { policy, version } = approvals;
+  const waitMs = Math.min(policy.expiresAfterMs, deps.approvalWaitLimitMs ?? policy.expiresAfterMs);
+  const gate: ApprovalGate = {
+    id: `apr_${randomBytes(12).toString('hex')}`,
+    argsSha256: argumentsDigest(params.arguments),
+    policyVersion: version,
+    expiresAt: new Date(Date.now() + waitMs).toISOString(),
+    required: policy.required,
+    rule: approverRuleOf(policy),
+  };
+  // An approved call runs like a hosted one: under the upstream's hosting policy when it has one.
+  const run: Hosting = hosting ?? {
+    policy: HostingPolicySchema.parse({ tools: [] }),
+    upstreamId: upstream?.id ?? '',
+  };
+  return callHosted(ctx, params, routed, headers, run, gate);
+}
+
+/** SHA-256 (hex) of the arguments in canonical JSON (keys sorted): what an approval is bound to. */
+export function argumentsDigest(args: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson(args ?? {}))
+    .digest('hex');
+}

@@ -1,0 +1,253 @@
+/**
+ * Task follow-ups: `tasks/get`, `tasks/update` and `tasks/cancel`, the answer and cancel controls they
+ * share with the dashboard, the ownership check every follow-up passes first (audited when refused),
+ * and the task's current snapshot (the live workflow's view when it answers in time, else the store's).
+ */
+import type { InputResponses, TaskSnapshot } from '../../protocol';
+import {
+  CancelTaskParamsSchema,
+  GetTaskParamsSchema,
+  META,
+  ProtocolError,
+  TASKS_EXTENSION,
+  TERMINAL_TASK_STATUSES,
+  UpdateTaskParamsSchema,
+} from '../../protocol';
+import { principalId } from '../../store/control-plane/types';
+import { snapshotKey } from '../../store/tasks/snapshot-key';
+import type { TaskRecord } from '../../store/tasks/task-store';
+import { taskKeyOf } from '../../store/tasks/task-store';
+import { taskWorkflowId } from '../../workflows/messages';
+import type { GatewayDeps, RequestContext, Result } from '../context';
+import { errorName, parseParams } from '../context';
+import { discoverUpstream } from '../forwarding';
+import { declaresFormElicitation, declaresTasks, upstreamRunsTasks } from '../calls/qualification';
+import { getTaskResult, withGatewayMeta } from '../responses/responses';
+import { enabledUpstreams } from '../routing';
+import { fromUpstream } from '../upstream-errors';
+
+export async function getTask(ctx: RequestContext): Promise<Result> {
+  const params = parseParams(GetTaskParamsSchema, ctx.call.params);
+  const task = await ownedTask(ctx, taskKeyOf(params.taskId));
+  // Payload retention removed the result (docs/retention.md); the metadata stays until its own purge.
+  if (task.payloadExpired)
+    throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task has expired');
+  const snapshot = await currentSnapshot(ctx.deps, task);
+  return withStaleness(getTaskResult(params.taskId, snapshot, ctx.deps.serverInfo), task, snapshot);
+}
+
+/** The `_meta` key of a status the gateway cannot vouch for as current (docs/gateway.md, "`_meta`"). */
+export const STALE_STATUS_META_KEY = 'com.taskrouter/staleStatus';
+
+/**
+ * A running task whose next poll is more than two poll intervals (at least 2 s) late, because its watch
+ * waits for a worker slot (store/tasks/task-watch.ts): the status is still the last one the upstream gave,
+ * but the answer says since when it has not been checked, under the gateway's own `_meta` key. The
+ * status itself is never changed: only the upstream knows it, and `working` is the truth as last seen.
+ */
+function withStaleness<T extends { _meta: Record<string, unknown> }>(
+  result: T,
+  task: TaskRecord,
+  snapshot: TaskSnapshot,
+): T {
+  if (task.watchDueAt === undefined || TERMINAL_TASK_STATUSES.has(snapshot.status)) return result;
+  const overdueMs = Date.now() - Date.parse(task.watchDueAt);
+  if (!(overdueMs > Math.max(2 * (snapshot.pollIntervalMs ?? 1000), 2000))) return result;
+  return {
+    ...result,
+    _meta: { ...result._meta, [STALE_STATUS_META_KEY]: { checkedAt: task.watchDueAt, overdueMs } },
+  };
+}
+
+export async function updateTask(ctx: RequestContext): Promise<Result> {
+  const params = parseParams(UpdateTaskParamsSchema, ctx.call.params);
+  await answerTaskInput(ctx, taskKeyOf(params.taskId), params.inputResponses);
+  return ack(ctx);
+}
+
+export async function cancelTask(ctx: RequestContext): Promise<Result> {
+  const params = parseParams(CancelTaskParamsSchema, ctx.call.params);
+  await cancelTaskByKey(ctx, taskKeyOf(params.taskId));
+  return ack(ctx);
+}
+
+// The two protocol controls, by task key: `tasks/update` and `tasks/cancel` above and the dashboard's
+// answer and cancel buttons (src/api/dashboard) go through these, so both apply the same checks.
+
+/** Relays form answers to a task of this caller (tasks/update); a terminal task ignores them. */
+export async function answerTaskInput(
+  ctx: RequestContext,
+  taskKey: string,
+  inputResponses: InputResponses,
+): Promise<void> {
+  const { call, deps } = ctx;
+  const task = await ownedTask(ctx, taskKey);
+  if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return;
+  if (Object.keys(inputResponses).length > 0) {
+    // Answers relay form elicitation only, so the request answering must itself declare form support.
+    if (!declaresFormElicitation(call.params._meta[META.clientCapabilities])) {
+      throw new ProtocolError(
+        'MissingRequiredClientCapability',
+        'Answering input requires form elicitation',
+        {
+          requiredCapabilities: { elicitation: { form: {} } },
+        },
+      );
+    }
+    // A hosted task's answers go to its own workflow, which sends them with the call's retry.
+    if (!task.hosted) await requireUpstreamTasks(ctx, task, 'tasks/update');
+  }
+  const keys = Object.keys(inputResponses);
+  const ref = await deps.payloads.put(task.taskKey, 'input_responses', inputResponses);
+  await recordRequest(deps, () => deps.engine.provideInput(task.workflowId, { ref, keys }), task.taskKey);
+}
+
+/** Cancels a task of this caller (tasks/cancel); the upstream's refusal is the caller's error. */
+export async function cancelTaskByKey(ctx: RequestContext, taskKey: string): Promise<void> {
+  const { deps } = ctx;
+  const task = await ownedTask(ctx, taskKey);
+  if (TERMINAL_TASK_STATUSES.has(task.snapshot.status)) return;
+  // A hosted task is the gateway's own: its workflow aborts the upstream call, whatever the upstream runs.
+  if (!task.hosted) await requireUpstreamTasks(ctx, task, 'tasks/cancel');
+  const outcome = await recordRequest(
+    deps,
+    () => deps.engine.cancel(task.workflowId, deps.startTimeoutMs),
+    task.taskKey,
+  );
+  // Ended meanwhile (a cancel or the result got there first): cancelling an ended task does nothing.
+  if (outcome === ENDED) return;
+  // The upstream refused: the client hears it, and nothing pretends the task was cancelled.
+  if (!outcome.ok)
+    throw fromUpstream(task.upstream, outcome.error, ctx.call.params._meta[META.clientCapabilities]);
+}
+
+function ack(ctx: RequestContext): Result {
+  return withGatewayMeta({ resultType: 'complete' }, ctx.deps.serverInfo);
+}
+
+/** The upstream's current discovery must still offer Tasks for a follow-up to be forwarded. */
+async function requireUpstreamTasks(ctx: RequestContext, task: TaskRecord, operation: string): Promise<void> {
+  const upstream = enabledUpstreams(ctx.call.project).find((u) => u.alias === task.upstream);
+  if (!upstream) {
+    throw new ProtocolError(
+      'UpstreamRefused',
+      `Upstream "${task.upstream}" is no longer available for ${operation}`,
+    );
+  }
+  if (!upstreamRunsTasks(await discoverUpstream(ctx.deps.discovery, await ctx.resolve(upstream)))) {
+    throw new ProtocolError('UpstreamRefused', `Upstream "${task.upstream}" no longer supports ${operation}`);
+  }
+}
+
+/**
+ * The task if it belongs to this project and caller, and the upstream authorization it started with
+ * is still valid. A task of another project or caller gets the same answer as an unknown id (after the
+ * same single lookup), so a foreign task is indistinguishable from a missing one. Every refusal is
+ * audited; none has any other effect.
+ */
+export async function ownedTask(ctx: RequestContext, taskKey: string): Promise<TaskRecord> {
+  const { call, deps } = ctx;
+  if (!declaresTasks(call.params._meta[META.clientCapabilities])) {
+    throw new ProtocolError('MissingRequiredClientCapability', 'This request requires the Tasks extension', {
+      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    });
+  }
+  const task = await deps.store.getTask(taskKey);
+  const caller = principalId(call.principal);
+  const owned =
+    task !== undefined &&
+    task.project === call.project.id &&
+    task.caller.kind === caller.kind &&
+    task.caller.id === caller.id &&
+    task.workflowId === taskWorkflowId(task.taskKey);
+  if (!owned) {
+    auditDenied(ctx, 'unknown or foreign task');
+    throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task not found');
+  }
+  if (task.authorizationId !== null && !(await deps.controlPlane.authorizationValid(task.authorizationId))) {
+    auditDenied(ctx, 'upstream authorization no longer valid');
+    throw new ProtocolError(
+      'UpstreamAuthorizationMissing',
+      `The authorization for upstream "${task.upstream}" this task was started with is no longer valid`,
+      { upstream: task.upstream },
+    );
+  }
+  return task;
+}
+
+/** Not awaited: a refusal must not take longer (or shorter) because it is written down. */
+function auditDenied(ctx: RequestContext, reason: string): void {
+  const { call, deps } = ctx;
+  const caller = principalId(call.principal);
+  deps.controlPlane
+    .audit({
+      projectId: call.project.id,
+      actor: `${caller.kind}:${caller.id}`,
+      action: 'task.access_denied',
+      detail: { reason },
+    })
+    .catch((err: unknown) => deps.logger.warn({ err: errorName(err) }, 'audit write failed'));
+}
+
+/**
+ * The stored snapshot, refined by the live workflow while the task waits for input: the live view
+ * already hides answered input keys, so it decides the status and which input requests are still open.
+ * It is used only when it describes the same observation as the store (the store lags it by one write
+ * at most; while all input is answered the store says `working` and is served as it is); if no worker
+ * answers within 5 s, the stored snapshot is the answer.
+ *
+ * Any other status is answered from the store alone: the live view can only differ from it by hiding
+ * answered inputs (TaskState.present), and a live view of another observation is never used, so for a
+ * `working` task the query could only confirm the store. Skipping it makes polling a working task an
+ * ordinary read instead of a Temporal round trip through a worker (issue 23).
+ */
+export async function currentSnapshot(deps: GatewayDeps, task: TaskRecord): Promise<TaskSnapshot> {
+  const stored = task.snapshot;
+  if (TERMINAL_TASK_STATUSES.has(stored.status)) return stored;
+  if (stored.status !== 'input_required') {
+    const { inputRequests: _none, ...working } = stored;
+    return working;
+  }
+  let live;
+  try {
+    live = await deps.engine.snapshot(task.workflowId, deps.snapshotQueryTimeoutMs ?? 5_000);
+  } catch (err) {
+    deps.logger.warn({ err: errorName(err) }, 'snapshot query failed; answering from the store');
+    return stored;
+  }
+  // Same observation only if the stored detail hashes to the live key (timestamps can tie).
+  if (!live || live.key !== snapshotKey(stored)) return stored;
+  const open = live.inputs ?? {};
+  const inputRequests = Object.fromEntries(
+    Object.entries(stored.inputRequests ?? {}).filter(([k]) => Object.hasOwn(open, k)),
+  );
+  const { inputRequests: _all, ...rest } = stored;
+  return {
+    ...rest,
+    status: live.status,
+    ...(live.status === 'input_required' && { inputRequests }),
+  };
+}
+
+const ENDED = Symbol('ended');
+
+/**
+ * Hands a follow-up to the task workflow; failing to record it is an error, never a silent drop. A
+ * workflow that ended between the status read and the request (a second cancel right after the first, a
+ * cancel as the result arrives) refuses it, and its terminal status is recorded before it ends: then the
+ * follow-up is answered as one on an ended task (ENDED), not as a 503 the client could do nothing about.
+ */
+async function recordRequest<T>(
+  deps: GatewayDeps,
+  send: () => Promise<T>,
+  taskKey: string,
+): Promise<T | typeof ENDED> {
+  try {
+    return await send();
+  } catch (err) {
+    const now = await deps.store.getTask(taskKey).catch(() => undefined);
+    if (now && TERMINAL_TASK_STATUSES.has(now.snapshot.status)) return ENDED;
+    deps.logger.error({ err: errorName(err) }, 'task request not recorded');
+    throw new ProtocolError('TaskEngineUnavailable', 'The gateway could not record the request; try again');
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Which running tasks no watch activity is polling, and since when (`tasks.watch_due_at`, migration
+ * 0017). A task's next poll is due when a watch ends and the workflow is to start the next one (or when
+ * the task is recorded, before its first watch); the mark is cleared when a watch starts or the task
+ * ends. Normally the next watch starts within milliseconds; on a worker whose activity slots are all
+ * taken it waits in Temporal's queue, unpolled, and the mark ages. That age is the watch lag
+ * (`taskrouter_watch_lag_seconds`, docs/operators.md) and what tasks/get says about a status it cannot
+ * vouch for (docs/gateway.md, "`_meta`"). A watch that ends on a change marks the task due in the write
+ * that records the change (TaskStore.recordSnapshot); one that ends unchanged (every `tasks.maxWatchMs`)
+ * writes the mark itself, and each watch start clears it: at most two writes per watch, none per poll.
+ */
+import type { Kysely } from 'kysely';
+import { TERMINAL_TASK_STATUSES } from '../../protocol';
+import type { Database } from '../schema';
+
+export interface OverdueWatch {
+  project: string;
+  upstream: string;
+  /** The oldest `watch_due_at` among the running tasks of this project and upstream (ISO 8601). */
+  dueSince: string;
+}
+
+export async function watchStarted(db: Kysely<Database>, taskKey: string): Promise<void> {
+  await db
+    .updateTable('tasks')
+    .set({ watch_due_at: null })
+    .where('task_key', '=', taskKey)
+    .where('watch_due_at', 'is not', null)
+    .execute();
+}
+
+export async function watchDue(db: Kysely<Database>, taskKey: string, at: string): Promise<void> {
+  await db
+    .updateTable('tasks')
+    .set({ watch_due_at: at })
+    .where('task_key', '=', taskKey)
+    .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+    .execute();
+}
+
+export async function overdueWatches(db: Kysely<Database>): Promise<OverdueWatch[]> {
+  const rows = await db
+    .selectFrom('tasks')
+    .select(['project', 'upstream', (eb) => eb.fn.min<string>('watch_due_at').as('dueSince')])
+    .where('watch_due_at', 'is not', null)
+    .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+    .groupBy(['project', 'upstream'])
+    .execute();
+  return rows.filter((r): r is OverdueWatch => typeof r.dueSince === 'string');
+}
