@@ -4,11 +4,10 @@
  * and the project's audit trail), keep the task's status message saying what it waits for, and check
  * that the caller may still call the project before an approved call is sent.
  */
-import type { TaskSnapshot } from '../protocol';
 import type { ApprovalDecision, ApprovalStatus, ApprovalStore, NewApproval } from '../store/tasks/approvals';
 import type { AuditEvent, ControlPlane, Principal } from '../store/control-plane/types';
 import type { TaskStore } from '../store/tasks/task-store';
-import { boundedStatusMessage } from './snapshot';
+import { recordWorking } from './hosted-status';
 
 export interface ApprovalActivityDeps {
   approvals: ApprovalStore;
@@ -83,20 +82,9 @@ export function createApprovalActivities(deps: ApprovalActivityDeps) {
       await deps.approvals.record(input.approvalId, input.status, input.decisions, input.at);
     },
 
-    /**
-     * The task `working` with what it waits for. Clears the task's watch mark: nothing polls a call that
-     * waits for a person, and a waiting request must not count as watch lag (store/tasks/task-watch.ts).
-     */
+    /** The task `working` with what it waits for (not watch lag: nothing polls a call waiting for a person). */
     async approvalWaiting(input: ApprovalWaitingInput): Promise<void> {
-      const snapshot: TaskSnapshot = {
-        status: 'working',
-        statusMessage: boundedStatusMessage(input.statusMessage, deps.settings.maxStatusMessageChars),
-        createdAt: input.createdAt,
-        lastUpdatedAt: new Date().toISOString(),
-        ttlMs: deps.settings.finishedTaskTtlMs ?? null,
-      };
-      await deps.store.recordSnapshot(input.taskKey, snapshot);
-      await deps.store.watchStarted(input.taskKey);
+      await recordWorking(deps, input, input.statusMessage);
     },
 
     /** Whether the caller may still call the project (a revoked key, a removed member may not). */

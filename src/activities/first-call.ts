@@ -111,23 +111,6 @@ export async function claimFirstCall(deps: ClaimDeps, input: CallUpstreamToolInp
   });
 }
 
-/**
- * The claim of a first call whose outcome is known moves on from `sending`, to the states the API path
- * uses (docs/decisions.md, "The first call from the API"): `done` once the upstream answered without a
- * task (its answer recorded) or the call failed (the client hears why), `started` once the task it
- * created is recorded (its workflow is the one running this). The sweep for lost claims then never sees
- * it. A failed write is reported, not thrown: the outcome stands, and the claim stays `sending` for the
- * reconciler, which settles it `done` when an answer is recorded and declares it lost otherwise.
- */
-export async function settleFirstCall(
-  deps: ClaimDeps,
-  taskKey: string,
-  to: 'done' | 'started',
-  onError: (err: unknown) => void,
-): Promise<void> {
-  await deps.firstCalls?.move(taskKey, 'sending', to).catch(onError);
-}
-
 /** What a run of the first call records of the upstream's answer, first thing (one of these). */
 const ANSWER_KINDS = ['upstream_task_id', 'result', 'error'] as const;
 

@@ -15,24 +15,33 @@ const ANSWER_LOOK_EVERY_MS = 500;
 /** Progress notifications recorded as the task's status message at most this often. */
 const PROGRESS_EVERY_MS = 1000;
 
-export function createHostedStatus(deps: ActivityDeps) {
-  const { settings } = deps;
+/**
+ * Records a task the gateway runs itself as `working` with this status message. Recording marks a running
+ * task due for a watch (store/tasks/task-watch.ts); such a task is its own watch (a hosted call running or
+ * waiting its turn, a call waiting for approval), so the mark is cleared again: it is no watch lag.
+ */
+export async function recordWorking(
+  deps: {
+    store: Pick<ActivityDeps['store'], 'recordSnapshot' | 'watchStarted'>;
+    settings: { finishedTaskTtlMs?: number; maxStatusMessageChars?: number };
+  },
+  input: { taskKey: string; createdAt: string },
+  message: string,
+): Promise<void> {
+  const snapshot: TaskSnapshot = {
+    status: 'working',
+    statusMessage: boundedStatusMessage(message, deps.settings.maxStatusMessageChars),
+    createdAt: input.createdAt,
+    lastUpdatedAt: new Date().toISOString(),
+    ttlMs: deps.settings.finishedTaskTtlMs ?? null,
+  };
+  await deps.store.recordSnapshot(input.taskKey, snapshot);
+  await deps.store.watchStarted(input.taskKey);
+}
 
-  /**
-   * The task `working` with this status message. Recording marks a running task due for a watch
-   * (store/tasks/task-watch.ts); a hosted call is its own watch, and it runs (or waits its turn, as it should).
-   */
-  async function working(input: { taskKey: string; createdAt: string }, message: string): Promise<void> {
-    const snapshot: TaskSnapshot = {
-      status: 'working',
-      statusMessage: boundedStatusMessage(message, settings.maxStatusMessageChars),
-      createdAt: input.createdAt,
-      lastUpdatedAt: new Date().toISOString(),
-      ttlMs: settings.finishedTaskTtlMs ?? null,
-    };
-    await deps.store.recordSnapshot(input.taskKey, snapshot);
-    await deps.store.watchStarted(input.taskKey);
-  }
+export function createHostedStatus(deps: ActivityDeps) {
+  const working = (input: { taskKey: string; createdAt: string }, message: string) =>
+    recordWorking(deps, input, message);
 
   /**
    * A 2025-era upstream's form elicitation on the call's own stream: only this activity holds that
@@ -53,7 +62,7 @@ export function createHostedStatus(deps: ActivityDeps) {
         inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
         createdAt: input.createdAt,
         lastUpdatedAt: new Date().toISOString(),
-        ttlMs: settings.finishedTaskTtlMs ?? null,
+        ttlMs: deps.settings.finishedTaskTtlMs ?? null,
       });
       await deps.store.watchStarted(input.taskKey);
       for (;;) {

@@ -12,14 +12,7 @@ import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/tasks/snapshot-key';
 import type { RecordedAnswer } from './first-call';
-import {
-  claimFirstCall,
-  FAILURE,
-  recordAnswer,
-  recordUpstreamTask,
-  sendFirstCall,
-  settleFirstCall,
-} from './first-call';
+import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
 import type { TaskDetail } from './observation';
 import type { ActivityDeps } from './deps';
 import { createHostedActivities } from './hosted-call';
@@ -148,11 +141,18 @@ export function createActivities(deps: ActivityDeps) {
     }
   }
 
-  /** Moves a first call's claim on from `sending` once its outcome is known (first-call.ts). */
-  const settle = (taskKey: string, to: 'done' | 'started') =>
-    settleFirstCall(deps, taskKey, to, (err) =>
-      logger.warn({ err: errorMessage(err) }, 'first call claim not settled'),
-    );
+  /**
+   * The claim of a first call whose outcome is known moves on from `sending`, to the states the API path
+   * uses (docs/decisions.md, "The first call from the API"): `done` once the upstream answered without a
+   * task (its answer recorded) or the call failed (the client hears why), `started` once the task it
+   * created is recorded. The sweep for lost claims then never sees it. A failed write is logged, not
+   * thrown: the outcome stands, and the reconciler settles the claim `done` when an answer is recorded.
+   */
+  const settle = async (taskKey: string, to: 'done' | 'started'): Promise<void> => {
+    await deps.firstCalls
+      ?.move(taskKey, 'sending', to)
+      .catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'first call claim not settled'));
+  };
 
   /**
    * Sends the first call and records the answer first thing. A synchronous answer settles the claim

@@ -13,7 +13,7 @@ import type { ApprovalPolicyInput } from '../config/approvals';
 import type { ApprovalDesk } from '../gateway/tasks/approval-desk';
 import type { ControlPlaneStore } from '../store/control-plane';
 import type { Principal } from '../store/control-plane/types';
-import { need, parseFlags, UsageError } from './admin-cli-flags';
+import { json, need, parseFlags, UsageError } from './admin-cli-flags';
 import type { Flags } from './admin-cli-flags';
 
 export const APPROVAL_USAGE = `  approvals list [--project P] [--status S] [--limit N] [--before ISO]
@@ -88,24 +88,24 @@ function listQuery(flags: Flags) {
 /** `--file F` (a JSON file) or `--policy JSON`, exactly one; checked by the control plane like the API's body. */
 function policyInput(flags: Flags): ApprovalPolicyInput {
   const file = flags.get('file');
-  const inline = flags.get('policy');
-  if ((file === undefined) === (inline === undefined))
+  if ((file === undefined) === (flags.get('policy') === undefined))
     throw new UsageError('approval-policy set needs --file F or --policy JSON (one of them)');
-  let text = inline;
-  if (file !== undefined) {
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new UsageError(`--file: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text as string);
-  } catch {
-    throw new UsageError(`${file !== undefined ? '--file' : '--policy'} must be JSON`);
-  }
+  const parsed = file === undefined ? json(flags, 'policy') : jsonFile(file);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new UsageError('The approval policy must be a JSON object');
   return parsed as ApprovalPolicyInput;
+}
+
+function jsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--file: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError('--file must be JSON');
+  }
 }

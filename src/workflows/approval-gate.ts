@@ -10,8 +10,8 @@
 import { condition, proxyLocalActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../activities/approvals';
 import type { JsonRpcErrorObject } from '../protocol';
-import type { ApprovalDecision } from '../store/tasks/approvals';
-import type { ApprovalGate, ApprovalState, TaskWorkflowInput } from './messages';
+import type { ApprovalDecision, ApprovalStatus } from '../store/tasks/approvals';
+import type { ApprovalGate, TaskWorkflowInput } from './messages';
 import { decideApprovalUpdate } from './messages';
 
 const { openApproval, recordApproval, approvalWaiting, callerMayProceed } =
@@ -62,7 +62,7 @@ export async function approvalGate(
   withdrawn: () => boolean,
   opened: () => void,
 ): Promise<Verdict> {
-  let state: ApprovalState = 'pending';
+  let state: ApprovalStatus = 'pending';
   const decisions: ApprovalDecision[] = [];
   const approvals = () => decisions.filter((d) => d.decision === 'approve').length;
   // The request's writes run one after another, each with the state as of its own step: a later write
@@ -90,7 +90,7 @@ export async function approvalGate(
     async (vote) => {
       decisions.push({ ...vote, at: new Date().toISOString() });
       if (vote.decision === 'deny') state = 'denied';
-      else if (approvals() >= gate.required) state = 'approved';
+      else if (approvals() >= gate.rule.required) state = 'approved';
       // The approver hears back once the decision is stored: the request's row and the audit trail.
       await write(vote.by);
       if (state === 'pending') {
@@ -104,7 +104,7 @@ export async function approvalGate(
             : Promise.resolve(),
         );
       }
-      return { status: state, approvals: approvals(), required: gate.required };
+      return { status: state, approvals: approvals(), required: gate.rule.required };
     },
     {
       validator: (vote) => {
@@ -122,7 +122,7 @@ export async function approvalGate(
   opened();
   // Operators see in the Temporal Web UI what the workflow waits for (no arguments, no names).
   setCurrentDetails(
-    `Waiting for approval **${gate.id}** (policy version ${gate.policyVersion}, ${gate.required} needed) until ${gate.expiresAt}: the decideApproval update ends the wait.`,
+    `Waiting for approval **${gate.id}** (policy version ${gate.policyVersion}, ${gate.rule.required} needed) until ${gate.expiresAt}: the decideApproval update ends the wait.`,
   );
   const waitMs = Math.max(0, Date.parse(gate.expiresAt) - Date.now());
   await condition(() => state !== 'pending' || withdrawn(), waitMs);
@@ -164,6 +164,8 @@ export async function approvalGate(
 
 function waitingMessage(input: TaskWorkflowInput, gate: ApprovalGate, given: number): string {
   const needs =
-    gate.required === 1 ? 'an approval' : `${gate.required - given} more of ${gate.required} approvals`;
+    gate.rule.required === 1
+      ? 'an approval'
+      : `${gate.rule.required - given} more of ${gate.rule.required} approvals`;
   return `Waiting for approval: ${input.call.tool} on ${input.upstream} needs ${needs} (request ${gate.id}, expires ${gate.expiresAt})`;
 }

@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { InputResponses, JsonRpcErrorObject, Meta, TaskStatus } from '../protocol';
 import type { Principal } from '../store/control-plane/types';
+import type { ApprovalDecision, ApprovalStatus, ApproverRule } from '../store/tasks/approvals';
 
 export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
 /** A hosted task: the gateway runs an ordinary tool call as its own task (docs/hosted-tasks.md). */
@@ -138,27 +139,16 @@ export interface ApprovalGate {
   argsSha256: string;
   policyVersion: number;
   expiresAt: string;
-  /** Distinct approvers needed. */
-  required: number;
-  /** The approvers, as the policy said at its version (stored with the request). */
-  rule: { managers: boolean; users: string[]; teams: string[]; selfApproval: boolean; required: number };
+  /** The approvers and how many must approve, as the policy said at its version (stored with the request). */
+  rule: ApproverRule;
 }
 
 /** One approver's decision, checked by the API (who may) before the workflow takes it (when). */
-export interface ApprovalVote {
-  /** The decider in audit form (`user:<id>`, `admin:api`). */
-  by: string;
-  /** Their handle, for messages. */
-  byName: string;
-  decision: 'approve' | 'deny';
-  comment?: string;
-}
-
-export type ApprovalState = 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
+export type ApprovalVote = Omit<ApprovalDecision, 'at'>;
 
 /** The request after the vote: its state and the approvals counted so far. */
 export interface ApprovalAnswer {
-  status: ApprovalState;
+  status: ApprovalStatus;
   approvals: number;
   required: number;
 }

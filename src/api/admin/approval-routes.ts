@@ -1,45 +1,39 @@
 /**
  * Approvals in the admin API (issue 27, docs/approvals.md): a project's approval policy (read, set,
- * remove), and the requests waiting for approval (list, show, approve, deny). The CLI's `approvals`
- * commands call these; the dashboard's own routes share the desk (src/gateway/tasks/approval-desk.ts).
+ * remove), and the requests waiting for approval (list, show, approve, deny). The CLI and the dashboard's
+ * own routes share the desk (src/gateway/tasks/approval-desk.ts) and this query parsing.
  */
 import { z } from 'zod';
 import type { ApprovalPolicyInput } from '../../config/approvals';
 import type { ApprovalDesk } from '../../gateway/tasks/approval-desk';
+import { COMMENT_MAX } from '../../gateway/tasks/approval-desk';
 import { parse } from '../../store/control-plane';
 import type { ApprovalStatus } from '../../store/tasks/approvals';
-import type { ControlPlaneStore } from '../../store/control-plane';
-import type { Principal } from '../../store/control-plane/types';
+import { APPROVAL_STATUSES } from '../../store/tasks/approvals';
 import { HttpError } from '../rest-errors';
-import type { Reply } from '../routes';
-import { routePattern } from '../routes';
+import type { AdminHandler, AdminRequest } from './route';
+import { adminRoute } from './route';
 
-interface Request {
-  actor: Principal;
-  params: string[];
-  body: Record<string, unknown>;
-  query: URLSearchParams;
+type Request = AdminRequest;
+const route = (method: string, pattern: string, handler: AdminHandler<{ approvals?: ApprovalDesk }>) =>
+  adminRoute(method, pattern, handler);
+
+export const DecisionBody = z.strictObject({ comment: z.string().max(COMMENT_MAX).optional() });
+
+/** The desk, or 503 where this process has no task engine to reach the requests' workflows. */
+export function requireDesk<D extends Pick<ApprovalDesk, 'list' | 'show' | 'decide'>>(
+  approvals: D | undefined,
+): D {
+  if (!approvals) throw new HttpError('unavailable', 'Approvals need the task engine (Temporal)', 503);
+  return approvals;
 }
-
-type Handler = (cp: ControlPlaneStore, req: Request, deps: { approvals?: ApprovalDesk }) => Promise<Reply>;
-
-const STATUSES = ['pending', 'approved', 'denied', 'expired', 'withdrawn'] as const;
-export const DecisionBody = z.strictObject({ comment: z.string().max(1000).optional() });
-
-function route(method: string, pattern: string, handler: Handler) {
-  return { method, pattern: routePattern(pattern), handler };
-}
-
-function desk(deps: { approvals?: ApprovalDesk }): ApprovalDesk {
-  if (!deps.approvals) throw new HttpError('unavailable', 'Approvals need the task engine (Temporal)', 503);
-  return deps.approvals;
-}
+const desk = (deps: { approvals?: ApprovalDesk }) => requireDesk(deps.approvals);
 
 /** `?status=&project=&limit=&before=` of a listing. */
 export function approvalQuery(query: URLSearchParams) {
   const status = query.get('status');
-  if (status !== null && !(STATUSES as readonly string[]).includes(status))
-    throw new HttpError('invalid', `"status" must be one of ${STATUSES.join(', ')}`);
+  if (status !== null && !(APPROVAL_STATUSES as readonly string[]).includes(status))
+    throw new HttpError('invalid', `"status" must be one of ${APPROVAL_STATUSES.join(', ')}`);
   const limit = query.get('limit');
   if (limit !== null && !/^\d{1,3}$/.test(limit)) throw new HttpError('invalid', '"limit" must be a number');
   const project = query.get('project');

@@ -10,10 +10,12 @@ import type { ApprovalDesk } from '../../gateway/tasks/approval-desk';
 import type { ControlPlaneStore, ProjectView, UpstreamView } from '../../store/control-plane';
 import type { Principal } from '../../store/control-plane/types';
 import type { Reply } from '../routes';
-import { matchRoute, requireRoute, routePattern, writeReply } from '../routes';
+import { matchRoute, requireRoute, writeReply } from '../routes';
 import { HttpError, restErrors } from '../rest-errors';
 import { APPROVAL_ROUTES } from './approval-routes';
 import { principalOf, readJson } from './http';
+import type { AdminHandler, AdminRequest } from './route';
+import { adminRoute } from './route';
 
 export interface AdminApiDeps {
   controlPlane: ControlPlaneStore;
@@ -43,19 +45,11 @@ export interface AdminApiDeps {
   approvals?: ApprovalDesk;
 }
 
-interface Request {
-  actor: Principal;
-  params: string[];
-  body: Record<string, unknown>;
-  query: URLSearchParams;
-}
-
-type Handler = (cp: ControlPlaneStore, req: Request, deps: AdminApiDeps) => Promise<Reply>;
+type Request = AdminRequest;
 
 const PREFIX = '/v1/admin';
-function route(method: string, pattern: string, handler: Handler) {
-  return { method, pattern: routePattern(pattern), handler };
-}
+const route = (method: string, pattern: string, handler: AdminHandler<AdminApiDeps>) =>
+  adminRoute(method, pattern, handler);
 
 /** `me` names the calling user wherever a user is expected. */
 function userRef(actor: Principal, ref: string): string {

@@ -8,16 +8,12 @@
 import type { ApprovalView } from '../../gateway/tasks/approval-desk';
 import { parse } from '../../store/control-plane';
 import type { Principal, ProjectRecord } from '../../store/control-plane/types';
-import { approvalQuery, DecisionBody } from '../admin/approval-routes';
-import { HttpError } from '../rest-errors';
+import { approvalQuery, DecisionBody, requireDesk } from '../admin/approval-routes';
 import type { DashboardApiDeps } from './routing';
 import { ok, viewerRoute } from './routing';
 import type { Viewer } from './session';
 
-function desk(deps: DashboardApiDeps): NonNullable<DashboardApiDeps['approvals']> {
-  if (!deps.approvals) throw new HttpError('unavailable', 'Approvals need the task engine (Temporal)', 503);
-  return deps.approvals;
-}
+const desk = (deps: DashboardApiDeps) => requireDesk(deps.approvals);
 
 const principal = (viewer: Viewer): Principal => ({ kind: 'user', userId: viewer.user.id });
 const approvalId = (params: string[]) => params[0] as string;

@@ -5,17 +5,18 @@
  * the canonical arguments and the policy version; the arguments stay in the payload store (encrypted),
  * and an approval never waits longer than they are kept (`retention.payloadTtlMs`).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { VersionedApprovalPolicy } from '../../config/approvals';
 import { needsApproval } from '../../config/approvals';
 import { HostingPolicySchema } from '../../config/hosting';
 import type { CallToolParams } from '../../protocol';
 import { ProtocolError } from '../../protocol';
+import { newId } from '../../store/control-plane';
 import { approverRuleOf } from '../../store/control-plane/approval-policies';
 import type { ApprovalGate } from '../../workflows/messages';
 import type { RequestContext, Result } from '../context';
 import type { Hosting } from './hosted-call';
-import { callHosted } from './hosted-call';
+import { callHosted, taskSupportOf } from './hosted-call';
 import { canonicalJson } from '../responses/result-cache';
 import type { RoutedTool } from '../routing';
 
@@ -38,7 +39,7 @@ export async function callWithApproval(
   const { call, deps } = ctx;
   // An approved call is made as an ordinary call the gateway holds: a tool the upstream runs only as its
   // own task cannot be made so, and is refused before anyone is asked to approve it (docs/approvals.md).
-  if ((routed.tool?.execution as { taskSupport?: unknown } | undefined)?.taskSupport === 'required') {
+  if (taskSupportOf(routed) === 'required') {
     throw new ProtocolError(
       'InvalidParams',
       `Tool "${params.name}" needs approval under this project's policy, but upstream "${routed.endpoint.alias}" runs it only as its own task, which cannot wait for approval; nothing was sent`,
@@ -48,11 +49,10 @@ export async function callWithApproval(
   const { policy, version } = approvals;
   const waitMs = Math.min(policy.expiresAfterMs, deps.approvalWaitLimitMs ?? policy.expiresAfterMs);
   const gate: ApprovalGate = {
-    id: `apr_${randomBytes(12).toString('hex')}`,
+    id: newId('apr'),
     argsSha256: argumentsDigest(params.arguments),
     policyVersion: version,
     expiresAt: new Date(Date.now() + waitMs).toISOString(),
-    required: policy.required,
     rule: approverRuleOf(policy),
   };
   // An approved call runs like a hosted one: under the upstream's hosting policy when it has one.

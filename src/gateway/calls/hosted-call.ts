@@ -45,10 +45,15 @@ export async function hostingOf(ctx: RequestContext, routed: RoutedTool): Promis
  * any of its tools may become one.
  */
 async function offersTask(ctx: RequestContext, routed: RoutedTool): Promise<boolean> {
-  const support = (routed.tool?.execution as { taskSupport?: unknown } | undefined)?.taskSupport;
+  const support = taskSupportOf(routed);
   if (support === 'required' || support === 'optional') return true;
   if (routed.endpoint.probe?.era === 'legacy') return false;
   return upstreamRunsTasks(await discoverUpstream(ctx.deps.discovery, routed.endpoint));
+}
+
+/** What a 2025-11-25 server says of running this tool as a task (`execution.taskSupport`). */
+export function taskSupportOf(routed: RoutedTool): unknown {
+  return (routed.tool?.execution as { taskSupport?: unknown } | undefined)?.taskSupport;
 }
 
 export async function callHosted(

@@ -52,7 +52,6 @@ export interface ApprovalDeskDeps {
   controlPlane: ControlPlaneStore;
   engine: Pick<TaskEngine, 'decideApproval'>;
   payloads: PayloadStore;
-  now?: () => Date;
 }
 
 export interface ApprovalQuery {
@@ -62,7 +61,8 @@ export interface ApprovalQuery {
   before?: string;
 }
 
-const COMMENT_MAX = 1000;
+/** Longest comment on a decision (characters). */
+export const COMMENT_MAX = 1000;
 
 export class ApprovalDesk {
   constructor(private readonly deps: ApprovalDeskDeps) {}
@@ -119,10 +119,9 @@ export class ApprovalDesk {
         : new ControlPlaneError(code, message);
     };
     // Someone who may not even see the request learns nothing of it (the attempt is on the trail).
-    const approver = await this.mayDecide(actor, record, project);
-    if (!approver && !(await this.deps.controlPlane.canManageProject(actor, project)))
-      throw await refuse('not_found', 'not_visible', `No approval request "${id}"`);
-    if (!approver)
+    const standing = await this.standing(actor, record, project);
+    if (!standing) throw await refuse('not_found', 'not_visible', `No approval request "${id}"`);
+    if (standing !== 'approver')
       throw await refuse(
         'forbidden',
         'not_an_approver',
@@ -195,8 +194,7 @@ export class ApprovalDesk {
   }
 
   private statusOf(r: ApprovalRecord): ApprovalStatus {
-    const now = (this.deps.now?.() ?? new Date()).getTime();
-    return r.status === 'pending' && Date.parse(r.expiresAt) <= now ? 'expired' : r.status;
+    return r.status === 'pending' && Date.parse(r.expiresAt) <= Date.now() ? 'expired' : r.status;
   }
 
   /** Projects whose requests the actor may see: managed ones and those whose policy names them. */
@@ -218,6 +216,16 @@ export class ApprovalDesk {
     return out;
   }
 
+  /** An approver of the request, one of its project's managers (who see it without deciding), or neither. */
+  private async standing(
+    actor: Principal,
+    r: ApprovalRecord,
+    project: ProjectRecord,
+  ): Promise<'approver' | 'manager' | undefined> {
+    if (await this.mayDecide(actor, r, project)) return 'approver';
+    return (await this.deps.controlPlane.canManageProject(actor, project)) ? 'manager' : undefined;
+  }
+
   /**
    * The request as `actor` may see it: those who may approve it see it with its arguments, the project's
    * managers without them; anyone else not at all (undefined).
@@ -228,8 +236,9 @@ export class ApprovalDesk {
     project: ProjectRecord,
     withArgs: boolean,
   ): Promise<ApprovalView | undefined> {
-    const approver = await this.mayDecide(actor, r, project);
-    if (!approver && !(await this.deps.controlPlane.canManageProject(actor, project))) return undefined;
+    const standing = await this.standing(actor, r, project);
+    if (!standing) return undefined;
+    const approver = standing === 'approver';
     const mayDecide = approver && this.statusOf(r) === 'pending';
     const view: ApprovalView = {
       id: r.id,

@@ -8,7 +8,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema';
 
-export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
+export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired', 'withdrawn'] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** Who may approve, as the policy said at the request's version (stored with the request). */
 export interface ApproverRule {
