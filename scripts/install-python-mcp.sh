@@ -1,34 +1,6 @@
 #!/usr/bin/env bash
 # Installs the official MCP Python SDK (PyPI `mcp`, pinned) into .tools/python-mcp-venv, for
 # test/integration/python-sdk.test.ts, which drives the gateway with the SDK's own client
-# (test/fixtures/python-mcp-client.py). Idempotent: does nothing when the pinned version is already there.
-# Needs python3 (3.10+) with venv and PyPI. Prints the venv's python on stdout.
+# (test/fixtures/python-mcp-client.py). Prints the venv's python on stdout (install-python-venv.sh).
 set -euo pipefail
-
-VERSION="2.3.0"
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-mkdir -p .tools
-# The real path: .tools may be a symlink shared by several checkouts, and a venv records its own path.
-venv="$(cd .tools && pwd -P)/python-mcp-venv"
-# The test runs this for each database project, perhaps in two jest workers at once: one installs, the
-# other waits for it and then finds the version there.
-exec 9>"${venv}.lock"
-flock 9
-python="${venv}/bin/python"
-installed() {
-  "${python}" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null
-}
-
-if [[ -x "${python}" ]] && [[ "$(installed || true)" == "${VERSION}" ]]; then
-  echo "${python}"
-  exit 0
-fi
-
-rm -rf "${venv}"
-python3 -m venv "${venv}" >&2
-"${venv}/bin/pip" install --quiet --disable-pip-version-check "mcp==${VERSION}" >&2
-if [[ "$(installed || true)" != "${VERSION}" ]]; then
-  echo "ERROR: ${venv} does not hold mcp ${VERSION}" >&2
-  exit 1
-fi
-echo "${python}"
+exec "$(dirname "${BASH_SOURCE[0]}")/install-python-venv.sh" python-mcp-venv mcp 2.3.0
