@@ -20,7 +20,7 @@ import {
 } from '../upstream/errors';
 import { upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
-import { resolveEndpoint } from './credentials';
+import { resolveEndpoint } from '../store/control-plane/endpoints';
 import type { Resolve, ResolvedEndpoint } from './routing';
 import { fromUpstream } from './upstream-errors';
 

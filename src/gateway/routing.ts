@@ -7,6 +7,7 @@
  */
 import type { Tool } from '../protocol';
 import { ProtocolError } from '../protocol';
+import type { ResolvedEndpoint as CredentialedEndpoint } from '../store/control-plane/endpoints';
 import type { ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
 import type { UpstreamEndpoint } from '../upstream/client';
 import type { Prompt, UpstreamCatalog } from './catalog';
@@ -14,10 +15,10 @@ import { splitNamespaced } from './naming';
 import { uiResourceUriOf } from './lists/ui-resources';
 
 /**
- * An upstream endpoint carrying the caller's own credential. Only a `Resolve` makes one, so an upstream
- * record (which has the same address fields) can never be called by mistake without its credential.
+ * An upstream endpoint carrying the caller's own credential (store/control-plane/endpoints.ts makes
+ * them), checked here to be what the upstream client calls.
  */
-export type ResolvedEndpoint = UpstreamEndpoint & { readonly resolved: true; authorizationId: string | null };
+export type ResolvedEndpoint = UpstreamEndpoint & CredentialedEndpoint;
 
 /** The endpoint of an upstream with the caller's credential; throws when the caller has none. */
 export type Resolve = (upstream: UpstreamRecord) => Promise<ResolvedEndpoint>;

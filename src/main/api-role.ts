@@ -18,7 +18,7 @@ import { dashboardSso } from '../api/dashboard/sso';
 import { OAuthResourceServer } from '../api/oauth/resource-server';
 import type { Config } from '../config/config';
 import type { UpstreamCatalog } from '../gateway/catalog';
-import { resolveEndpoint } from '../gateway/credentials';
+import { resolveEndpoint } from '../store/control-plane/endpoints';
 import { FairShares } from '../gateway/fair-share';
 import { McpGateway } from '../gateway/gateway';
 import { ResultCache } from '../gateway/responses/result-cache';

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { stdioAddressCheck } from '../config/stdio';
 import { UpstreamCatalog } from '../gateway/catalog';
-import { resolveEndpoint } from '../gateway/credentials';
+import { resolveEndpoint } from '../store/control-plane/endpoints';
 import { checkNamespacing } from '../gateway/routing';
 import type { Implementation } from '../protocol';
 import { Cipher } from '../store/cipher';

@@ -4,7 +4,7 @@
  * probing and the recording). The probe uses the project's credential where there is one; an upstream
  * that needs each user's own credential is probed without one (its era is then probed again on first use).
  */
-import { resolveEndpoint } from '../gateway/credentials';
+import { resolveEndpoint } from '../store/control-plane/endpoints';
 import type { ControlPlaneStore } from '../store/control-plane';
 import type { Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';

@@ -12,7 +12,7 @@ import { ApprovalStore } from '../store/tasks/approvals';
 import { FirstCalls } from '../store/tasks/first-calls';
 import { HostedQueue } from '../store/tasks/hosted-queue';
 import { createRetentionActivities } from '../activities/retention';
-import { resolveTaskEndpoint } from '../gateway/credentials';
+import { resolveTaskEndpoint } from '../store/control-plane/endpoints';
 import { ProtocolError } from '../protocol';
 import { createDataConverter } from '../temporal/codec';
 import { CreationReconciler } from '../temporal/creation-reconciler';

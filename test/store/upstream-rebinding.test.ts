@@ -7,7 +7,7 @@
  * operators' are approved, managers' are checked by the address policy.
  */
 import type { Kysely } from 'kysely';
-import { resolveEndpoint, resolveTaskEndpoint } from '../../src/gateway/credentials';
+import { resolveEndpoint, resolveTaskEndpoint } from '../../src/store/control-plane/endpoints';
 import { Cipher, generateKey } from '../../src/store/cipher';
 import type { RevokeAtServer } from '../../src/store/control-plane';
 import { ControlPlaneStore } from '../../src/store/control-plane';

@@ -6,7 +6,7 @@
  * process once (a second session opened on it is answered from the first), `end` leaves it running.
  *
  * Processes: one per (replica, upstream, credential scope): the key is the endpoint's `cacheKey` (the
- * upstream and whose credential, src/gateway/credentials.ts), its address and the credential itself, so
+ * upstream and whose credential, src/store/control-plane/endpoints.ts), its address and the credential itself, so
  * two users of a `per_user` upstream never share one. Spawned on first use from the operator's catalog
  * (src/config/stdio.ts, processes.ts), stopped after `idleMs` without a request, started again after a
  * crash with back-off, at most `maxProcesses` per replica, all stopped by `close`.

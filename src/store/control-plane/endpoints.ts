@@ -1,13 +1,35 @@
 /**
  * An upstream's endpoint with the credential a principal is entitled to. Shared by the gateway (each
  * request) and the task activities (each upstream call of a task, bound to the authorization the task
- * started with, so a task never silently switches to another credential).
+ * started with, so a task never silently switches to another credential). It lives with the control
+ * plane, whose records and credentials it reads, so the worker takes it from the store floor rather than
+ * from the gateway's.
  */
-import { ProtocolError } from '../protocol';
-import { addressOf } from '../store/control-plane/upstream-addresses';
-import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from '../store/control-plane/types';
-import type { CredentialSubject } from '../store/control-plane/token-exchange';
-import type { ResolvedEndpoint } from './routing';
+import type { UpstreamProbe } from '../../protocol';
+import { ProtocolError } from '../../protocol';
+import { addressOf } from './upstream-addresses';
+import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from './types';
+import type { CredentialSubject } from './token-exchange';
+
+/**
+ * Where an upstream is and with which credential: what the upstream client calls (the store does not
+ * know the client's types; this is assignable to its `UpstreamEndpoint`, which the gateway's
+ * `ResolvedEndpoint` checks). Only a resolution makes one (`resolved`), so an upstream record, which has
+ * the same address fields, can never be called by mistake without its credential.
+ */
+export interface ResolvedEndpoint {
+  alias: string;
+  project?: string;
+  url: string;
+  headers?: Record<string, string>;
+  cacheKey?: string;
+  upstreamId?: string;
+  probe?: UpstreamProbe;
+  answerLimits?: { maxResponseBytes?: number | undefined; callDeadlineMs?: number | undefined };
+  readonly resolved: true;
+  authorizationId: string | null;
+  addressApproved?: boolean;
+}
 
 export async function resolveEndpoint(
   controlPlane: ControlPlane,
