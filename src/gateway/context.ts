@@ -43,8 +43,6 @@ export interface GatewayDeps {
   approvalWaitLimitMs?: number;
   /** Each tenant's share of this replica: requests and task creations in flight, creations per second. */
   shares: FairShares;
-  /** How long tasks/get waits for the live workflow before answering from the store. */
-  snapshotQueryTimeoutMs?: number;
 }
 
 /** The API's own first call: the answer, or the task it created, recorded and started (or due to be). */

@@ -158,9 +158,9 @@ export class McpGateway {
     return resumeInlineTask(this.context(call), taskId);
   }
 
-  /** The task's snapshot, refined by the live workflow while it runs (see task-methods.ts). */
+  /** The task as its client sees it, from the store (see task-methods.ts). */
   async currentSnapshot(task: TaskRecord): Promise<TaskSnapshot> {
-    return currentSnapshot(this.deps, task);
+    return currentSnapshot(task);
   }
 
   private context(call: McpCall): RequestContext {

@@ -30,6 +30,8 @@ export interface TasksTable {
   assignee_user_id?: string | null;
   /** 1 for a task the gateway hosts (docs/hosted-tasks.md), else 0 (migration 0022). */
   hosted?: number;
+  /** Hashes of the input keys the client answered, comma terminated (migration 0026, answered-inputs.ts). */
+  answered_inputs?: string | null;
 }
 
 export interface TaskEventsTable {

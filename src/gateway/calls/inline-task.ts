@@ -64,7 +64,7 @@ export async function waitForTask(
     // hides keys already answered.
     const record = await deps.store.getTask(launched.taskKey);
     const snapshot =
-      record?.snapshot.status === 'input_required' ? await currentSnapshot(deps, record) : record?.snapshot;
+      record?.snapshot.status === 'input_required' ? currentSnapshot(record) : record?.snapshot;
     if (snapshot) {
       progress(snapshot);
       if (TERMINAL_TASK_STATUSES.has(snapshot.status)) return finalAnswer(ctx, launched.taskId, snapshot);

@@ -49,7 +49,7 @@ export async function pushedTask(ctx: RequestContext, task: FollowedTask): Promi
   }
   const { resultType: _resultType, ...detail } = getTaskResult(
     task.taskId,
-    await currentSnapshot(ctx.deps, record),
+    currentSnapshot(record),
     ctx.deps.serverInfo,
   );
   return detail;

@@ -14,7 +14,7 @@ import {
   UpdateTaskParamsSchema,
 } from '../../protocol';
 import { principalId } from '../../store/control-plane/types';
-import { snapshotKey } from '../../store/tasks/snapshot-key';
+import { answeredInputHash } from '../../store/tasks/answered-inputs';
 import type { TaskRecord } from '../../store/tasks/task-store';
 import { taskKeyOf } from '../../store/tasks/task-store';
 import { taskWorkflowId } from '../../workflows/messages';
@@ -32,7 +32,7 @@ export async function getTask(ctx: RequestContext): Promise<Result> {
   // Payload retention removed the result (docs/retention.md); the metadata stays until its own purge.
   if (task.payloadExpired)
     throw new ProtocolError('InvalidParams', 'Failed to retrieve task: Task has expired');
-  const snapshot = await currentSnapshot(ctx.deps, task);
+  const snapshot = currentSnapshot(task);
   return withStaleness(getTaskResult(params.taskId, snapshot, ctx.deps.serverInfo), task, snapshot);
 }
 
@@ -99,7 +99,21 @@ export async function answerTaskInput(
   }
   const keys = Object.keys(inputResponses);
   const ref = await deps.payloads.put(task.taskKey, 'input_responses', inputResponses);
-  await recordRequest(deps, () => deps.engine.provideInput(task.workflowId, { ref, keys }), task.taskKey);
+  const sent = await recordRequest(
+    deps,
+    () => deps.engine.provideInput(task.workflowId, { ref, keys }),
+    task.taskKey,
+  );
+  // What the workflow now hides, tasks/get hides too (currentSnapshot). After the signal, never before:
+  // a request shown answered that the workflow never received would leave the upstream waiting for good.
+  // Answers to requests that are not open count for nothing, here as in the workflow.
+  const open = Object.keys(task.snapshot.inputRequests ?? {});
+  const answered = keys.filter((key) => open.includes(key));
+  if (sent === ENDED || answered.length === 0) return;
+  // Unrecorded, the requests stay shown as open: the client may answer again, and the workflow ignores it.
+  await deps.store
+    .recordAnsweredInputs(task.taskKey, answered)
+    .catch((err: unknown) => deps.logger.warn({ err: errorName(err) }, 'answered inputs not recorded'));
 }
 
 /** Cancels a task of this caller (tasks/cancel); the upstream's refusal is the caller's error. */
@@ -190,43 +204,23 @@ function auditDenied(ctx: RequestContext, reason: string): void {
 }
 
 /**
- * The stored snapshot, refined by the live workflow while the task waits for input: the live view
- * already hides answered input keys, so it decides the status and which input requests are still open.
- * It is used only when it describes the same observation as the store (the store lags it by one write
- * at most; while all input is answered the store says `working` and is served as it is); if no worker
- * answers within 5 s, the stored snapshot is the answer.
- *
- * Any other status is answered from the store alone: the live view can only differ from it by hiding
- * answered inputs (TaskState.present), and a live view of another observation is never used, so for a
- * `working` task the query could only confirm the store. Skipping it makes polling a working task an
- * ordinary read instead of a Temporal round trip through a worker (issue 23).
+ * The task as its client sees it, from the store alone: a task waiting for input shows only the requests
+ * its client has not answered yet (`answeredInputs`, recorded when tasks/update hands answers to the
+ * workflow; keys are unique for a task's whole life), and `working` once every one is answered, as the
+ * workflow's own view does (TaskState.present) until the upstream's next answer is recorded. So polling
+ * a task costs an ordinary read whatever its status, never a Temporal round trip through a worker that
+ * may be busy (issue 23; a query answered late held clients past their own deadlines under load).
  */
-export async function currentSnapshot(deps: GatewayDeps, task: TaskRecord): Promise<TaskSnapshot> {
+export function currentSnapshot(task: TaskRecord): TaskSnapshot {
   const stored = task.snapshot;
   if (TERMINAL_TASK_STATUSES.has(stored.status)) return stored;
-  if (stored.status !== 'input_required') {
-    const { inputRequests: _none, ...working } = stored;
-    return working;
-  }
-  let live;
-  try {
-    live = await deps.engine.snapshot(task.workflowId, deps.snapshotQueryTimeoutMs ?? 5_000);
-  } catch (err) {
-    deps.logger.warn({ err: errorName(err) }, 'snapshot query failed; answering from the store');
-    return stored;
-  }
-  // Same observation only if the stored detail hashes to the live key (timestamps can tie).
-  if (!live || live.key !== snapshotKey(stored)) return stored;
-  const open = live.inputs ?? {};
-  const inputRequests = Object.fromEntries(
-    Object.entries(stored.inputRequests ?? {}).filter(([k]) => Object.hasOwn(open, k)),
-  );
-  const { inputRequests: _all, ...rest } = stored;
-  return {
-    ...rest,
-    status: live.status,
-    ...(live.status === 'input_required' && { inputRequests }),
-  };
+  const { inputRequests: all, ...rest } = stored;
+  if (stored.status !== 'input_required') return rest;
+  if (!task.answeredInputs) return stored;
+  const answered = new Set(task.answeredInputs);
+  const open = Object.entries(all ?? {}).filter(([key]) => !answered.has(answeredInputHash(key)));
+  if (open.length === 0) return { ...rest, status: 'working' };
+  return { ...rest, inputRequests: Object.fromEntries(open) };
 }
 
 const ENDED = Symbol('ended');

@@ -23,6 +23,7 @@ import {
   purgeMetadataBefore,
   purgePayloadsBefore,
 } from './task-retention';
+import { parseAnsweredInputs, recordAnsweredInputs } from './answered-inputs';
 import { TaskSealing } from './task-sealing';
 import type { OverdueWatch } from './task-watch';
 import { overdueWatches, watchDue, watchStarted } from './task-watch';
@@ -180,7 +181,13 @@ export class TaskStore {
       ...(row.assignee_user_id != null && { assigneeUserId: row.assignee_user_id }),
       ...(row.watch_due_at != null && { watchDueAt: row.watch_due_at }),
       ...(Number(row.hosted ?? 0) === 1 && { hosted: true }),
+      ...(row.answered_inputs != null && { answeredInputs: parseAnsweredInputs(row.answered_inputs) }),
     };
+  }
+
+  /** Input keys the task's client answered (tasks/update): tasks/get hides them without a workflow query. */
+  recordAnsweredInputs(taskKey: string, keys: readonly string[]): Promise<void> {
+    return recordAnsweredInputs(this.db, taskKey, keys);
   }
 
   async listEvents(taskKey: string): Promise<TaskEvent[]> {

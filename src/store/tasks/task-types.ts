@@ -34,6 +34,8 @@ export interface TaskRecord extends Omit<NewTask, 'snapshot'> {
   assigneeUserId?: string;
   /** Since when the task's upstream is due for a poll no watch is making (store/tasks/task-watch.ts). */
   watchDueAt?: string;
+  /** Hashes of the input keys its client answered (store/tasks/answered-inputs.ts); absent while none. */
+  answeredInputs?: string[];
 }
 
 /** The dashboard's task groups: `pending` is `working` + `input_required`. */
