@@ -18,7 +18,7 @@ import type { DiscoveryCache } from '../upstream/discovery';
 import type { UpstreamCatalog } from './catalog';
 import type { FairShares, ShareOwner } from './fair-share';
 import type { ResultCache } from './responses/result-cache';
-import type { Resolve, Router } from './routing';
+import type { NameOwners, Resolve } from './name-owners';
 
 export interface GatewayDeps {
   controlPlane: ControlPlane;
@@ -95,7 +95,7 @@ export type Result = Record<string, unknown>;
 /** One request as the handlers see it. */
 export interface RequestContext {
   readonly deps: GatewayDeps;
-  readonly router: Router;
+  readonly owners: NameOwners;
   readonly call: McpCall;
   /** The caller's credential for each upstream, looked up once per request. */
   readonly resolve: Resolve;

@@ -21,7 +21,7 @@ import {
 import { upstreamMeta } from '../upstream/meta';
 import type { McpCall, RequestContext, Result } from './context';
 import { resolveEndpoint } from '../store/control-plane/endpoints';
-import type { Resolve, ResolvedEndpoint } from './routing';
+import type { Resolve, ResolvedEndpoint } from './name-owners';
 import { fromUpstream } from './upstream-errors';
 
 /** Hands out each request's credential resolver; the memo lives as long as the request object. */

@@ -12,7 +12,7 @@ import { parseParams, shareOwner } from './context';
 import { CallResolvers } from './forwarding';
 import { discover, listPrompts, listResources, listTools, requireCapability } from './lists/listing';
 import { complete, getPrompt, readResource } from './lists/prompts-resources';
-import { Router } from './routing';
+import { NameOwners } from './name-owners';
 import {
   answerTaskInput,
   cancelTask,
@@ -54,11 +54,11 @@ const HANDLERS: Record<GatewayMethod, (ctx: RequestContext) => Promise<Result>> 
 };
 
 export class McpGateway {
-  private readonly router: Router;
+  private readonly owners: NameOwners;
   private readonly resolvers: CallResolvers;
 
   constructor(private readonly deps: GatewayDeps) {
-    this.router = new Router(deps.catalog);
+    this.owners = new NameOwners(deps.catalog);
     this.resolvers = new CallResolvers(deps.controlPlane);
   }
 
@@ -164,6 +164,6 @@ export class McpGateway {
   }
 
   private context(call: McpCall): RequestContext {
-    return { deps: this.deps, router: this.router, call, resolve: this.resolvers.of(call) };
+    return { deps: this.deps, owners: this.owners, call, resolve: this.resolvers.of(call) };
   }
 }

@@ -22,7 +22,7 @@ import { resolveEndpoint } from '../store/control-plane/endpoints';
 import { FairShares } from '../gateway/fair-share';
 import { McpGateway } from '../gateway/gateway';
 import { ResultCache } from '../gateway/responses/result-cache';
-import { checkNamespacing } from '../gateway/routing';
+import { checkNamespacing } from '../gateway/name-owners';
 import type { ControlPlaneStore } from '../store/control-plane';
 import { DashboardStore } from '../store/sessions/dashboard-store';
 import { OAuthClientStore } from '../store/control-plane/oauth-clients';

@@ -13,7 +13,7 @@ import type { Config } from '../config/config';
 import { stdioAddressCheck } from '../config/stdio';
 import { UpstreamCatalog } from '../gateway/catalog';
 import { resolveEndpoint } from '../store/control-plane/endpoints';
-import { checkNamespacing } from '../gateway/routing';
+import { checkNamespacing } from '../gateway/name-owners';
 import type { Implementation } from '../protocol';
 import { Cipher } from '../store/cipher';
 import { ControlPlaneStore } from '../store/control-plane';

@@ -9,8 +9,8 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { UI_EXTENSION, UI_MIME_TYPE } from '../../src/protocol';
 import { UpstreamCatalog } from '../../src/gateway/catalog';
-import type { ResolvedEndpoint } from '../../src/gateway/routing';
-import { checkNamespacing, ConfigurationError } from '../../src/gateway/routing';
+import type { ResolvedEndpoint } from '../../src/gateway/name-owners';
+import { checkNamespacing, ConfigurationError } from '../../src/gateway/name-owners';
 import type { ProjectRecord, UpstreamRecord } from '../../src/store/control-plane/types';
 import { UpstreamClient } from '../../src/upstream/client';
 import type { AppsUpstream } from '../fixtures/sdk2-apps-upstream';

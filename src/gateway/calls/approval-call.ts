@@ -18,7 +18,7 @@ import type { RequestContext, Result } from '../context';
 import type { Hosting } from './hosted-call';
 import { callHosted, taskSupportOf } from './hosted-call';
 import { canonicalJson } from '../responses/result-cache';
-import type { RoutedTool } from '../routing';
+import type { RoutedTool } from '../name-owners';
 
 /** The project's policy, when it names this call. */
 export function approvalOf(ctx: RequestContext, routed: RoutedTool): VersionedApprovalPolicy | undefined {

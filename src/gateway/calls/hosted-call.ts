@@ -18,7 +18,7 @@ import { discoverUpstream } from '../forwarding';
 import { waitForTask } from './inline-task';
 import { declaresTasks, upstreamRunsTasks } from './qualification';
 import { createTaskResult } from '../responses/responses';
-import type { RoutedTool } from '../routing';
+import type { RoutedTool } from '../name-owners';
 import type { ApprovalGate, HostedCall } from '../../workflows/messages';
 import { firstResult, launchTask } from './task-call';
 

@@ -19,7 +19,7 @@ import type { RequestContext, Result } from '../context';
 import { errorName } from '../context';
 import { finishToolResult } from './ordinary-call';
 import { revealId } from '../responses/responses';
-import type { RoutedTool } from '../routing';
+import type { RoutedTool } from '../name-owners';
 import type { LaunchedTask } from './task-call';
 import { firstResult, launchTask } from './task-call';
 import { currentSnapshot, ownedTask } from '../tasks/task-methods';

@@ -10,7 +10,7 @@ import type { RequestContext, Result } from '../context';
 import { processToolResult, toolResultPreparation } from '../responses/answer-preparation';
 import { forwardReply } from '../forwarding';
 import { cacheKey, isCacheableCall, isCacheableResult } from '../responses/result-cache';
-import type { RoutedTool } from '../routing';
+import type { RoutedTool } from '../name-owners';
 
 /** Gateway-owned `_meta` key telling the client a result came from the result cache. */
 export const CACHE_META_KEY = 'com.taskrouter/cache';

@@ -23,7 +23,7 @@ import { errorName, shareOwner } from '../context';
 import { finishToolResult } from './ordinary-call';
 import { declaresFormElicitation } from './qualification';
 import { createTaskResult } from '../responses/responses';
-import type { RoutedTool } from '../routing';
+import type { RoutedTool } from '../name-owners';
 import { mintTaskId } from '../tasks/task-ids';
 import { fromUpstream } from '../upstream-errors';
 import { addLogContext } from '../../telemetry/log-context';

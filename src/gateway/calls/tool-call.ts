@@ -22,7 +22,7 @@ import { callHosted, hostingOf } from './hosted-call';
 import { ordinaryCall } from './ordinary-call';
 import { runTaskInline } from './inline-task';
 import { declaresTasks, qualifyForTaskPath, upstreamRunsTasks } from './qualification';
-import type { RoutedTool } from '../routing';
+import type { RoutedTool } from '../name-owners';
 import { startTask } from './task-call';
 
 export async function callTool(ctx: RequestContext, asked: CallToolParams): Promise<Result> {
@@ -31,7 +31,7 @@ export async function callTool(ctx: RequestContext, asked: CallToolParams): Prom
   const { params, answer } = takeConnectAnswer(asked);
   let routed: RoutedTool;
   try {
-    routed = await ctx.router.tool(call.project, params.name, ctx.resolve);
+    routed = await ctx.owners.tool(call.project, params.name, ctx.resolve);
   } catch (err) {
     const ask = connectInputRequired(call, err, answer);
     if (ask) return ask;

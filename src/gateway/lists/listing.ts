@@ -26,7 +26,7 @@ import { exposedName } from '../naming';
 import { upstreamRunsTasks } from '../calls/qualification';
 import { announcesUpdates } from '../push/resource-push';
 import { withGatewayMeta } from '../responses/responses';
-import { enabledUpstreams } from '../routing';
+import { enabledUpstreams } from '../name-owners';
 import { exposedResourceEntry, uiExtensionOf, withExposedUiMeta } from './ui-resources';
 
 /** Cache hint used when an upstream failed to answer a list: retry soon rather than trust a partial list. */
@@ -119,7 +119,7 @@ export async function listTools(ctx: RequestContext): Promise<Result> {
   const project = call.project;
   const colliding =
     !project.namespacing && enabledUpstreams(project).length > 1
-      ? await ctx.router.collisions(project, 'tool', ctx.resolve)
+      ? await ctx.owners.collisions(project, 'tool', ctx.resolve)
       : new Map<string, string[]>();
   for (const [name, aliases] of colliding) {
     deps.logger.warn(

@@ -8,14 +8,14 @@ import type { RequestContext, Result } from '../context';
 import { forward } from '../forwarding';
 import { withGatewayMeta } from '../responses/responses';
 import type { UpstreamRecord } from '../../store/control-plane/types';
-import type { ResolvedEndpoint } from '../routing';
-import { enabledUpstreams } from '../routing';
+import type { ResolvedEndpoint } from '../name-owners';
+import { enabledUpstreams } from '../name-owners';
 import { exposedReadResult, isUiUri, splitUiUri } from './ui-resources';
 
 export async function getPrompt(ctx: RequestContext): Promise<Result> {
   const { call } = ctx;
   const { name } = checked(GetPromptParamsSchema, call.params, 'prompts/get');
-  const routed = await ctx.router.prompt(call.project, name, ctx.resolve);
+  const routed = await ctx.owners.prompt(call.project, name, ctx.resolve);
   const result = await forward(ctx, routed.endpoint, 'prompts/get', { ...call.params, name: routed.name });
   return withGatewayMeta(result, ctx.deps.serverInfo);
 }
@@ -40,7 +40,7 @@ export async function complete(ctx: RequestContext): Promise<Result> {
   const { call } = ctx;
   const { ref } = checked(CompleteParamsSchema, call.params, 'completion/complete');
   if (ref.type === 'ref/prompt') {
-    const routed = await ctx.router.prompt(call.project, ref.name, ctx.resolve);
+    const routed = await ctx.owners.prompt(call.project, ref.name, ctx.resolve);
     const params = { ...call.params, ref: { ...ref, name: routed.name } };
     return withGatewayMeta(await forward(ctx, routed.endpoint, call.method, params), ctx.deps.serverInfo);
   }

@@ -9,8 +9,8 @@ import type { DiscoverResult } from '../../protocol';
 import type { ListKind } from '../../store/sessions/upstream-events';
 import { LIST_KINDS } from '../../store/sessions/upstream-events';
 import type { RequestContext } from '../context';
-import type { ResolvedEndpoint } from '../routing';
-import { enabledUpstreams } from '../routing';
+import type { ResolvedEndpoint } from '../name-owners';
+import { enabledUpstreams } from '../name-owners';
 
 export type { ListKind } from '../../store/sessions/upstream-events';
 

@@ -7,8 +7,8 @@ import type { DiscoverResult } from '../../protocol';
 import type { RequestContext } from '../context';
 import { discoverWithin } from './list-push';
 import { firstOwnerReply } from '../lists/prompts-resources';
-import type { ResolvedEndpoint } from '../routing';
-import { enabledUpstreams } from '../routing';
+import type { ResolvedEndpoint } from '../name-owners';
+import { enabledUpstreams } from '../name-owners';
 import { isUiUri } from '../lists/ui-resources';
 
 /** URIs one listen may follow; the rest are left out of the acknowledgement (each costs a read). */

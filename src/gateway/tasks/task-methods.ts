@@ -23,7 +23,7 @@ import { errorName, parseParams } from '../context';
 import { discoverUpstream } from '../forwarding';
 import { declaresFormElicitation, declaresTasks, upstreamRunsTasks } from '../calls/qualification';
 import { getTaskResult, withGatewayMeta } from '../responses/responses';
-import { enabledUpstreams } from '../routing';
+import { enabledUpstreams } from '../name-owners';
 import { fromUpstream } from '../upstream-errors';
 
 export async function getTask(ctx: RequestContext): Promise<Result> {

@@ -41,7 +41,7 @@ export interface RoutedPrompt {
 
 type Kind = 'tool' | 'prompt';
 
-export class Router {
+export class NameOwners {
   constructor(private readonly catalog: UpstreamCatalog) {}
 
   async tool(project: ProjectRecord, exposed: string, resolve: Resolve): Promise<RoutedTool> {
