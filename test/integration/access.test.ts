@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN = `admin-${randomUUID()}`;
 const T = {
@@ -74,13 +75,8 @@ afterAll(async () => {
 });
 
 async function admin(method: string, route: string, body?: unknown, token = ADMIN) {
-  const base = gw.client.url.replace(/\/v1\/mcp\/.*$/, '');
-  const res = await fetch(`${base}/v1/admin${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.text()) || undefined };
+  const { status, text } = await adminCall(gw.client.url, token, method, route, body);
+  return { status, body: text || undefined };
 }
 
 async function startTask(client: McpTestClient, seconds = 30): Promise<string> {

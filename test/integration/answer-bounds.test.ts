@@ -21,6 +21,7 @@ import { rssBytes, startHostileUpstream, writeSse } from '../helpers/hostile-ups
 import { McpTestClient } from '../helpers/mcp-client';
 import { killChildren, startServeProcess, writeServeConfig } from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
+import { adminCall } from '../helpers/admin-api';
 
 const MiB = 1024 * 1024;
 const ADMIN_TOKEN = 'admin-token-for-answer-bounds';
@@ -242,17 +243,10 @@ const client = (slug: string) => new McpTestClient(`http://127.0.0.1:${port}/v1/
 const ordinary = { tasks: false } as const;
 
 async function admin(method: string, route: string, body?: unknown) {
-  const res = await fetch(`http://127.0.0.1:${port}/v1/admin${route}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
+  const reply = await adminCall(`http://127.0.0.1:${port}`, ADMIN_TOKEN, method, route, body);
   return {
-    status: res.status,
-    body: (await res.json()) as Record<string, unknown> & { error?: { message: string } },
+    status: reply.status,
+    body: reply.body as Record<string, unknown> & { error?: { message: string } },
   };
 }
 

@@ -14,6 +14,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN = 'admin-approvals-sdk1-00000000000000000000';
 const ERIN = 'trp_erin-sdk1-approver-00000000000000000';
@@ -59,14 +60,8 @@ afterAll(async () => {
 type Json = Record<string, any>;
 
 async function admin(method: string, route: string, body?: unknown, token = ADMIN) {
-  const base = gw.client.url.replace(/\/v1\/mcp\/.*$/, '');
-  const res = await fetch(`${base}/v1/admin${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
+  const reply = await adminCall(gw.client.url, token, method, route, body);
+  return { status: reply.status, body: reply.body as Json };
 }
 
 const sha = (args: Record<string, unknown>) =>

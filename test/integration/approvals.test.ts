@@ -10,6 +10,7 @@ import { metricsText } from '../../src/telemetry/metrics';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN = 'admin-approvals-0000000000000000000000';
 const T = {
@@ -66,14 +67,8 @@ afterAll(async () => {
 const client = (token: string): McpTestClient => gw.clientFor('guarded').withToken(token);
 
 async function admin(method: string, route: string, body?: unknown, token = ADMIN) {
-  const base = gw.client.url.replace(/\/v1\/mcp\/.*$/, '');
-  const res = await fetch(`${base}/v1/admin${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
+  const reply = await adminCall(gw.client.url, token, method, route, body);
+  return { status: reply.status, body: reply.body as Json };
 }
 
 /** Calls `greet` as a task-declaring client; returns the task id and its approval request. */

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN = `admin-${randomUUID()}`;
 const tok = (name: string) => `trp_${name}-matrix-${'0'.repeat(30)}`.slice(0, 44);
@@ -185,11 +186,6 @@ export function useMatrixGateway(): void {
 
 /** A call of the gateway's admin API, with the admin token unless another is given. */
 export async function admin(method: string, route: string, body?: unknown, token = ADMIN) {
-  const base = new URL(gw.client.url).origin;
-  const res = await fetch(`${base}/v1/admin${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, unknown> };
+  const reply = await adminCall(gw.client.url, token, method, route, body);
+  return { status: reply.status, body: reply.body as Record<string, unknown> };
 }

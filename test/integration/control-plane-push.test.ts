@@ -17,6 +17,7 @@ import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import { McpTestClient } from '../helpers/mcp-client';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN_TOKEN = 'control-plane-push-admin-token-0123456789';
 
@@ -55,16 +56,7 @@ afterAll(async () => {
 
 /** The admin API of the *first* replica (the stream under test is on the second). */
 async function admin(method: string, path: string, body?: unknown): Promise<number> {
-  const res = await fetch(`${gw.runtime().url}/v1/admin${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  await res.text();
-  return res.status;
+  return (await adminCall(String(gw.runtime().url), ADMIN_TOKEN, method, path, body)).status;
 }
 
 /** Waits for a condition of the real processes (no time bound asserted: the test's timeout is the limit). */

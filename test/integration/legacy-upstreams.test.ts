@@ -12,6 +12,7 @@ import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
 import { startHtmlServer, startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import { getFreePort } from '../../src/tooling/processes';
 import { startExampleUpstream } from '../../examples/upstream/server';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN_TOKEN = 'legacy-upstreams-admin-token';
 const FORM = { elicitation: { form: {} } };
@@ -69,17 +70,8 @@ afterAll(async () => {
 });
 
 async function admin(method: string, path: string, body?: unknown) {
-  const base = new URL(legacy.url).origin;
-  const res = await fetch(`${base}/v1/admin${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+  const reply = await adminCall(legacy.url, ADMIN_TOKEN, method, path, body);
+  return { status: reply.status, body: (reply.body ?? {}) as Record<string, unknown> };
 }
 
 async function upstreamViews(project: string): Promise<Record<string, Record<string, unknown>>> {

@@ -9,6 +9,7 @@ import type { Runtime } from '../../src/main/runtime';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { McpTestClient } from '../helpers/mcp-client';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN = `admin-${randomUUID()}`;
 const ALICE = 'trp_alice-revocation-test-000000000000000';
@@ -55,12 +56,7 @@ function onOther(token: string): McpTestClient {
 }
 
 async function admin(method: string, route: string): Promise<number> {
-  const base = gw.client.url.replace(/\/v1\/mcp\/.*$/, '');
-  const res = await fetch(`${base}/v1/admin${route}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}` },
-  });
-  return res.status;
+  return (await adminCall(gw.client.url, ADMIN, method, route)).status;
 }
 
 const list = (client: McpTestClient) => client.request('tools/list', {}, { tasks: false });

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { adminCall } from '../helpers/admin-api';
 
 const START_TIMEOUT_MS = 180_000;
 const ADMIN_TOKEN = 'stdio-upstreams-admin-token';
@@ -81,12 +82,8 @@ function marked(): number[] {
 }
 
 async function admin(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${new URL(client.url).origin}/v1/admin${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+  const reply = await adminCall(client.url, ADMIN_TOKEN, method, path, body);
+  return { status: reply.status, body: (reply.body ?? {}) as Record<string, unknown> };
 }
 
 function text(result: Record<string, unknown> | undefined): string {

@@ -16,6 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { adminCall } from '../helpers/admin-api';
 
 // The CLI cases start a Node process each (tsx, ~1-3 s on a busy box).
 jest.setTimeout(180_000);
@@ -72,16 +73,8 @@ interface Reply {
 }
 
 async function admin(method: string, route: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${origin}/v1/admin${route}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${ADMIN}`,
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  const { status, body: json } = await adminCall(origin, ADMIN, method, route, body);
+  return { status, body: json };
 }
 
 const patch = (body: unknown) => admin('PATCH', '/projects/demo/upstreams/example', body);

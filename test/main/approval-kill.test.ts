@@ -15,6 +15,7 @@ import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
 import { killChildren, startServeProcess, waitFor, writeServeConfig } from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
+import { adminCall } from '../helpers/admin-api';
 
 const ADMIN = 'admin-approval-kill-000000000000000000000';
 let dir: string;
@@ -60,12 +61,8 @@ afterAll(async () => {
 });
 
 async function admin(method: string, route: string, body?: unknown) {
-  const res = await fetch(`http://127.0.0.1:${port}/v1/admin${route}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  const reply = await adminCall(`http://127.0.0.1:${port}`, ADMIN, method, route, body);
+  return { status: reply.status, body: reply.body as Record<string, unknown> };
 }
 
 /** The pending request of the call labelled `label` (its arguments name it). */
