@@ -1,7 +1,8 @@
 /**
- * `npm run bench:polling [-- --n 2000 --concurrency 64 --tasks 16 --users 4 --ms 5 --old-root <checkout>]`
+ * `npm run bench:polling [-- --n 2000 --concurrency 64 --tasks 16 --users 4 --ms 5 --waiting --old-root <checkout>]`
  *
- * What a client polling a working task costs, against an ordinary call (issue 23: `tasks/get` of a
+ * What a client polling a working task (with `--waiting`: a task waiting for input, one of its two
+ * questions answered) costs, against an ordinary call (issue 23: `tasks/get` of a
  * running task at concurrency 64 should reach at least 0.8x the requests per second of an ordinary call).
  * The spec invites clients to poll `tasks/get` at the task's `pollInterval`; with thousands of tasks in
  * flight that is most of a gateway's traffic. One run on this machine: an in-memory Temporal dev server,
@@ -39,6 +40,7 @@ function parseOptions(argv: string[]) {
       ms: { type: 'string', default: '5' },
       block: { type: 'string', default: '500' },
       'old-root': { type: 'string' },
+      waiting: { type: 'boolean', default: false },
     },
   });
   const int = (name: 'n' | 'concurrency' | 'tasks' | 'users' | 'ms' | 'block', min: number): number => {
@@ -54,6 +56,7 @@ function parseOptions(argv: string[]) {
     ms: int('ms', 0),
     block: int('block', 1),
     oldRoot: values['old-root'],
+    waiting: values.waiting,
   };
 }
 
@@ -63,11 +66,30 @@ interface Target {
   owners: Array<{ client: McpHttpClient; taskIds: string[] }>;
 }
 
+const FORM = { elicitation: { form: {} } };
+
+/** A task waiting for input: `multi_input` asks two questions; the first is answered, the second stays open. */
+async function waitingTask(client: McpHttpClient): Promise<string> {
+  const { taskId } = await createTask(client, 'example.multi_input', {});
+  for (let i = 0; ; i++) {
+    const reply = await client.getTask(taskId);
+    if (reply.result?.status === 'input_required') break;
+    if (i > 200) throw new Error(`task ${taskId} never asked for input`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const answer = { action: 'accept', content: { name: 'one' } };
+  const reply = await client.request('tasks/update', { taskId, inputResponses: { first: answer } });
+  const problem = replyProblem(reply);
+  if (problem !== undefined) throw new Error(problem);
+  return taskId;
+}
+
 async function prepare(
   gateway: GatewayProcess,
   users: readonly BenchUser[],
   agent: Agent,
   tasksPerUser: number,
+  waiting: boolean,
 ): Promise<Target> {
   const endpoint = `${gateway.url}/v1/mcp/bench`;
   let turn = 0;
@@ -77,11 +99,17 @@ async function prepare(
   });
   const owners = [];
   for (const user of users) {
-    const client = new McpHttpClient(endpoint, agent, { token: user.token });
+    const client = new McpHttpClient(endpoint, agent, { token: user.token, capabilities: FORM });
     const taskIds: string[] = [];
     for (let i = 0; i < tasksPerUser; i++) {
-      const created = await createTask(client, 'example.slow_compute', { seconds: 3600, label: `poll-${i}` });
-      taskIds.push(created.taskId);
+      if (waiting) taskIds.push(await waitingTask(client));
+      else {
+        const created = await createTask(client, 'example.slow_compute', {
+          seconds: 3600,
+          label: `poll-${i}`,
+        });
+        taskIds.push(created.taskId);
+      }
     }
     owners.push({ client, taskIds });
   }
@@ -101,9 +129,10 @@ async function main(): Promise<void> {
     ? await startGatewayProcess({ temporal, dir: tempDir(), users, projects, root: opts.oldRoot })
     : undefined;
   const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
-  note(`creating ${opts.tasks} working tasks per user on each gateway`);
-  const targets = { gateway: await prepare(gateway, users, agent, opts.tasks) };
-  const old = before && (await prepare(before, users, agent, opts.tasks));
+  const kind = opts.waiting ? 'input_required' : 'working';
+  note(`creating ${opts.tasks} ${kind} tasks per user on each gateway`);
+  const targets = { gateway: await prepare(gateway, users, agent, opts.tasks, opts.waiting) };
+  const old = before && (await prepare(before, users, agent, opts.tasks, opts.waiting));
 
   type Side = 'ordinary call' | 'tasks/get working' | 'ordinary call, before' | 'tasks/get working, before';
   const sides: Side[] = ['ordinary call', 'tasks/get working'];
@@ -120,8 +149,12 @@ async function main(): Promise<void> {
         })();
     const problem = replyProblem(reply);
     if (problem !== undefined) throw new Error(problem);
-    if (side.startsWith('tasks/get') && reply.result?.status !== 'working')
+    if (side.startsWith('tasks/get') && reply.result?.status !== kind)
       throw new Error(`tasks/get: status ${String(reply.result?.status)}`);
+    // The answered question is hidden, the open one shown: the answer the client must get.
+    const open = Object.keys((reply.result?.inputRequests as object | undefined) ?? {});
+    if (side.startsWith('tasks/get') && opts.waiting && open.join() !== 'second')
+      throw new Error(`tasks/get: open input requests ${open.join() || 'none'}`);
   };
   const pids: Record<string, number> = {
     gateway: gateway.pid,
@@ -158,7 +191,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       '',
-      `bench:polling  gateway: serve all, default settings, ${opts.users} users, ${opts.tasks} working tasks ` +
+      `bench:polling  gateway: serve all, default settings, ${opts.users} users, ${opts.tasks} ${kind} tasks ` +
         `each; node ${process.version}, ${os.cpus().length} cpus, load ${os.loadavg()[0]?.toFixed(1)}`,
       '',
       table([

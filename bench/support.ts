@@ -23,6 +23,8 @@ export interface McpClientOptions {
   tasks?: boolean;
   /** Sent as `Authorization: Bearer <token>` (a function: a token per request). */
   token?: string | (() => string);
+  /** Client capabilities beside Tasks (e.g. `{ elicitation: { form: {} } }` to be asked for input). */
+  capabilities?: Record<string, unknown>;
 }
 
 /** One JSON-RPC request per POST, with the `_meta` envelope and mirrored headers the spec requires. */
@@ -35,7 +37,7 @@ export class McpHttpClient {
     private readonly dispatcher: Dispatcher,
     opts: McpClientOptions = {},
   ) {
-    this.capabilities = opts.tasks === false ? {} : TASKS_CAPS;
+    this.capabilities = { ...(opts.tasks === false ? {} : TASKS_CAPS), ...opts.capabilities };
     this.token = opts.token;
   }
 
