@@ -105,6 +105,28 @@ module.exports = {
       to: { path: folder('tooling') },
     },
     {
+      name: 'dashboard-ui-types-only',
+      comment:
+        "The dashboard's browser code is compiled on its own and served as it is: from outside its folder it takes the view shapes (api/dashboard/view-types.ts), as types only.",
+      severity: 'error',
+      from: { path: '^src/api/dashboard/ui/' },
+      to: { pathNot: ['^src/api/dashboard/ui/', '^src/api/dashboard/view-types\\.ts$'] },
+    },
+    {
+      name: 'dashboard-ui-view-types-as-types',
+      comment: 'The view shapes module holds types only; the browser code imports it with `import type`.',
+      severity: 'error',
+      from: { path: '^src/api/dashboard/ui/' },
+      to: { path: '^src/api/dashboard/view-types\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'view-types-import-nothing',
+      comment: "The view shapes go into the browser code's compilation: they import nothing of the server.",
+      severity: 'error',
+      from: { path: '^src/api/dashboard/view-types\\.ts$' },
+      to: {},
+    },
+    {
       name: 'nothing-imports-main',
       comment: 'Entry points sit on top; nothing imports them.',
       severity: 'error',

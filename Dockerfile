@@ -4,7 +4,8 @@
 # reached its end of life): CI runs the unit tests on it, the rest of the suite on the machine's Node.
 
 # Build stage: all dependencies (better-sqlite3 may compile: python3, make, g++), then `npm ci`, whose
-# `prepare` script builds dist/, then drop the development dependencies. Also uv from PyPI (pinned), whose
+# `prepare` script builds dist/ (the gateway, the dashboard's browser code in dist/browser/, the workflow
+# bundle), then drop the development dependencies. Also uv from PyPI (pinned), whose
 # two binaries (`uv`, `uvx`) the runtime stage takes: `uvx` runs the Python MCP servers of a stdio catalog.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app

@@ -92,9 +92,31 @@ export default tseslint.config(
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },
   },
   {
-    // The dashboard's browser modules (served as they are, no build step).
-    files: ['src/api/dashboard/ui/**/*.js'],
-    languageOptions: { sourceType: 'module', globals: globals.browser },
+    // The dashboard's browser modules (TypeScript with the DOM library, type-checked through their own
+    // src/api/dashboard/ui/tsconfig.json): browser globals, no Node. tsc emits the imports as written and
+    // the browser loads them as they are, so a relative import names the compiled `.js` file; the server
+    // is reached for its view shapes only (`import type`).
+    files: ['src/api/dashboard/ui/**/*.ts'],
+    languageOptions: { globals: globals.browser },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins,
+          patterns: [
+            {
+              regex: '^\\.{1,2}/(?!.*\\.js$)',
+              message: 'Name the compiled module: a relative import ends in .js.',
+              allowTypeImports: true,
+            },
+            {
+              regex: '^(?!\\.{1,2}/)',
+              message: 'No packages in the browser code: it is served as compiled, without a bundler.',
+            },
+          ],
+        },
+      ],
+    },
   },
   prettier,
 );

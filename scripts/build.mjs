@@ -2,8 +2,9 @@
 /**
  * `npm run build` (also run by `npm ci` through `prepare`): compiles src/ and examples/ with tsc
  * (tsconfig.build.json) into dist/, copies the files tsc does not emit (the dashboard's HTML, CSS and
- * browser JavaScript) next to the compiled code, and bundles the workflow code once into
- * dist/workflow-bundle.js, which the worker loads instead of running webpack at start.
+ * icon) next to the compiled code, compiles the dashboard's browser code into dist/browser/
+ * (scripts/build-ui.mjs), and bundles the workflow code once into dist/workflow-bundle.js, which the
+ * worker loads instead of running webpack at start.
  *
  * `--if-needed` (npm start, serve, admin) builds only when dist/ is missing or older than a source.
  * Plain Node on purpose: it runs before anything is compiled.
@@ -13,27 +14,20 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFile
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildUi, newest } from './build-ui.mjs';
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const dist = path.join(root, 'dist');
 /** Written last: its time is the build's. */
 const stamp = path.join(dist, '.build-stamp');
 const SOURCE_DIRS = ['src', 'examples'];
-const SOURCE_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
-
-/** Newest modification time under `p` (0 when it does not exist). */
-function newest(p) {
-  let stat;
-  try {
-    stat = statSync(p);
-  } catch {
-    return 0;
-  }
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let max = stat.mtimeMs;
-  for (const entry of readdirSync(p)) max = Math.max(max, newest(path.join(p, entry)));
-  return max;
-}
+const SOURCE_FILES = [
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'package-lock.json',
+  'scripts/build.mjs',
+  'scripts/build-ui.mjs',
+];
 
 /** dist/ is complete and newer than every source (an image without sources counts as fresh). */
 export function distIsFresh() {
@@ -42,12 +36,14 @@ export function distIsFresh() {
   return Math.max(...inputs) <= statSync(stamp).mtimeMs;
 }
 
-/** Copies every file under `dir` that tsc leaves out (anything but TypeScript) into dist/. */
+/** Copies every file under `dir` that tsc leaves out (anything but TypeScript and its tsconfig) into dist/. */
 function copyAssets(dir) {
   for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
     const rel = path.join(dir, entry.name);
     if (entry.isDirectory()) copyAssets(rel);
-    else if (!entry.name.endsWith('.ts')) cpSync(path.join(root, rel), path.join(dist, rel));
+    else if (!entry.name.endsWith('.ts') && entry.name !== 'tsconfig.json') {
+      cpSync(path.join(root, rel), path.join(dist, rel));
+    }
   }
 }
 
@@ -65,6 +61,7 @@ export async function build() {
   );
   if (tsc.status !== 0) throw new Error(`tsc failed (exit ${tsc.status ?? tsc.signal})`);
   for (const dir of SOURCE_DIRS) copyAssets(dir);
+  buildUi();
 
   // The compiled worker module names what goes into the bundle, so the build and the in-process
   // fallback (tests) bundle the same way.

@@ -2,6 +2,8 @@
  * Starts ONE in-memory Temporal dev server and (unless only SQLite is under test) ONE throwaway PostgreSQL
  * cluster for the whole jest run (all workers and both database projects share them), and publishes their
  * addresses via process.env (inherited by workers, which are forked after this runs) and a JSON file.
+ * Also compiles the dashboard's browser code when it is missing or stale (scripts/build-ui.mjs), which
+ * the gateways the tests start serve from dist/browser/.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -72,7 +74,17 @@ function ensureChromiumInstalled(log: (msg: string) => void): void {
   if (findChromium() === undefined) throw new Error(`${script} did not install Chromium`);
 }
 
+/** The dashboard UI's modules, compiled only when a source is newer than the last compilation. */
+function ensureUiCompiled(): void {
+  const root = findRepoRoot(__dirname);
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'build-ui.mjs'), '--if-needed'], {
+    cwd: root,
+    stdio: ['ignore', 2, 2],
+  });
+}
+
 export default async function globalSetup(): Promise<void> {
+  ensureUiCompiled();
   const log = (msg: string): void => void process.stderr.write(`[temporal] ${msg}\n`);
   const pgLog = (msg: string): void => void process.stderr.write(`[postgres] ${msg}\n`);
   const cliPath = await resolveTemporalCli({ install: true, log });

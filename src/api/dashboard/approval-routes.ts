@@ -12,6 +12,13 @@ import { approvalQuery, DecisionBody, requireDesk } from '../admin/approval-rout
 import type { DashboardApiDeps } from './routing';
 import { ok, viewerRoute } from './routing';
 import type { Viewer } from './session';
+import type {
+  ApprovalAnswerView,
+  ApprovalDetailView,
+  ApprovalPolicySummaryView,
+  ApprovalRequestView,
+  ApprovalsView,
+} from './view-types';
 
 const desk = (deps: DashboardApiDeps) => requireDesk(deps.approvals);
 
@@ -19,7 +26,7 @@ const principal = (viewer: Viewer): Principal => ({ kind: 'user', userId: viewer
 const approvalId = (params: string[]) => params[0] as string;
 
 /** The requests with their user callers' handles (an API key or anonymous caller stays kind and id). */
-async function withCallers(deps: DashboardApiDeps, views: ApprovalView[]) {
+async function withCallers(deps: DashboardApiDeps, views: ApprovalView[]): Promise<ApprovalRequestView[]> {
   const ids = views.filter((v) => v.caller.kind === 'user').map((v) => v.caller.id);
   const people = await deps.dashboard.usersByIds(ids);
   return views.map((v) => {
@@ -32,20 +39,22 @@ export const APPROVAL_ROUTES = [
   // `?status=pending|approved|denied|expired|withdrawn&project=<slug>&limit=&before=<createdAt>`
   viewerRoute('GET', '/v1/approvals', async (deps, req, viewer) => {
     const views = await desk(deps).list(principal(viewer), approvalQuery(req.query));
-    return ok({ approvals: await withCallers(deps, views) });
+    return ok({ approvals: await withCallers(deps, views) } satisfies ApprovalsView);
   }),
   viewerRoute('GET', '/v1/approvals/:approval', async (deps, req, viewer) => {
     const view = await desk(deps).show(principal(viewer), approvalId(req.params));
     const [approval] = await withCallers(deps, [view]);
-    return ok({ approval });
+    return ok({ approval: approval ?? view } satisfies ApprovalDetailView);
   }),
   viewerRoute('POST', '/v1/approvals/:approval/approve', async (deps, req, viewer) => {
     const { comment } = parse(DecisionBody, req.body);
-    return ok(await desk(deps).decide(principal(viewer), approvalId(req.params), 'approve', comment));
+    const answer = await desk(deps).decide(principal(viewer), approvalId(req.params), 'approve', comment);
+    return ok(answer satisfies ApprovalAnswerView);
   }),
   viewerRoute('POST', '/v1/approvals/:approval/deny', async (deps, req, viewer) => {
     const { comment } = parse(DecisionBody, req.body);
-    return ok(await desk(deps).decide(principal(viewer), approvalId(req.params), 'deny', comment));
+    const answer = await desk(deps).decide(principal(viewer), approvalId(req.params), 'deny', comment);
+    return ok(answer satisfies ApprovalAnswerView);
   }),
 ];
 
@@ -54,7 +63,10 @@ export const APPROVAL_ROUTES = [
  * configuration file): which calls wait, who may approve (by handle and team slug), and its version.
  * Read from the project record every role already sees, so members learn why their call waits.
  */
-export async function approvalPolicyView(deps: DashboardApiDeps, project: ProjectRecord) {
+export async function approvalPolicyView(
+  deps: DashboardApiDeps,
+  project: ProjectRecord,
+): Promise<ApprovalPolicySummaryView | null> {
   const served = project.approvals;
   if (!served) return null;
   const { policy, version } = served;

@@ -9,6 +9,13 @@ import { HttpError } from '../rest-errors';
 import { projectFor } from './access';
 import { approvalPolicyView } from './approval-routes';
 import { ok, viewerRoute } from './routing';
+import type {
+  ConnectionRevokedView,
+  ConnectionsView,
+  ProjectsView,
+  ProjectView,
+  TaskListView,
+} from './view-types';
 import {
   decodeListCursor,
   encodeListCursor,
@@ -22,7 +29,7 @@ const MAX_PAGE = 200;
 
 export const PROJECT_ROUTES = [
   viewerRoute('GET', '/v1/projects', async (deps, _req, viewer) =>
-    ok({ projects: await deps.dashboard.projectsOf(viewer.user.id) }),
+    ok({ projects: await deps.dashboard.projectsOf(viewer.user.id) } satisfies ProjectsView),
   ),
   viewerRoute('GET', '/v1/projects/:project', async (deps, req, viewer) => {
     const { project, role } = await projectFor(deps, req, viewer);
@@ -32,7 +39,7 @@ export const PROJECT_ROUTES = [
       people: (await deps.dashboard.peopleOf(project)).map(({ handle, name }) => ({ handle, name })),
       upstreams: project.upstreams.map(upstreamStatusView),
       approvalPolicy: await approvalPolicyView(deps, project),
-    });
+    } satisfies ProjectView);
   }),
 
   // The viewer's own connections to the project's per-user upstreams, and where to make them.
@@ -61,7 +68,7 @@ export const PROJECT_ROUTES = [
           connectUrl: `/v1/connect/${encodeURIComponent(project.slug)}/${encodeURIComponent(u.alias)}`,
         };
       });
-    return ok({ connections });
+    return ok({ connections } satisfies ConnectionsView);
   }),
 
   // "Disconnect": the viewer revokes their own connection, here and at the upstream's authorization
@@ -79,7 +86,9 @@ export const PROJECT_ROUTES = [
       project.slug,
       upstream.alias,
     );
-    return ok({ connection: { alias: upstream.alias, status: revoked.status } });
+    return ok({
+      connection: { alias: upstream.alias, status: revoked.status },
+    } satisfies ConnectionRevokedView);
   }),
 
   viewerRoute('GET', '/v1/projects/:project/tasks', async (deps, req, viewer) => {
@@ -99,7 +108,7 @@ export const PROJECT_ROUTES = [
       counts,
       tasks: page.map((t) => taskSummaryView(t, people)),
       ...(tasks.length > q.limit && last && { nextCursor: encodeListCursor(last) }),
-    });
+    } satisfies TaskListView);
   }),
 ];
 

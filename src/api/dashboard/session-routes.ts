@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { parse } from '../../store/control-plane';
 import { HttpError } from '../rest-errors';
 import { ok, route, viewerRoute } from './routing';
+import type { SessionView } from './view-types';
 import { clearSessionCookie, requireSameOrigin, SESSION_COOKIE, setSessionCookie } from './session';
 
 const SignInBody = z.strictObject({ token: z.string().min(1).max(512) });
@@ -22,10 +23,13 @@ export const SESSION_ROUTES = [
     const previous = req.ctx.cookies.get(SESSION_COOKIE);
     if (previous !== undefined) await deps.dashboard.signOut(previous);
     setSessionCookie(req.ctx, opened.secret, opened.session.expiresAt);
-    return ok({ user: opened.session.user, csrfToken: opened.session.csrfToken });
+    return ok({ user: opened.session.user, csrfToken: opened.session.csrfToken } satisfies SessionView);
   }),
   viewerRoute('GET', '/v1/session', async (_deps, _req, viewer) =>
-    ok({ user: viewer.user, ...(viewer.csrfToken !== undefined && { csrfToken: viewer.csrfToken }) }),
+    ok({
+      user: viewer.user,
+      ...(viewer.csrfToken !== undefined && { csrfToken: viewer.csrfToken }),
+    } satisfies SessionView),
   ),
   viewerRoute('DELETE', '/v1/session', async (deps, req) => {
     const secret = req.ctx.cookies.get(SESSION_COOKIE);

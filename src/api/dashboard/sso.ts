@@ -28,6 +28,7 @@ import { OAuthHttpError } from '../../upstream/oauth/http';
 import type { OAuthResourceServer } from '../oauth/resource-server';
 import { TokenRefusal } from '../oauth/verifier';
 import { SESSION_COOKIE, setSessionCookie } from './session';
+import type { SsoView } from './view-types';
 
 const FLOW_COOKIE = 'taskrouter_sso';
 const FLOW_TTL_MS = 10 * 60_000;
@@ -149,7 +150,7 @@ export function dashboardSso(deps: DashboardSsoDeps): Middleware {
     if (!ctx.path.startsWith(BASE) || ctx.method !== 'GET') return next();
     ctx.set('Cache-Control', 'no-store');
     if (ctx.path === BASE) {
-      ctx.body = { label: deps.config.label };
+      ctx.body = { label: deps.config.label } satisfies SsoView;
       return;
     }
     if (ctx.path !== `${BASE}/start` && ctx.path !== `${BASE}/callback`) return next();

@@ -12,6 +12,7 @@ import { HttpError } from '../rest-errors';
 import { controlRefusal, refuse, taskFor } from './access';
 import { ok, viewerRoute } from './routing';
 import type { Viewer } from './session';
+import type { AssigneeView, CancelAcceptedView, InputAcceptedView } from './view-types';
 
 /**
  * The dashboard is a form-elicitation client of the Tasks extension: its answer and cancel buttons reach
@@ -49,7 +50,7 @@ export const TASK_CONTROL_ROUTES = [
       t.task.taskKey,
       inputResponses,
     );
-    return { status: 202, body: { accepted: Object.keys(inputResponses) } };
+    return { status: 202, body: { accepted: Object.keys(inputResponses) } satisfies InputAcceptedView };
   }),
   viewerRoute('POST', '/v1/projects/:project/tasks/:task/cancel', async (deps, req, viewer) => {
     const t = await taskFor(deps, req, viewer);
@@ -58,7 +59,7 @@ export const TASK_CONTROL_ROUTES = [
       throw new HttpError('forbidden', controlRefusal(t.access));
     }
     await deps.gateway.cancelTaskByKey(dashboardCall(t.project, viewer, 'tasks/cancel'), t.task.taskKey);
-    return { status: 202, body: { cancelled: true } };
+    return { status: 202, body: { cancelled: true } satisfies CancelAcceptedView };
   }),
   viewerRoute('PUT', '/v1/projects/:project/tasks/:task/assignee', async (deps, req, viewer) => {
     const t = await taskFor(deps, req, viewer);
@@ -89,7 +90,9 @@ export const TASK_CONTROL_ROUTES = [
         })
         .catch((err: unknown) => deps.logger?.error({ err: (err as Error).name }, 'audit write failed'));
     }
-    return ok({ assignee: target ? { handle: target.handle, name: target.name } : null });
+    return ok({
+      assignee: target ? { handle: target.handle, name: target.name } : null,
+    } satisfies AssigneeView);
   }),
 ];
 

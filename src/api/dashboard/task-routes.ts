@@ -3,13 +3,14 @@
  * payload): metadata for anyone with a role on the project, the payload only where the task's access
  * allows, read from the live workflow so the status and the open input requests agree.
  */
-import type { PayloadDenial, TaskAccess } from '../../gateway/tasks/task-access';
-import type { InputRequests, JsonRpcErrorObject, TaskSnapshot } from '../../protocol';
+import type { TaskAccess } from '../../gateway/tasks/task-access';
+import type { TaskSnapshot } from '../../protocol';
 import type { TaskRecord } from '../../store/tasks/task-store';
 import { HttpError } from '../rest-errors';
 import { refuse, taskFor } from './access';
 import type { DashboardApiDeps } from './routing';
 import { ok, viewerRoute } from './routing';
+import type { PayloadView, TaskDetailView, TaskPayloadView, TimelineView } from './view-types';
 import { mentionedUsers, taskMetadataView, timelineView } from './views';
 
 export const TASK_ROUTES = [
@@ -30,12 +31,13 @@ export const TASK_ROUTES = [
         answer: t.access.answer && snapshot.status === 'input_required',
       },
       ...(t.access.workflowLink && { workflow: workflowView(deps, t.task) }),
-    });
+    } satisfies TaskDetailView);
   }),
   viewerRoute('GET', '/v1/projects/:project/tasks/:task/timeline', async (deps, req, viewer) => {
     const { task } = await taskFor(deps, req, viewer);
     const events = await deps.store.listEvents(task.taskKey);
-    return ok({ timeline: timelineView(events, await deps.dashboard.usersByIds(mentionedUsers(events))) });
+    const people = await deps.dashboard.usersByIds(mentionedUsers(events));
+    return ok({ timeline: timelineView(events, people) } satisfies TimelineView);
   }),
   viewerRoute('GET', '/v1/projects/:project/tasks/:task/payload', async (deps, req, viewer) => {
     const t = await taskFor(deps, req, viewer);
@@ -45,19 +47,9 @@ export const TASK_ROUTES = [
       refuse(deps, t, viewer, `payload hidden: ${payload.reason}`);
       throw new HttpError(payload.reason, payload.message);
     }
-    return ok({ payload });
+    return ok({ payload } satisfies TaskPayloadView);
   }),
 ];
-
-type PayloadView =
-  | {
-      visible: true;
-      arguments?: unknown;
-      inputRequests?: InputRequests;
-      result?: Record<string, unknown>;
-      error?: JsonRpcErrorObject;
-    }
-  | { visible: false; reason: PayloadDenial; message: string };
 
 async function payloadView(
   deps: DashboardApiDeps,

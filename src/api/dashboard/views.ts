@@ -1,6 +1,7 @@
 /**
  * The dashboard's JSON shapes: task metadata (never payloads) for lists and details, timelines, and the
- * list cursor. Everything here is safe to show to anyone with a role on the project.
+ * list cursor. Everything here is safe to show to anyone with a role on the project. The shapes are
+ * view-types.ts's, which the browser UI reads too.
  */
 import { PROBE_FAILED } from '../../protocol';
 import type { UpstreamRecord } from '../../store/control-plane/types';
@@ -9,11 +10,14 @@ import type { TaskEvent, TaskRecord, TaskSummary } from '../../store/tasks/task-
 import { HttpError } from '../rest-errors';
 import type { TaskPosition } from '../../store/tasks/task-listing';
 import { decodeTaskCursor, encodeTaskCursor } from '../../store/tasks/task-listing';
-
-export interface PersonView {
-  handle: string;
-  name: string;
-}
+import type {
+  CallerView,
+  PersonView,
+  TaskMetadataView,
+  TaskSummaryView,
+  TimelineEntryView,
+  UpstreamStatusView,
+} from './view-types';
 
 export type People = Map<string, DashboardUser>;
 
@@ -25,7 +29,7 @@ function person(people: People, userId: string | undefined): PersonView | null {
 }
 
 /** Who started the task: a user (by handle) or just the kind of caller for API keys and anonymous calls. */
-function callerView(caller: TaskSummary['caller'], people: People) {
+function callerView(caller: TaskSummary['caller'], people: People): CallerView {
   if (caller.kind === 'user') return { kind: 'user' as const, user: person(people, caller.id) };
   return { kind: caller.kind };
 }
@@ -43,7 +47,7 @@ export function mentionedUsers(
   return ids;
 }
 
-export function taskSummaryView(task: TaskSummary, people: People) {
+export function taskSummaryView(task: TaskSummary, people: People): TaskSummaryView {
   return {
     ref: task.taskKey,
     tool: task.tool,
@@ -59,7 +63,7 @@ export function taskSummaryView(task: TaskSummary, people: People) {
   };
 }
 
-export function taskMetadataView(task: TaskRecord, people: People) {
+export function taskMetadataView(task: TaskRecord, people: People): TaskMetadataView {
   const s = task.snapshot;
   return {
     ...taskSummaryView(
@@ -83,7 +87,7 @@ export function taskMetadataView(task: TaskRecord, people: People) {
   };
 }
 
-export function timelineView(events: TaskEvent[], people: People) {
+export function timelineView(events: TaskEvent[], people: People): TimelineEntryView[] {
   return events.map((e) =>
     e.kind === 'assignment'
       ? {
@@ -116,7 +120,7 @@ export function decodeListCursor(cursor: string): TaskPosition {
  * probe found (docs/interop.md, "Operators see why"), a failure as one message whatever failed (the
  * detail is the operator's: the gateway's log). The URL and the credential stay with the admin API.
  */
-export function upstreamStatusView(upstream: UpstreamRecord) {
+export function upstreamStatusView(upstream: UpstreamRecord): UpstreamStatusView {
   const probe = upstream.probe;
   return {
     alias: upstream.alias,

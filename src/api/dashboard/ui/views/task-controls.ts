@@ -1,11 +1,19 @@
 // What a viewer may do to a task, as its page offers it: assign it (team members) and cancel it (its own
 // user caller). The server decides who may; the page only shows the controls it was told to.
-import { api } from '../api.js';
+import type { AssigneeView, PersonView, TaskDetailView } from '../../view-types';
+import { api, messageOf } from '../api.js';
+import type { Child } from '../dom.js';
 import { announce, h, replace } from '../dom.js';
 
-export function drawControls(controls, data, base, people, refresh) {
+export function drawControls(
+  controls: HTMLElement,
+  data: TaskDetailView,
+  base: string,
+  people: PersonView[],
+  refresh: () => Promise<void>,
+): void {
   const c = data.controls;
-  const parts = [];
+  const parts: Child[] = [];
   if (c.assign) parts.push(assignmentControl(base, people, data.task.assignee, refresh));
   if (c.cancel) {
     parts.push(
@@ -18,14 +26,15 @@ export function drawControls(controls, data, base, people, refresh) {
           'data-testid': 'cancel-task',
           onclick: async (event) => {
             if (!confirm('Cancel this task? The upstream will be asked to stop it.')) return;
-            event.target.disabled = true;
+            const button = event.target as HTMLButtonElement;
+            button.disabled = true;
             try {
               await api('POST', `${base}/cancel`);
               announce('Cancellation requested');
               await refresh();
             } catch (err) {
               showError(controls, err);
-              event.target.disabled = false;
+              button.disabled = false;
             }
           },
         },
@@ -41,12 +50,17 @@ export function drawControls(controls, data, base, people, refresh) {
   replace(controls, h('h2', { id: 'controls-h' }, 'Actions'), parts);
 }
 
-function showError(container, err) {
+function showError(container: HTMLElement, err: unknown): void {
   container.querySelector('.field-error')?.remove();
-  container.append(h('p', { class: 'field-error', role: 'alert' }, err.message));
+  container.append(h('p', { class: 'field-error', role: 'alert' }, messageOf(err)));
 }
 
-function assignmentControl(base, people, current, refresh) {
+function assignmentControl(
+  base: string,
+  people: PersonView[],
+  current: PersonView | null,
+  refresh: () => Promise<void>,
+): HTMLFormElement {
   const select = h(
     'select',
     { id: 'assignee-select' },
@@ -63,7 +77,7 @@ function assignmentControl(base, people, current, refresh) {
       onsubmit: async (event) => {
         event.preventDefault();
         try {
-          const res = await api('PUT', `${base}/assignee`, {
+          const res = await api<AssigneeView>('PUT', `${base}/assignee`, {
             assignee: select.value === '' ? null : select.value,
           });
           announce(res.assignee ? `Assigned to ${res.assignee.handle}` : 'Unassigned');

@@ -1,25 +1,27 @@
 // One task's page: it loads the task, lays out its sections and keeps them live, redrawing a section
-// only when its own data changed. The sections are drawn by task-sections.js and task-controls.js, the
-// input forms by elicitation.js.
+// only when its own data changed. The sections are drawn by task-sections.ts and task-controls.ts, the
+// input forms by elicitation.ts.
+import type { ProjectView, TaskDetailView, TaskStatusView } from '../../view-types';
 import { api } from '../api.js';
 import { announce, h, keepFocus, replace } from '../dom.js';
 import { elicitationForm } from '../elicitation.js';
 import { hostedBadge, statusBadge, statusLabel } from '../format.js';
 import { setCrumbs } from '../frame.js';
+import type { TaskRoute } from '../nav.js';
 import { tasksHash } from '../nav.js';
 import { keepRefreshing } from '../refresh.js';
 import { state } from '../state.js';
 import { drawControls } from './task-controls.js';
 import { drawMeta, drawPayload, drawTimeline } from './task-sections.js';
 
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const TERMINAL: ReadonlySet<TaskStatusView> = new Set(['completed', 'failed', 'cancelled']);
 const DETAIL_REFRESH_MS = 1000;
 
-export async function renderTask(main, route, renderId) {
+export async function renderTask(main: HTMLElement, route: TaskRoute, renderId: number): Promise<void> {
   const { slug, ref } = route;
   const base = `/v1/projects/${encodeURIComponent(slug)}/tasks/${encodeURIComponent(ref)}`;
-  let data = await api('GET', base);
-  const project = await api('GET', `/v1/projects/${encodeURIComponent(slug)}`);
+  let data = await api<TaskDetailView>('GET', base);
+  const project = await api<ProjectView>('GET', `/v1/projects/${encodeURIComponent(slug)}`);
   if (renderId !== state.renderId) return;
   setCrumbs(
     { label: 'Projects', href: '#/' },
@@ -35,7 +37,7 @@ export async function renderTask(main, route, renderId) {
   const payload = h('section', { class: 'card', 'aria-labelledby': 'payload-h' });
   const timeline = h('section', { class: 'card', 'aria-labelledby': 'timeline-h' });
 
-  const drawHeader = () =>
+  const drawHeader = (): void =>
     replace(
       header,
       h('h1', {}, data.task.tool),
@@ -45,9 +47,10 @@ export async function renderTask(main, route, renderId) {
 
   // One form per open input request, kept across refreshes while its request is unchanged, so an
   // answered question disappears without wiping what is typed into the others.
-  const forms = new Map(); // key → { request: JSON text, form }
-  const drawInput = () => {
-    const requests = data.controls.answer && data.payload.visible ? data.payload.inputRequests : undefined;
+  const forms = new Map<string, { request: string; form: HTMLFormElement }>();
+  const drawInput = (): void => {
+    const p = data.payload;
+    const requests = data.controls.answer && p.visible ? p.inputRequests : undefined;
     const open = Object.entries(requests ?? {});
     for (const [k, entry] of forms) {
       if (!open.some(([key, r]) => key === k && JSON.stringify(r) === entry.request)) {
@@ -71,14 +74,14 @@ export async function renderTask(main, route, renderId) {
 
   // Each section is redrawn only when its own data changed, so a refresh never resets a control the
   // user is working with (a half-chosen assignee, a focused button).
-  const drawn = {};
-  const section = (name, key, drawSection) => {
+  const drawn: Record<string, string> = {};
+  const section = (name: string, key: unknown, drawSection: () => void): void => {
     const k = JSON.stringify(key);
     if (drawn[name] === k) return;
     drawn[name] = k;
     keepFocus(drawSection);
   };
-  const draw = () => {
+  const draw = (): void => {
     section('header', [data.task.tool, data.task.status, data.task.hosted], drawHeader);
     section('meta', [data.task, data.workflow], () => drawMeta(meta, data));
     section('controls', [data.controls.assign, data.controls.cancel, data.task.assignee], () =>
@@ -89,8 +92,8 @@ export async function renderTask(main, route, renderId) {
     section('timeline', data.timeline, () => drawTimeline(timeline, data));
   };
   let seen = JSON.stringify(data);
-  async function refresh() {
-    const fresh = await api('GET', base);
+  async function refresh(): Promise<void> {
+    const fresh = await api<TaskDetailView>('GET', base);
     if (renderId !== state.renderId) return;
     const text = JSON.stringify(fresh);
     if (text === seen) return;

@@ -3,14 +3,14 @@
 import { ApiError } from './api.js';
 import { state } from './state.js';
 
-export function stopRefresh() {
+export function stopRefresh(): void {
   if (state.timer !== null) clearTimeout(state.timer);
   state.timer = null;
 }
 
 /** Re-runs `tick` every `ms` while this render is current and the page is visible. */
-export function keepRefreshing(renderId, ms, tick) {
-  const loop = async () => {
+export function keepRefreshing(renderId: number, ms: number, tick: () => Promise<void>): void {
+  const loop = async (): Promise<void> => {
     if (renderId !== state.renderId) return;
     if (document.visibilityState === 'visible') {
       try {
@@ -19,7 +19,7 @@ export function keepRefreshing(renderId, ms, tick) {
         if (err instanceof ApiError && err.status === 401) return;
       }
     }
-    if (renderId === state.renderId) state.timer = setTimeout(loop, ms);
+    if (renderId === state.renderId) state.timer = setTimeout(() => void loop(), ms);
   };
-  state.timer = setTimeout(loop, ms);
+  state.timer = setTimeout(() => void loop(), ms);
 }

@@ -2,13 +2,14 @@
 // When the gateway offers sign-in through its OpenID issuer (docs/oauth.md), a button starts that flow
 // (a plain navigation: the gateway redirects to the issuer and back), and a failed attempt comes back
 // here with its reason in `?sso_error=`.
-import { api } from '../api.js';
+import type { SessionView, SsoView } from '../../view-types';
+import { api, messageOf } from '../api.js';
 import { h, replace } from '../dom.js';
 import { setCrumbs } from '../frame.js';
 import { go } from '../nav.js';
 import { state } from '../state.js';
 
-export function renderSignIn(main) {
+export function renderSignIn(main: HTMLElement): void {
   setCrumbs();
   document.title = 'Sign in · TaskRouter';
   const error = h('p', { class: 'field-error', role: 'alert' });
@@ -29,13 +30,13 @@ export function renderSignIn(main) {
         event.preventDefault();
         error.textContent = '';
         try {
-          const session = await api('POST', '/v1/session', { token: input.value.trim() });
+          const session = await api<SessionView>('POST', '/v1/session', { token: input.value.trim() });
           state.user = session.user;
-          state.csrf = session.csrfToken;
+          state.csrf = session.csrfToken ?? null;
           input.value = '';
           go('#/');
         } catch (err) {
-          error.textContent = err.message;
+          error.textContent = messageOf(err);
           input.focus();
         }
       },
@@ -53,18 +54,18 @@ export function renderSignIn(main) {
   );
   replace(main, form);
   input.focus();
-  offerSso(form, error);
+  void offerSso(form, error);
 }
 
-async function offerSso(form, error) {
+async function offerSso(form: HTMLFormElement, error: HTMLElement): Promise<void> {
   const failed = new URLSearchParams(location.search).get('sso_error');
   if (failed) {
     error.textContent = failed;
     history.replaceState(null, '', `${location.pathname}${location.hash}`);
   }
-  let sso;
+  let sso: SsoView;
   try {
-    sso = await api('GET', '/v1/session/sso');
+    sso = await api<SsoView>('GET', '/v1/session/sso');
   } catch {
     return; // not configured
   }

@@ -1,15 +1,23 @@
 // Calls waiting for approval (docs/approvals.md): the status tabs (pending, decided ones, expired), the
 // project filter and the list of requests the viewer may see, refreshed live. Each request links to its
 // page (approval-detail.js), where its approvers see the arguments and decide.
+import type {
+  ApprovalDecisionView,
+  ApprovalPolicySummaryView,
+  ApprovalRequestView,
+  ApprovalsView,
+  ProjectsView,
+} from '../../view-types';
 import { api } from '../api.js';
 import { h, keepFocus, replace } from '../dom.js';
 import { ago, formatTime } from '../format.js';
 import { refreshApprovalBadge, setCrumbs } from '../frame.js';
+import type { ApprovalsRoute } from '../nav.js';
 import { approvalsHash, goAndFocus } from '../nav.js';
 import { keepRefreshing } from '../refresh.js';
 import { state } from '../state.js';
 
-export const APPROVAL_STATUSES = [
+export const APPROVAL_STATUSES: ReadonlyArray<readonly [string, string]> = [
   ['pending', 'Pending'],
   ['approved', 'Approved'],
   ['denied', 'Denied'],
@@ -19,19 +27,19 @@ export const APPROVAL_STATUSES = [
 ];
 const LIST_REFRESH_MS = 2000;
 
-export function approvalBadge(status) {
+export function approvalBadge(status: string): HTMLSpanElement {
   return h('span', { class: `badge approval-${status}`, 'data-testid': 'approval-status' }, status);
 }
 
 /** Who asked: a user by handle, an API key or anonymous caller by kind and id. */
-export function askedBy(caller) {
+export function askedBy(caller: ApprovalRequestView['caller']): string {
   if (caller.kind === 'user') return caller.handle ?? `user ${caller.id}`;
   const kind = caller.kind === 'api_key' ? 'API key' : caller.kind;
   return caller.id ? `${kind} ${caller.id}` : kind;
 }
 
 /** The decisions so far, one line each: "approve by erin: fine". */
-export function decisionsList(decisions) {
+export function decisionsList(decisions: ApprovalDecisionView[]): HTMLElement {
   if (decisions.length === 0) return h('span', { class: 'muted' }, 'none yet');
   return h(
     'ul',
@@ -51,21 +59,29 @@ export function decisionsList(decisions) {
 }
 
 /** The first characters of the arguments' SHA-256, the whole digest on hover. */
-export function digest(sha) {
+export function digest(sha: string): HTMLElement {
   return h('code', { title: sha, class: 'digest' }, `${sha.slice(0, 12)}…`);
 }
 
-export async function renderApprovals(main, route, renderId) {
+export async function renderApprovals(
+  main: HTMLElement,
+  route: ApprovalsRoute,
+  renderId: number,
+): Promise<void> {
   const { status, project } = route;
   setCrumbs({ label: 'Projects', href: '#/' }, { label: 'Approvals' });
   document.title = 'Approvals · TaskRouter';
-  const listPath = () => {
+  const listPath = (): string => {
     const q = new URLSearchParams({ limit: '200' });
     if (status !== 'all') q.set('status', status);
     if (project) q.set('project', project);
     return `/v1/approvals?${q}`;
   };
-  let [{ approvals }, { projects }] = await Promise.all([api('GET', listPath()), api('GET', '/v1/projects')]);
+  const [list, { projects }] = await Promise.all([
+    api<ApprovalsView>('GET', listPath()),
+    api<ProjectsView>('GET', '/v1/projects'),
+  ]);
+  let approvals = list.approvals;
   if (renderId !== state.renderId) return;
 
   const tabs = h(
@@ -89,7 +105,7 @@ export async function renderApprovals(main, route, renderId) {
             if (next === null) return;
             event.preventDefault();
             const n = APPROVAL_STATUSES.length;
-            const target = APPROVAL_STATUSES[(next + n) % n][0];
+            const target = APPROVAL_STATUSES[(next + n) % n]?.[0] ?? 'pending';
             goAndFocus(approvalsHash(target, project), `[data-group="${target}"]`);
           },
         },
@@ -107,7 +123,8 @@ export async function renderApprovals(main, route, renderId) {
     'select',
     {
       id: 'approvals-project',
-      onchange: (event) => goAndFocus(approvalsHash(status, event.target.value), '#approvals-project'),
+      onchange: (event) =>
+        goAndFocus(approvalsHash(status, (event.target as HTMLSelectElement).value), '#approvals-project'),
     },
     h('option', { value: '' }, 'All projects'),
     slugs.map((s) => h('option', { value: s, selected: s === project }, s)),
@@ -118,7 +135,7 @@ export async function renderApprovals(main, route, renderId) {
     role: 'tabpanel',
     'aria-labelledby': `approvals-tab-${status}`,
   });
-  const drawRows = () => {
+  const drawRows = (): void => {
     if (approvals.length === 0) {
       return replace(panel, h('p', { class: 'empty muted' }, 'No approval requests here.'));
     }
@@ -140,7 +157,7 @@ export async function renderApprovals(main, route, renderId) {
 
   let seen = JSON.stringify(approvals);
   keepRefreshing(renderId, LIST_REFRESH_MS, async () => {
-    const fresh = (await api('GET', listPath())).approvals;
+    const fresh = (await api<ApprovalsView>('GET', listPath())).approvals;
     if (renderId !== state.renderId) return;
     const text = JSON.stringify(fresh);
     if (text === seen) return;
@@ -151,7 +168,7 @@ export async function renderApprovals(main, route, renderId) {
   });
 }
 
-function approvalTable(approvals, memberOf) {
+function approvalTable(approvals: ApprovalRequestView[], memberOf: Set<string>): HTMLTableElement {
   const cols = ['Call', 'Project', 'Asked by', 'Asked', 'Expires', 'Policy', 'Arguments', 'Decisions'];
   return h(
     'table',
@@ -211,7 +228,10 @@ function approvalTable(approvals, memberOf) {
 }
 
 /** A project's approval policy on its page, read-only: which calls wait, who may approve, its version. */
-export function approvalPolicySection(slug, policy) {
+export function approvalPolicySection(
+  slug: string,
+  policy: ApprovalPolicySummaryView | null,
+): HTMLElement | null {
   if (!policy) return null;
   const rules = policy.rules.map((r) => {
     const what = [...r.tools, ...r.annotations.map((a) => `tools with ${a}`)].join(', ');
@@ -222,7 +242,7 @@ export function approvalPolicySection(slug, policy) {
     ...policy.approvers.users,
     ...policy.approvers.teams.map((t) => `team ${t}`),
   ].filter(Boolean);
-  const rows = [
+  const rows: Array<[string, string]> = [
     ['Calls that wait', rules.join('; ')],
     ['Who may approve', who.join(', ') || 'nobody'],
     ['Approvals needed', String(policy.required)],
@@ -242,7 +262,7 @@ export function approvalPolicySection(slug, policy) {
   );
 }
 
-function duration(ms) {
+function duration(ms: number): string {
   if (ms % 86_400_000 === 0) return `${ms / 86_400_000} d`;
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;

@@ -3,10 +3,13 @@
 // text), the decisions so far, and Approve / Deny with a comment while the viewer may decide. The
 // server decides who may; a refusal (already decided, expired, not an approver, one's own call) is
 // shown as the server worded it.
-import { api, ApiError } from '../api.js';
+import type { ApprovalAnswerView, ApprovalDetailView, ProjectsView } from '../../view-types';
+import { api, ApiError, messageOf } from '../api.js';
+import type { Child } from '../dom.js';
 import { announce, h, keepFocus, replace } from '../dom.js';
 import { formatTime, json } from '../format.js';
 import { refreshApprovalBadge, setCrumbs } from '../frame.js';
+import type { ApprovalRoute } from '../nav.js';
 import { approvalsHash } from '../nav.js';
 import { keepRefreshing } from '../refresh.js';
 import { state } from '../state.js';
@@ -14,9 +17,17 @@ import { approvalBadge, askedBy, decisionsList } from './approvals.js';
 
 const DETAIL_REFRESH_MS = 1000;
 
-export async function renderApproval(main, route, renderId) {
+export async function renderApproval(
+  main: HTMLElement,
+  route: ApprovalRoute,
+  renderId: number,
+): Promise<void> {
   const base = `/v1/approvals/${encodeURIComponent(route.id)}`;
-  let [{ approval: a }, { projects }] = await Promise.all([api('GET', base), api('GET', '/v1/projects')]);
+  const [detail, { projects }] = await Promise.all([
+    api<ApprovalDetailView>('GET', base),
+    api<ProjectsView>('GET', '/v1/projects'),
+  ]);
+  let a = detail.approval;
   if (renderId !== state.renderId) return;
   const memberOf = new Set(projects.map((p) => p.slug));
   setCrumbs(
@@ -31,10 +42,10 @@ export async function renderApproval(main, route, renderId) {
   const args = h('section', { class: 'card', 'aria-labelledby': 'approval-args-h' });
   const decide = h('section', { class: 'card decide', 'aria-labelledby': 'approval-decide-h' });
 
-  const drawHeader = () =>
+  const drawHeader = (): void =>
     replace(header, h('h1', {}, `${a.tool} on ${a.upstream}`), approvalBadge(a.status));
-  const drawMeta = () => {
-    const rows = [
+  const drawMeta = (): void => {
+    const rows: Array<[string, Child]> = [
       ['Project', a.project],
       ['Upstream', a.upstream],
       ['Tool', a.tool],
@@ -72,7 +83,7 @@ export async function renderApproval(main, route, renderId) {
         ),
     );
   };
-  const drawArgs = () =>
+  const drawArgs = (): void =>
     replace(
       args,
       h('h2', { id: 'approval-args-h' }, 'Arguments'),
@@ -85,7 +96,7 @@ export async function renderApproval(main, route, renderId) {
   // refusal stays shown when the form goes (decided or expired meanwhile).
   const error = h('p', { class: 'field-error', id: 'approval-error', role: 'alert' });
   let formShown = false;
-  const drawDecide = () => {
+  const drawDecide = (): void => {
     if (a.mayDecide) {
       if (formShown) return;
       formShown = true;
@@ -102,8 +113,8 @@ export async function renderApproval(main, route, renderId) {
   };
 
   let seen = JSON.stringify(a);
-  async function refresh() {
-    const fresh = (await api('GET', base)).approval;
+  async function refresh(): Promise<void> {
+    const fresh = (await api<ApprovalDetailView>('GET', base)).approval;
     if (renderId !== state.renderId) return;
     const text = JSON.stringify(fresh);
     if (text === seen) return;
@@ -126,7 +137,7 @@ export async function renderApproval(main, route, renderId) {
   keepRefreshing(renderId, DETAIL_REFRESH_MS, refresh);
 }
 
-function closedText(status) {
+function closedText(status: string): string {
   if (status === 'pending')
     return 'You may not decide on this request (the approval policy does not name you).';
   if (status === 'expired')
@@ -136,32 +147,32 @@ function closedText(status) {
 }
 
 /** Why a decision was refused, in words: the server's message with what kind of refusal it is. */
-function refusalText(err) {
-  if (!(err instanceof ApiError)) return err.message;
+function refusalText(err: unknown): string {
+  if (!(err instanceof ApiError)) return messageOf(err);
   if (err.status === 409) return `Already decided or expired: ${err.message}`;
   if (err.status === 403) return `Not allowed: ${err.message}`;
   return err.message;
 }
 
-function decisionForm(base, error, refresh) {
+function decisionForm(base: string, error: HTMLElement, refresh: () => Promise<void>): HTMLFormElement {
   const comment = h('textarea', {
     id: 'approval-comment',
     rows: '3',
     maxlength: '1000',
     'aria-describedby': 'approval-comment-hint',
   });
-  const send = async (decision, event) => {
+  const send = async (decision: 'approve' | 'deny', event: MouseEvent): Promise<void> => {
     replace(error);
     if (decision === 'deny' && !comment.value.trim()) {
       replace(error, 'A denial needs a comment: the caller is told why.');
       comment.focus();
       return;
     }
-    const buttons = event.target.closest('form').querySelectorAll('button');
+    const buttons = (event.target as HTMLElement).closest('form')?.querySelectorAll('button') ?? [];
     for (const b of buttons) b.disabled = true;
     try {
       const text = comment.value.trim();
-      const res = await api('POST', `${base}/${decision}`, text ? { comment: text } : {});
+      const res = await api<ApprovalAnswerView>('POST', `${base}/${decision}`, text ? { comment: text } : {});
       announce(decision === 'approve' ? `Approved (${res.approvals}/${res.required})` : 'Denied');
       await refresh();
     } catch (err) {

@@ -1,14 +1,15 @@
 // The project picker: the viewer's projects, each linking to its task list.
+import type { ProjectsView } from '../../view-types';
 import { api } from '../api.js';
 import { h, replace } from '../dom.js';
 import { setCrumbs } from '../frame.js';
 import { tasksHash } from '../nav.js';
 import { state } from '../state.js';
 
-export async function renderProjects(main, renderId) {
+export async function renderProjects(main: HTMLElement, renderId: number): Promise<void> {
   setCrumbs({ label: 'Projects' });
   document.title = 'Projects · TaskRouter';
-  const { projects } = await api('GET', '/v1/projects');
+  const { projects } = await api<ProjectsView>('GET', '/v1/projects');
   if (renderId !== state.renderId) return;
   if (projects.length === 0) {
     return replace(

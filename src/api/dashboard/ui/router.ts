@@ -2,9 +2,11 @@
 // but sign-in), then the view renders into <main>, and focus goes where the navigation asked.
 //   #/signin · #/ (projects) · #/p/<slug>?group=…&assigned=…&hosted=true (tasks) · #/p/<slug>/t/<ref> (one task)
 //   #/approvals?status=…&project=… (calls waiting for approval) · #/approvals/<id> (one request)
-import { api, ApiError } from './api.js';
-import { h, replace } from './dom.js';
+import type { SessionView } from '../view-types';
+import { api, ApiError, messageOf } from './api.js';
+import { h, mainElement, replace } from './dom.js';
 import { refreshApprovalBadge, renderWho } from './frame.js';
+import type { Route } from './nav.js';
 import { go } from './nav.js';
 import { stopRefresh } from './refresh.js';
 import { state } from './state.js';
@@ -15,32 +17,33 @@ import { renderSignIn } from './views/signin.js';
 import { renderTask } from './views/task-detail.js';
 import { renderTasks } from './views/tasks.js';
 
-function parseRoute() {
+function parseRoute(): Route {
   const raw = location.hash.replace(/^#/, '') || '/';
-  const [path, search = ''] = raw.split('?');
-  let parts;
+  const [path = '', search = ''] = raw.split('?');
+  let parts: string[];
   try {
     parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   } catch {
     return { name: 'projects' }; // a mangled address lands on the project list
   }
   const query = new URLSearchParams(search);
-  if (parts[0] === 'signin') return { name: 'signin' };
-  if (parts[0] === 'approvals' && parts[1]) return { name: 'approval', id: parts[1] };
-  if (parts[0] === 'approvals') {
+  const [first, second, third, fourth] = parts;
+  if (first === 'signin') return { name: 'signin' };
+  if (first === 'approvals' && second) return { name: 'approval', id: second };
+  if (first === 'approvals') {
     return {
       name: 'approvals',
       status: query.get('status') ?? 'pending',
       project: query.get('project') ?? '',
     };
   }
-  if (parts[0] === 'p' && parts[1] && parts[2] === 't' && parts[3]) {
-    return { name: 'task', slug: parts[1], ref: parts[3] };
+  if (first === 'p' && second && third === 't' && fourth) {
+    return { name: 'task', slug: second, ref: fourth };
   }
-  if (parts[0] === 'p' && parts[1]) {
+  if (first === 'p' && second) {
     return {
       name: 'tasks',
-      slug: parts[1],
+      slug: second,
       group: query.get('group') ?? 'all',
       assigned: query.get('assigned') ?? 'all',
       hosted: query.get('hosted') === 'true',
@@ -49,14 +52,14 @@ function parseRoute() {
   return { name: 'projects' };
 }
 
-export async function render() {
+export async function render(): Promise<void> {
   stopRefresh();
   const renderId = ++state.renderId;
   const route = parseRoute();
-  const main = document.getElementById('main');
+  const main = mainElement();
   if (route.name !== 'signin' && !state.user) {
     try {
-      const session = await api('GET', '/v1/session');
+      const session = await api<SessionView>('GET', '/v1/session');
       state.user = session.user;
       state.csrf = session.csrfToken ?? null;
     } catch {
@@ -72,13 +75,13 @@ export async function render() {
     else if (route.name === 'tasks') await renderTasks(main, route, renderId);
     else if (route.name === 'task') await renderTask(main, route, renderId);
     else if (route.name === 'approvals') await renderApprovals(main, route, renderId);
-    else if (route.name === 'approval') await renderApproval(main, route, renderId);
+    else await renderApproval(main, route, renderId);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return;
-    replace(main, h('div', { class: 'notice error', role: 'alert' }, err.message));
+    replace(main, h('div', { class: 'notice error', role: 'alert' }, messageOf(err)));
   }
   // Navigation started from a control (a tab, a filter button) keeps the keyboard there.
   const focus = state.focusAfterRender;
   state.focusAfterRender = null;
-  if (focus && renderId === state.renderId) document.querySelector(focus)?.focus();
+  if (focus && renderId === state.renderId) document.querySelector<HTMLElement>(focus)?.focus();
 }

@@ -1,12 +1,14 @@
 // The page around every view: who is signed in (with Sign out), the Approvals link with the count of
 // requests the viewer may decide, and the breadcrumbs in the top bar.
+import type { ApprovalRequestView, ApprovalsView } from '../view-types';
 import { api } from './api.js';
 import { h, replace } from './dom.js';
 import { approvalsHash, go } from './nav.js';
 import { state } from './state.js';
 
-export function renderWho() {
+export function renderWho(): void {
   const who = document.getElementById('who');
+  if (!who) return;
   if (!state.user) return replace(who);
   const badge = h('span', { class: 'count', id: 'approvals-badge', 'data-testid': 'approvals-badge' });
   badge.hidden = true;
@@ -32,8 +34,15 @@ export function renderWho() {
   );
 }
 
-export function setCrumbs(...items) {
+/** One breadcrumb: the last names the page shown, the others link back. */
+export interface Crumb {
+  label: string;
+  href?: string;
+}
+
+export function setCrumbs(...items: Crumb[]): void {
   const crumbs = document.getElementById('crumbs');
+  if (!crumbs) return;
   replace(
     crumbs,
     h(
@@ -56,11 +65,11 @@ export function setCrumbs(...items) {
  * The badge on the Approvals link: how many waiting requests the viewer may decide now. Best effort: a
  * gateway without approvals (or a failed read) shows no badge.
  */
-export async function refreshApprovalBadge(approvals) {
+export async function refreshApprovalBadge(approvals?: ApprovalRequestView[]): Promise<void> {
   let list = approvals;
   if (!list) {
     try {
-      list = (await api('GET', '/v1/approvals?status=pending&limit=200')).approvals;
+      list = (await api<ApprovalsView>('GET', '/v1/approvals?status=pending&limit=200')).approvals;
     } catch {
       list = [];
     }

@@ -1,5 +1,7 @@
 // The read-only sections of one task's page: its details (and workflow link), its inputs and results or
 // why they are hidden, and its timeline. Each draws one section element from the task's data.
+import type { TaskDetailView } from '../../view-types';
+import type { Child } from '../dom.js';
 import { h, replace } from '../dom.js';
 import {
   callerText,
@@ -11,9 +13,9 @@ import {
   statusLabel,
 } from '../format.js';
 
-export function drawMeta(meta, data) {
+export function drawMeta(meta: HTMLElement, data: TaskDetailView): void {
   const t = data.task;
-  const rows = [
+  const rows: Array<[string, string]> = [
     ['Tool', t.tool],
     ['Upstream', t.upstream],
     ['Status', statusLabel(t.status)],
@@ -54,7 +56,7 @@ export function drawMeta(meta, data) {
   );
 }
 
-export function drawPayload(payload, data) {
+export function drawPayload(payload: HTMLElement, data: TaskDetailView): void {
   const p = data.payload;
   if (!p.visible) {
     return replace(
@@ -73,7 +75,7 @@ export function drawPayload(payload, data) {
   );
 }
 
-export function drawTimeline(timeline, data) {
+export function drawTimeline(timeline: HTMLElement, data: TaskDetailView): void {
   replace(
     timeline,
     h('h2', { id: 'timeline-h' }, 'Timeline'),
@@ -99,11 +101,20 @@ export function drawTimeline(timeline, data) {
   );
 }
 
-function resultView(result) {
-  const content = Array.isArray(result.content) ? result.content : [];
+/** A tool result's content item, as far as the page reads it. */
+interface ContentItem {
+  type?: unknown;
+  text?: unknown;
+}
+
+function resultView(result: Record<string, unknown>): Child[] {
+  const content: unknown[] = Array.isArray(result['content']) ? result['content'] : [];
   return [
-    result.isError && h('p', { class: 'error-text' }, 'The tool reported an error.'),
-    content.map((c) => (c.type === 'text' ? h('p', { class: 'result-text' }, c.text) : json(c))),
-    result.structuredContent !== undefined && json(result.structuredContent),
+    Boolean(result['isError']) && h('p', { class: 'error-text' }, 'The tool reported an error.'),
+    content.map((c) => {
+      const item = c as ContentItem | null;
+      return item?.type === 'text' ? h('p', { class: 'result-text' }, item.text as Child) : json(c);
+    }),
+    result['structuredContent'] !== undefined && json(result['structuredContent']),
   ];
 }

@@ -3,27 +3,28 @@
 // plain navigation: the gateway redirects there and back to this project), and one that disconnects an
 // active connection. Absent when the gateway does not offer connecting, or the project has no upstream
 // connected with OAuth.
-import { api } from '../api.js';
+import type { ConnectionsView } from '../../view-types';
+import { api, messageOf } from '../api.js';
 import { announce, h } from '../dom.js';
 
 // How the gateway's client at the upstream's authorization server came about (the last connect).
-const REGISTRATION = {
+const REGISTRATION: Partial<Record<string, string>> = {
   configured: 'configured client',
   metadata_document: 'client metadata document',
   dynamic: 'dynamic registration',
 };
 
-const STATUS = {
+const STATUS: Partial<Record<string, string>> = {
   active: 'Connected',
   expired: 'Expired',
   revoked: 'Disconnected',
   none: 'Not connected',
 };
 
-export async function connectionsSection(slug) {
-  let data;
+export async function connectionsSection(slug: string): Promise<HTMLElement | null> {
+  let data: ConnectionsView;
   try {
-    data = await api('GET', `/v1/projects/${encodeURIComponent(slug)}/connections`);
+    data = await api<ConnectionsView>('GET', `/v1/projects/${encodeURIComponent(slug)}/connections`);
   } catch {
     return null; // not offered
   }
@@ -64,7 +65,7 @@ export async function connectionsSection(slug) {
 
 // Revokes the viewer's connection (and, server side, its tokens at the upstream's authorization server);
 // then the section is drawn again from the server's answer.
-function disconnectButton(slug, alias) {
+function disconnectButton(slug: string, alias: string): HTMLButtonElement {
   return h(
     'button',
     {
@@ -72,8 +73,9 @@ function disconnectButton(slug, alias) {
       class: 'danger',
       onclick: async (event) => {
         if (!confirm(`Disconnect ${alias}? Calls to it will ask you to connect again.`)) return;
-        const section = event.target.closest('section');
-        event.target.disabled = true;
+        const button = event.target as HTMLButtonElement;
+        const section = button.closest('section');
+        button.disabled = true;
         try {
           await api(
             'DELETE',
@@ -81,11 +83,11 @@ function disconnectButton(slug, alias) {
           );
           announce(`${alias} disconnected`);
         } catch (err) {
-          announce(`Disconnecting ${alias} failed: ${err.message}`);
+          announce(`Disconnecting ${alias} failed: ${messageOf(err)}`);
         }
         const fresh = await connectionsSection(slug);
-        if (fresh) section.replaceWith(fresh);
-        else section.remove();
+        if (fresh) section?.replaceWith(fresh);
+        else section?.remove();
       },
     },
     `Disconnect ${alias}`,

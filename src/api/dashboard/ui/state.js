@@ -1,5 +1,0 @@
-// What the dashboard keeps between renders: who is signed in and the session's CSRF token, the pending
-// refresh timer, which render is the current one (older ones stop drawing), and where keyboard focus
-// goes once the next render is done.
-
-export const state = { user: null, csrf: null, timer: null, renderId: 0, focusAfterRender: null };
