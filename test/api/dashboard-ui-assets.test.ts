@@ -44,7 +44,7 @@ test('the compiled modules, stylesheets and icon are served by exact name with t
     }
   }
   const app = await (await fetch(`${base}/dashboard/assets/app.js`)).text();
-  expect(app).toContain("from './router.js'");
+  expect(app).toContain("from './render.js'");
 });
 
 test('sources, configuration and anything not an asset are not served', async () => {

@@ -1,11 +1,11 @@
 // Moving between views: the addresses of views (routes live in the URL fragment) and `go`. Going to the
-// address already shown re-renders it; the router hands its render function over at start (app.ts), so
-// modules that navigate need not import the router, which imports them.
+// address already shown re-renders it; render.ts hands its render function over at start (app.ts), so
+// modules that navigate need not import render.ts, which imports them.
 import { state } from './state.js';
 
 let rerender: () => Promise<void> = async () => {};
 
-/** Called once at start with the router's render. */
+/** Called once at start with render.ts's render. */
 export function setRenderer(render: () => Promise<void>): void {
   rerender = render;
 }
@@ -39,7 +39,7 @@ export function approvalsHash(status = 'pending', project = ''): string {
   return `#/approvals${s ? `?${s}` : ''}`;
 }
 
-/** The views the URL fragment names, with what each reads from it (router.ts parses it). */
+/** The views the URL fragment names, with what each reads from it (render.ts parses it). */
 export interface TasksRoute {
   name: 'tasks';
   slug: string;
