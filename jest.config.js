@@ -81,6 +81,23 @@ function checkTestFolders() {
 }
 checkTestFolders();
 
+/**
+ * Packages that ship only as ES modules. The compiled gateway loads them with require() (Node >= 20.19
+ * does); jest runs CommonJS and does not, so ts-jest compiles their JavaScript to CommonJS as well, in
+ * both scopes. Each is also left out of transformIgnorePatterns, which otherwise skips node_modules.
+ */
+const ESM_PACKAGES = ['oauth4webapi'];
+const esmPackages = {
+  transform: {
+    '^.+\\.tsx?$': 'ts-jest',
+    [`/node_modules/(${ESM_PACKAGES.join('|')})/.+\\.js$`]: [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022', isolatedModules: true } },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],
+};
+
 const SCOPES = ['all', 'unit'];
 const scope = process.env.TASKROUTER_TEST_SCOPE ?? 'all';
 if (!SCOPES.includes(scope)) {
@@ -97,6 +114,7 @@ const unitConfig = {
       preset: 'ts-jest',
       testEnvironment: 'node',
       roots: UNIT.map((dir) => `<rootDir>${dir.slice(0, -1)}`),
+      ...esmPackages,
       globals: { TASKROUTER_TEST_DB: 'sqlite' },
     },
   ],
@@ -115,6 +133,7 @@ const fullConfig = {
     preset: 'ts-jest',
     testEnvironment: 'node',
     roots: ['<rootDir>/test'],
+    ...esmPackages,
     // Read by test/helpers/store.ts (testDatabase()).
     globals: { TASKROUTER_TEST_DB: db },
     ...(db === 'postgres' && { testPathIgnorePatterns: ['/node_modules/', ...DATABASE_FREE] }),

@@ -13,7 +13,7 @@
  * and the log is at info. This process is the client: per scenario (`scenarios`: client era -> upstream
  * era) it calls `work` directly on the upstream, with a client of the upstream's era, and through the
  * gateway with the scenario's client (with the token); the 2025-11-25 client initializes a session first
- * (bench/legacy-client.ts):
+ * (bench/support.ts, `era: 'legacy'`):
  *
  * - cache miss: every call carries a unique `nonce` argument (the upstream ignores it), so the gateway's
  *   result cache never answers and each call goes upstream;
@@ -45,7 +45,6 @@ import {
   startLegacyUpstreamProcess,
   startUpstreamProcess,
 } from './processes';
-import { LegacyHttpClient } from './legacy-client';
 import type { RpcReply, SideSample } from './support';
 import { abba, McpHttpClient, percentile, ratio, replyProblem, round, table } from './support';
 
@@ -173,7 +172,10 @@ async function scenarios(
   const modern = (url: string, token?: string) =>
     new McpHttpClient(url, ctx.agent, { tasks: false, ...(token !== undefined && { token }) });
   const legacy = async (url: string, token?: string) => {
-    const client = new LegacyHttpClient(url, ctx.agent, token === undefined ? {} : { token });
+    const client = new McpHttpClient(url, ctx.agent, {
+      era: 'legacy',
+      ...(token !== undefined && { token }),
+    });
     await client.connect();
     return client;
   };

@@ -1,7 +1,8 @@
 /**
- * Small helpers for the benchmarks: a bare MCP 2026-07-28 HTTP client (the same code path for the
- * gateway and for the upstream, so client overhead cancels out of the ratios) with `subscriptions/listen`
- * streams, percentiles, ABBA interleaving and a plain-text table.
+ * Small helpers for the benchmarks: the one bare MCP HTTP client of the benchmarks (2026-07-28, or a
+ * 2025-11-25 session client; the same code path for the gateway and for the upstream, so client overhead
+ * cancels out of the ratios, which a heavier client such as the SDK's would blur) with
+ * `subscriptions/listen` streams, percentiles, ABBA interleaving and a plain-text table.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +19,9 @@ export interface RpcReply {
 
 const TASKS_CAPS = { extensions: { [TASKS_EXTENSION]: {} } };
 
+/** The 2025-11-25 protocol version (`era: 'legacy'`). */
+export const LEGACY_VERSION = '2025-11-25';
+
 export interface McpClientOptions {
   /** `false` leaves the Tasks extension out of the client capabilities (ordinary calls only). */
   tasks?: boolean;
@@ -25,12 +29,24 @@ export interface McpClientOptions {
   token?: string | (() => string);
   /** Client capabilities beside Tasks (e.g. `{ elicitation: { form: {} } }` to be asked for input). */
   capabilities?: Record<string, unknown>;
+  /**
+   * `legacy`: a 2025-11-25 Streamable HTTP client: connect() sends `initialize` (no 2026 envelope) and
+   * `notifications/initialized` and keeps the `Mcp-Session-Id` it is given, which every request then
+   * carries with `MCP-Protocol-Version: 2025-11-25`. Default `modern`: 2026-07-28, stateless.
+   */
+  era?: 'modern' | 'legacy';
 }
 
-/** One JSON-RPC request per POST, with the `_meta` envelope and mirrored headers the spec requires. */
+/**
+ * One JSON-RPC request per POST: in 2026-07-28 with the `_meta` envelope and mirrored headers the spec
+ * requires, in 2025-11-25 within the session. Answers may be JSON or SSE (the SDK's stateful servers
+ * answer as SSE); an SSE answer is read to its end, its JSON-RPC response picked by id.
+ */
 export class McpHttpClient {
   private readonly capabilities: Record<string, unknown>;
   private readonly token: string | (() => string) | undefined;
+  private readonly legacy: boolean;
+  private sessionId: string | undefined;
 
   constructor(
     readonly url: string,
@@ -39,9 +55,27 @@ export class McpHttpClient {
   ) {
     this.capabilities = { ...(opts.tasks === false ? {} : TASKS_CAPS), ...opts.capabilities };
     this.token = opts.token;
+    this.legacy = opts.era === 'legacy';
   }
 
-  private message(method: string, params: Record<string, unknown>, id: string = randomUUID()) {
+  /** `id` null: a notification. */
+  private message(method: string, params: Record<string, unknown>, id: string | null = randomUUID()) {
+    const token = typeof this.token === 'function' ? this.token() : this.token;
+    const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    if (this.legacy) {
+      return {
+        body: JSON.stringify({ jsonrpc: '2.0', ...(id !== null && { id }), method, params }),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...auth,
+          ...(this.sessionId !== undefined && {
+            'mcp-session-id': this.sessionId,
+            'mcp-protocol-version': LEGACY_VERSION,
+          }),
+        },
+      };
+    }
     const body = JSON.stringify({
       jsonrpc: '2.0',
       id,
@@ -55,21 +89,47 @@ export class McpHttpClient {
         },
       },
     });
-    const token = typeof this.token === 'function' ? this.token() : this.token;
-    const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
     return { body, headers: { ...requestHeaders(method, params, PROTOCOL_VERSION), ...auth } };
   }
 
+  private async post(method: string, params: Record<string, unknown>, id: string) {
+    const { body, headers } = this.message(method, params, id);
+    return request(this.url, { method: 'POST', headers, body, dispatcher: this.dispatcher });
+  }
+
+  /**
+   * 2025-11-25 only: `initialize` and `notifications/initialized`; the session id (if the server gave
+   * one) is kept. Answers the server's `initialize` result.
+   */
+  async connect(): Promise<Record<string, unknown>> {
+    if (!this.legacy) throw new Error('connect() is for a 2025-11-25 client (era: legacy)');
+    const id = randomUUID();
+    const res = await this.post(
+      'initialize',
+      {
+        protocolVersion: LEGACY_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'taskrouter-bench-2025', version: '1.0.0' },
+      },
+      id,
+    );
+    const reply = await replyOf(res, id);
+    if (!reply.result) throw new Error(`initialize: HTTP ${reply.status} ${JSON.stringify(reply.error)}`);
+    const sid = res.headers['mcp-session-id'];
+    if (typeof sid === 'string') this.sessionId = sid;
+    const note = await request(this.url, {
+      method: 'POST',
+      ...this.message('notifications/initialized', {}, null),
+      dispatcher: this.dispatcher,
+    });
+    await note.body.text();
+    if (note.statusCode >= 300) throw new Error(`notifications/initialized: HTTP ${note.statusCode}`);
+    return reply.result;
+  }
+
   async request(method: string, params: Record<string, unknown>): Promise<RpcReply> {
-    const { body, headers } = this.message(method, params);
-    const res = await request(this.url, { method: 'POST', headers, body, dispatcher: this.dispatcher });
-    const text = await res.body.text();
-    const parsed = (text ? JSON.parse(text) : {}) as Omit<RpcReply, 'status'>;
-    return {
-      status: res.statusCode,
-      ...(parsed.result !== undefined && { result: parsed.result }),
-      ...(parsed.error !== undefined && { error: parsed.error }),
-    };
+    const id = randomUUID();
+    return replyOf(await this.post(method, params, id), id);
   }
 
   callTool(name: string, args: Record<string, unknown>): Promise<RpcReply> {
@@ -141,6 +201,24 @@ export interface ListenStream {
   ended: Promise<void>;
   /** Aborts the request; resolves once the stream is done. */
   close(): Promise<void>;
+}
+
+/** The JSON-RPC response with `id` in a reply, JSON or SSE (read to its end with the gateway's reader). */
+async function replyOf(res: Dispatcher.ResponseData, id: string): Promise<RpcReply> {
+  let m: Omit<RpcReply, 'status'> | undefined;
+  if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+    await readSseMessages(res.body as unknown as AsyncIterable<Buffer>, (message) => {
+      if (message.id === id) m = message as Omit<RpcReply, 'status'>;
+    });
+  } else {
+    const text = await res.body.text();
+    m = text ? (JSON.parse(text) as Omit<RpcReply, 'status'>) : undefined;
+  }
+  return {
+    status: res.statusCode,
+    ...(m?.result !== undefined && { result: m.result }),
+    ...(m?.error !== undefined && { error: m.error }),
+  };
 }
 
 /** Nearest-rank percentile of an unsorted sample; NaN when empty. */

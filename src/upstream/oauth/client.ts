@@ -1,13 +1,17 @@
 /**
- * The gateway as an OAuth 2.1 client (dashboard sign-in, connecting upstreams): authorization code with
- * PKCE (S256 only), the RFC 8707 resource indicator, the RFC 9207 `iss` check of the response, and
- * dynamic client registration (RFC 7591), refresh (a rotated refresh token replaces the old one) and
- * revocation (RFC 7009). Client secrets and tokens only ever travel in request bodies and the
- * Authorization header, never in URLs or error messages.
+ * The gateway as an OAuth 2.1 client (dashboard sign-in, connecting upstreams), on oauth4webapi:
+ * authorization code with PKCE (S256 only), the RFC 8707 resource indicator, the RFC 9207 `iss` check of
+ * the response, dynamic client registration (RFC 7591), refresh (a rotated refresh token replaces the old
+ * one) and revocation (RFC 7009). oauth4webapi builds the requests and checks the answers; the gateway
+ * adds its own rules: every request through the guarded fetch (address policy, timeout, size bound,
+ * http.ts), S256 required of the server, only bearer tokens kept, and errors that never hold a token or a
+ * secret. Client secrets and tokens only ever travel in request bodies and the Authorization header.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { OAuthHttpError, post, str } from './http';
+import { createHash } from 'node:crypto';
+import * as oauth from 'oauth4webapi';
+import { asking, OAuthHttpError, requestOptions } from './http';
 import type { AuthorizationServerMetadata } from './metadata';
+import { serverOf } from './metadata';
 
 export interface OAuthClientRegistration {
   clientId: string;
@@ -26,11 +30,7 @@ export interface TokenSet {
 
 /** A random URL-safe secret (state, nonce, PKCE verifier): 32 bytes. */
 export function randomSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-export function pkceChallenge(verifier: string): string {
-  return createHash('sha256').update(verifier).digest('base64url');
+  return oauth.generateRandomCodeVerifier();
 }
 
 /** Refuses a server that cannot do what the gateway requires of it (PKCE S256, the two endpoints). */
@@ -54,6 +54,11 @@ export interface AuthorizationRequest {
   nonce?: string;
 }
 
+/**
+ * The authorization request URL. Synchronous, as its callers (the dashboard's sign-in and connect routes)
+ * use it, so the S256 challenge is computed with node:crypto rather than oauth4webapi's
+ * calculatePKCECodeChallenge, which is async (WebCrypto); the value is the same (RFC 7636 §4.2).
+ */
 export function authorizationUrl(as: AuthorizationServerMetadata, r: AuthorizationRequest): string {
   const url = new URL(requireCodeFlow(as).authorize);
   const params: Record<string, string | undefined> = {
@@ -61,7 +66,7 @@ export function authorizationUrl(as: AuthorizationServerMetadata, r: Authorizati
     client_id: r.clientId,
     redirect_uri: r.redirectUri,
     state: r.state,
-    code_challenge: pkceChallenge(r.codeVerifier),
+    code_challenge: createHash('sha256').update(r.codeVerifier).digest('base64url'),
     code_challenge_method: 'S256',
     resource: r.resource,
     scope: r.scope,
@@ -83,19 +88,24 @@ export function checkResponseIssuer(as: AuthorizationServerMetadata, iss: string
   if (iss !== as.issuer) throw new OAuthHttpError('The authorization response comes from another issuer');
 }
 
+/**
+ * The code for tokens. A token request of grant `authorization_code` through oauth4webapi's
+ * genericTokenEndpointRequest rather than its authorizationCodeGrantRequest, which takes the whole
+ * callback as checked by its validateAuthResponse: the callers check state and `iss` themselves
+ * (checkResponseIssuer) and verify the ID token with its nonce themselves (the sign-in's verifier).
+ */
 export function exchangeCode(
   as: AuthorizationServerMetadata,
   client: OAuthClientRegistration,
   r: { code: string; codeVerifier: string; redirectUri: string; resource?: string },
 ): Promise<TokenSet> {
-  const form = new URLSearchParams({
-    grant_type: 'authorization_code',
+  requireCodeFlow(as);
+  return tokenRequest(as, client, 'authorization_code', {
     code: r.code,
     code_verifier: r.codeVerifier,
     redirect_uri: r.redirectUri,
+    ...(r.resource !== undefined && { resource: r.resource }),
   });
-  if (r.resource !== undefined) form.set('resource', r.resource);
-  return tokenRequest(as, client, form);
 }
 
 export async function refreshTokens(
@@ -103,34 +113,50 @@ export async function refreshTokens(
   client: OAuthClientRegistration,
   r: { refreshToken: string; resource?: string },
 ): Promise<TokenSet> {
-  const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: r.refreshToken });
-  if (r.resource !== undefined) form.set('resource', r.resource);
-  const tokens = await tokenRequest(as, client, form);
+  requireCodeFlow(as);
+  const tokens = await tokenRequest(as, client, 'refresh_token', {
+    refresh_token: r.refreshToken,
+    ...(r.resource !== undefined && { resource: r.resource }),
+  });
   // Without rotation the server sends no new refresh token: the old one stays valid.
   return { ...tokens, refreshToken: tokens.refreshToken ?? r.refreshToken };
 }
 
-async function tokenRequest(
+/**
+ * One request at the token endpoint, sent and checked by oauth4webapi (an `access_token`, a
+ * `token_type`, a numeric `expires_in`, claims of an ID token if one came); the gateway keeps only a
+ * bearer token. Also used for RFC 8693 token exchange (token-exchange.ts).
+ */
+export async function tokenRequest(
   as: AuthorizationServerMetadata,
   client: OAuthClientRegistration,
-  form: URLSearchParams,
+  grantType: string,
+  parameters: Record<string, string>,
 ): Promise<TokenSet> {
-  const { token } = requireCodeFlow(as);
-  const body = await post(token, form, clientAuthentication(as, client, form), as.via);
-  const accessToken = str(body, 'access_token');
-  const tokenType = str(body, 'token_type');
-  if (accessToken === undefined || tokenType?.toLowerCase() !== 'bearer') {
+  const token = as.tokenEndpoint;
+  if (!token) throw new OAuthHttpError(`${as.issuer} has no token endpoint`);
+  const server = serverOf(as);
+  const c = { client_id: client.clientId };
+  const auth = clientAuthentication(as, client);
+  const body = await asking(token, async () => {
+    const reply = await oauth.genericTokenEndpointRequest(
+      server,
+      c,
+      auth,
+      grantType,
+      parameters,
+      requestOptions(as.via),
+    );
+    return oauth.processGenericTokenEndpointResponse(server, c, reply);
+  });
+  if (body.token_type !== 'bearer')
     throw new OAuthHttpError(`${as.issuer} did not issue a bearer access token`);
-  }
-  const expiresIn = typeof body['expires_in'] === 'number' ? body['expires_in'] : undefined;
-  const set: TokenSet = { accessToken };
-  const refreshToken = str(body, 'refresh_token');
-  if (refreshToken !== undefined) set.refreshToken = refreshToken;
-  if (expiresIn !== undefined && expiresIn > 0) set.expiresAt = Date.now() + expiresIn * 1000;
-  const scope = str(body, 'scope');
-  if (scope !== undefined) set.scope = scope;
-  const idToken = str(body, 'id_token');
-  if (idToken !== undefined) set.idToken = idToken;
+  const set: TokenSet = { accessToken: body.access_token };
+  if (body.refresh_token) set.refreshToken = body.refresh_token;
+  if (body.expires_in !== undefined && body.expires_in > 0)
+    set.expiresAt = Date.now() + body.expires_in * 1000;
+  if (body.scope) set.scope = body.scope;
+  if (body.id_token) set.idToken = body.id_token;
   return set;
 }
 
@@ -146,23 +172,26 @@ export async function registerClient(
     : as.tokenEndpointAuthMethods.includes('client_secret_post')
       ? 'client_secret_post'
       : 'none';
-  const body = await post(
-    as.registrationEndpoint,
-    {
-      client_name: r.clientName,
-      redirect_uris: [r.redirectUri],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: method,
-      ...(r.scope !== undefined && { scope: r.scope }),
-    },
-    {},
-    as.via,
-  );
-  const clientId = str(body, 'client_id');
-  if (clientId === undefined) throw new OAuthHttpError(`${as.issuer} registered no client id`);
-  const clientSecret = str(body, 'client_secret');
-  return { clientId, ...(clientSecret !== undefined && { clientSecret }) };
+  const registered = await asking(as.registrationEndpoint, async () => {
+    const reply = await oauth.dynamicClientRegistrationRequest(
+      serverOf(as),
+      {
+        client_name: r.clientName,
+        redirect_uris: [r.redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: method,
+        ...(r.scope !== undefined && { scope: r.scope }),
+      },
+      requestOptions(as.via),
+    );
+    return oauth.processDynamicClientRegistrationResponse(reply);
+  });
+  const secret = registered['client_secret'];
+  return {
+    clientId: registered.client_id,
+    ...(typeof secret === 'string' && secret !== '' && { clientSecret: secret }),
+  };
 }
 
 /**
@@ -177,31 +206,29 @@ export async function revokeToken(
   hint: 'access_token' | 'refresh_token',
 ): Promise<boolean> {
   if (!as.revocationEndpoint) return false;
-  const form = new URLSearchParams({ token, token_type_hint: hint });
-  await post(as.revocationEndpoint, form, clientAuthentication(as, client, form), as.via);
+  await asking(as.revocationEndpoint, async () => {
+    const reply = await oauth.revocationRequest(
+      serverOf(as),
+      { client_id: client.clientId },
+      clientAuthentication(as, client),
+      token,
+      { ...requestOptions(as.via), additionalParameters: { token_type_hint: hint } },
+    );
+    await oauth.processRevocationResponse(reply);
+  });
   return true;
 }
 
-/** Client authentication at the token and revocation endpoints: Basic when offered, else in the form. */
-function clientAuthentication(
+/**
+ * Client authentication at the token and revocation endpoints: a public client sends its id only;
+ * a confidential one uses Basic when the server offers it, else the form (RFC 6749 §2.3.1).
+ */
+export function clientAuthentication(
   as: AuthorizationServerMetadata,
   client: OAuthClientRegistration,
-  form: URLSearchParams,
-): Record<string, string> {
-  if (client.clientSecret === undefined) {
-    form.set('client_id', client.clientId);
-    return {};
-  }
-  if (as.tokenEndpointAuthMethods.includes('client_secret_basic')) {
-    return { authorization: basicAuth(client.clientId, client.clientSecret) };
-  }
-  form.set('client_id', client.clientId);
-  form.set('client_secret', client.clientSecret);
-  return {};
-}
-
-/** RFC 6749 §2.3.1: both parts form-encoded, then Basic. */
-function basicAuth(clientId: string, secret: string): string {
-  const pair = `${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`;
-  return `Basic ${Buffer.from(pair).toString('base64')}`;
+): oauth.ClientAuth {
+  if (client.clientSecret === undefined) return oauth.None();
+  return as.tokenEndpointAuthMethods.includes('client_secret_basic')
+    ? oauth.ClientSecretBasic(client.clientSecret)
+    : oauth.ClientSecretPost(client.clientSecret);
 }

@@ -5,7 +5,8 @@
  * something else is not used.
  */
 import type { Dispatcher } from 'undici';
-import { getDocument, OAuthAddressRefusedError, OAuthHttpError, requestJson, str, strings } from './http';
+import * as oauth from 'oauth4webapi';
+import { guardedFetch, OAuthAddressRefusedError, OAuthHttpError, requestOptions, str, strings } from './http';
 
 export interface AuthorizationServerMetadata {
   issuer: string;
@@ -30,37 +31,54 @@ export interface AuthorizationServerMetadata {
 
 /**
  * The authorization server's metadata, from the well-known URLs in the MCP specification's order (RFC
- * 8414 with path insertion, OpenID Connect with path insertion, OpenID Connect appended).
+ * 8414 with path insertion, OpenID Connect with path insertion, OpenID Connect appended), each fetched and
+ * checked by oauth4webapi (a 200 JSON object whose `issuer` is the one asked for). The first and last
+ * URLs are oauth4webapi's own `oauth2` and `oidc` discovery; the middle one, which only the MCP
+ * specification names, is fetched here. A URL that answers with anything but such a document is passed
+ * over; a document naming another issuer, or a server that cannot be reached, ends the search.
  */
 export async function authorizationServerMetadata(
   issuer: string,
   via?: Dispatcher,
 ): Promise<AuthorizationServerMetadata> {
   const url = new URL(issuer);
+  const options = requestOptions(via);
   const path = url.pathname.replace(/\/+$/, '');
-  const candidates =
-    path === ''
-      ? [
-          `${url.origin}/.well-known/oauth-authorization-server`,
-          `${url.origin}/.well-known/openid-configuration`,
-        ]
-      : [
-          `${url.origin}/.well-known/oauth-authorization-server${path}`,
-          `${url.origin}/.well-known/openid-configuration${path}`,
-          `${url.origin}${path}/.well-known/openid-configuration`,
-        ];
-  for (const candidate of candidates) {
-    const doc = await getDocument(candidate, via).catch((err: unknown) => {
-      if (err instanceof OAuthHttpError && err.status !== undefined) return undefined;
-      throw err;
-    });
-    if (!doc) continue;
-    if (str(doc, 'issuer') !== issuer) {
-      throw new OAuthHttpError(`The metadata at ${candidate} names another issuer than ${issuer}`);
+  const candidates: Array<() => Promise<Response>> = [
+    () => oauth.discoveryRequest(url, { ...options, algorithm: 'oauth2' }),
+    ...(path === ''
+      ? []
+      : [() => guardedFetch(`${url.origin}/.well-known/openid-configuration${path}`, {}, via)]),
+    () => oauth.discoveryRequest(url, { ...options, algorithm: 'oidc' }),
+  ];
+  for (const request of candidates) {
+    const reply = await request();
+    let doc: oauth.AuthorizationServer;
+    try {
+      doc = await oauth.processDiscoveryResponse(url, reply);
+    } catch (err) {
+      if (err instanceof oauth.OperationProcessingError && err.code !== oauth.JSON_ATTRIBUTE_COMPARISON)
+        continue;
+      // Another issuer, or one that is not a URL (a TypeError from oauth4webapi's comparison).
+      throw new OAuthHttpError(`The metadata found for ${issuer} names another issuer`);
     }
-    return { ...toMetadata(issuer, doc), ...(via && { via }) };
+    return { ...toMetadata(issuer, doc as Record<string, unknown>), ...(via && { via }) };
   }
   throw new OAuthHttpError(`No authorization server metadata found for ${issuer}`);
+}
+
+/** The metadata as oauth4webapi takes it (snake_case, as the server published it). */
+export function serverOf(as: AuthorizationServerMetadata): oauth.AuthorizationServer {
+  return {
+    issuer: as.issuer,
+    authorization_endpoint: as.authorizationEndpoint,
+    token_endpoint: as.tokenEndpoint,
+    registration_endpoint: as.registrationEndpoint,
+    revocation_endpoint: as.revocationEndpoint,
+    code_challenge_methods_supported: as.codeChallengeMethods,
+    token_endpoint_auth_methods_supported: as.tokenEndpointAuthMethods,
+    authorization_response_iss_parameter_supported: as.issParameterSupported,
+  };
 }
 
 function toMetadata(issuer: string, doc: Record<string, unknown>): AuthorizationServerMetadata {
@@ -97,41 +115,54 @@ export interface ProtectedResourceMetadata {
 
 /**
  * Which authorization servers protect an MCP server: the `resource_metadata` its 401 names, else the
- * well-known URLs (path insertion, then the root). The document's `resource` must be the server's URL.
+ * well-known URLs (oauth4webapi's RFC 9728 path insertion, then the root), each checked by oauth4webapi.
+ * The document's `resource` must be the server's URL; unlike oauth4webapi, which compares them exactly,
+ * a trailing slash or the case of scheme and host may differ (sameResource), as MCP servers publish both.
  */
 export async function protectedResourceMetadata(
   serverUrl: string,
   via?: Dispatcher,
 ): Promise<ProtectedResourceMetadata> {
   const url = new URL(serverUrl);
-  const candidates: string[] = [];
   const challenged = await challengedMetadataUrl(serverUrl, via);
-  if (challenged) candidates.push(challenged);
-  const path = url.pathname.replace(/\/+$/, '');
-  if (path !== '') candidates.push(`${url.origin}/.well-known/oauth-protected-resource${path}`);
-  candidates.push(`${url.origin}/.well-known/oauth-protected-resource`);
-  for (const candidate of candidates) {
-    const doc = await getDocument(candidate, via).catch((err: unknown) => {
+  const root = `${url.origin}/.well-known/oauth-protected-resource`;
+  const candidates: Array<() => Promise<Response>> = [
+    ...(challenged ? [() => guardedFetch(challenged, {}, via)] : []),
+    () => oauth.resourceDiscoveryRequest(url, requestOptions(via)),
+    ...(url.pathname.replace(/\/+$/, '') === '' ? [] : [() => guardedFetch(root, {}, via)]),
+  ];
+  for (const request of candidates) {
+    let doc: oauth.ResourceServer;
+    try {
+      doc = await oauth.processResourceDiscoveryResponse(url, await request());
+    } catch (err) {
       // A refused address is the answer, not a reason to try the next URL.
       if (err instanceof OAuthAddressRefusedError) throw err;
-      return undefined;
-    });
-    if (!doc) continue;
-    const resource = str(doc, 'resource');
-    if (resource === undefined || !sameResource(resource, serverUrl)) {
-      throw new OAuthHttpError(`The resource metadata at ${candidate} describes another resource`);
+      if (err instanceof OAuthHttpError) continue;
+      if (err instanceof oauth.OperationProcessingError && err.code !== oauth.JSON_ATTRIBUTE_COMPARISON)
+        continue;
+      // Another resource, or one that is not a URL (a TypeError from oauth4webapi's comparison).
+      const body = (err as { cause?: { body?: oauth.ResourceServer } }).cause?.body;
+      if (!body || !sameResource(body.resource, serverUrl)) {
+        throw new OAuthHttpError(`The resource metadata found for ${serverUrl} describes another resource`);
+      }
+      doc = body;
     }
-    const servers = strings(doc, 'authorization_servers') ?? [];
+    const servers = strings(doc as Record<string, unknown>, 'authorization_servers') ?? [];
     if (servers.length === 0) throw new OAuthHttpError(`${serverUrl} names no authorization server`);
-    const scopes = strings(doc, 'scopes_supported');
-    return { resource, authorizationServers: servers, ...(scopes && { scopesSupported: scopes }) };
+    const scopes = strings(doc as Record<string, unknown>, 'scopes_supported');
+    return {
+      resource: doc.resource,
+      authorizationServers: servers,
+      ...(scopes && { scopesSupported: scopes }),
+    };
   }
   throw new OAuthHttpError(`${serverUrl} publishes no protected resource metadata`);
 }
 
 /** The `resource_metadata` of the server's 401 challenge to a request without a token. */
 async function challengedMetadataUrl(serverUrl: string, via?: Dispatcher): Promise<string | undefined> {
-  const reply = await requestJson(
+  const reply = await guardedFetch(
     serverUrl,
     {
       method: 'POST',

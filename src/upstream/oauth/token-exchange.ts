@@ -3,9 +3,10 @@
  * the caller's own OAuth access token for one that is good at the upstream (docs/oauth.md, "Token
  * exchange"). `resource` is the upstream (RFC 8707); `audience` and `scope` go as configured. The client
  * authenticates like at any token endpoint (Basic when offered, else in the form; a public client sends
- * its id only). Neither token nor secret ever reaches an error message (http.ts).
+ * its id only): one token request through oauth4webapi's genericTokenEndpointRequest (client.ts).
+ * Neither token nor secret ever reaches an error message (http.ts).
  */
-import { OAuthHttpError, post, str } from './http';
+import { tokenRequest } from './client';
 import type { AuthorizationServerMetadata } from './metadata';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -26,38 +27,26 @@ export interface ExchangedToken {
   expiresAt?: number;
 }
 
+/** RFC 8693 §2.2.1: `token_type` says how to use the token; only a bearer token can be sent on. */
 export async function exchangeToken(
   as: AuthorizationServerMetadata,
   r: TokenExchangeRequest,
 ): Promise<ExchangedToken> {
-  if (!as.tokenEndpoint) throw new OAuthHttpError(`${as.issuer} has no token endpoint`);
-  const form = new URLSearchParams({
-    grant_type: TOKEN_EXCHANGE_GRANT,
-    subject_token: r.subjectToken,
-    subject_token_type: ACCESS_TOKEN_TYPE,
-    requested_token_type: ACCESS_TOKEN_TYPE,
-    resource: r.resource,
-  });
-  if (r.audience !== undefined) form.set('audience', r.audience);
-  if (r.scope !== undefined) form.set('scope', r.scope);
-  const headers: Record<string, string> = {};
-  if (r.clientSecret !== undefined && as.tokenEndpointAuthMethods.includes('client_secret_basic')) {
-    const pair = `${encodeURIComponent(r.clientId)}:${encodeURIComponent(r.clientSecret)}`;
-    headers['authorization'] = `Basic ${Buffer.from(pair).toString('base64')}`;
-  } else {
-    form.set('client_id', r.clientId);
-    if (r.clientSecret !== undefined) form.set('client_secret', r.clientSecret);
-  }
-  const body = await post(as.tokenEndpoint, form, headers, as.via);
-  const accessToken = str(body, 'access_token');
-  const tokenType = str(body, 'token_type')?.toLowerCase();
-  // RFC 8693 §2.2.1: `token_type` says how to use it; only a bearer token can be sent on.
-  if (accessToken === undefined || tokenType !== 'bearer') {
-    throw new OAuthHttpError(`${as.issuer} did not issue a bearer token in the exchange`);
-  }
-  const expiresIn = typeof body['expires_in'] === 'number' ? body['expires_in'] : undefined;
+  const issued = await tokenRequest(
+    as,
+    { clientId: r.clientId, ...(r.clientSecret !== undefined && { clientSecret: r.clientSecret }) },
+    TOKEN_EXCHANGE_GRANT,
+    {
+      subject_token: r.subjectToken,
+      subject_token_type: ACCESS_TOKEN_TYPE,
+      requested_token_type: ACCESS_TOKEN_TYPE,
+      resource: r.resource,
+      ...(r.audience !== undefined && { audience: r.audience }),
+      ...(r.scope !== undefined && { scope: r.scope }),
+    },
+  );
   return {
-    accessToken,
-    ...(expiresIn !== undefined && expiresIn > 0 && { expiresAt: Date.now() + expiresIn * 1000 }),
+    accessToken: issued.accessToken,
+    ...(issued.expiresAt !== undefined && { expiresAt: issued.expiresAt }),
   };
 }
