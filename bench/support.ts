@@ -10,6 +10,7 @@ import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { META, PROTOCOL_VERSION, requestHeaders, TASKS_EXTENSION } from '../src/protocol';
 import { readSseMessages } from '../src/upstream/http';
+import pLimit from 'p-limit';
 
 export interface RpcReply {
   status: number;
@@ -268,13 +269,7 @@ export async function mapLimit<T, R>(
   limit: number,
   fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T, i);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return out;
+  return pLimit(limit).map(items, fn);
 }
 
 export interface SideSample {
