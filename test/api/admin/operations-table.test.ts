@@ -8,7 +8,9 @@ import { UsageError } from '../../../src/api/admin/operations/cli-flags';
 import { adminRoutes, pathNames } from '../../../src/api/admin/operations/http';
 import { COMMANDS, USAGE } from '../../../src/main/admin-cli';
 import { runCommand } from '../../../src/main/admin-cli-commands';
+import { restAnswer } from '../../../src/api/rest-errors';
 import type { ControlPlaneStore } from '../../../src/store/control-plane';
+import type { Principal } from '../../../src/store/control-plane/types';
 
 const duplicates = (values: string[]) => values.filter((v, i) => values.indexOf(v) !== i);
 const keysOf = (op: (typeof ADMIN_OPERATIONS)[number]) => Object.keys(op.input.shape);
@@ -109,5 +111,63 @@ describe('the CLI reads the table before it touches the store', () => {
     await expect(fails('project', 'update', '--project', 'p', '--tasks', 'maybe')).rejects.toThrow(
       '--tasks must be on or off',
     );
+  });
+});
+
+describe('the admin API reads the table before it touches the store', () => {
+  const routes = adminRoutes(ADMIN_OPERATIONS);
+  const route = (method: string, path: string) => routes.find((r) => r.method === method && r.path === path)!;
+  const admin = { kind: 'admin', via: 'api' } as const;
+  const request = (body: Record<string, unknown>, params: string[] = [], actor: Principal = admin) => ({
+    actor,
+    params,
+    body,
+    query: new URLSearchParams(),
+  });
+  const answer = async (reply: Promise<unknown>) => restAnswer(await reply.catch((err: unknown) => err));
+  const cp = {} as ControlPlaneStore;
+
+  test('a body field of the wrong type is a 400 invalid naming the field', async () => {
+    expect(await answer(route('POST', '/teams').handler(cp, request({ slug: 5, name: 'x' }), {}))).toEqual({
+      status: 400,
+      code: 'invalid',
+      message: expect.stringMatching(/expected string, received number\n {2}→ at slug/),
+    });
+    expect(
+      await answer(route('POST', '/teams').handler(cp, request({ slug: 's', name: 'x', extra: 1 }), {})),
+    ).toEqual({
+      status: 400,
+      code: 'invalid',
+      message: expect.stringContaining('Unrecognized key: "extra"'),
+    });
+    expect(
+      await answer(route('POST', '/teams/:team/members').handler(cp, request({ user: 5 }, ['core']), {})),
+    ).toEqual({ status: 400, code: 'invalid', message: '"user" must be a non-empty string' });
+    expect(
+      await answer(route('PATCH', '/teams/:team').handler(cp, request({ team: 'other' }, ['core']), {})),
+    ).toMatchObject({ status: 400, code: 'invalid' });
+  });
+
+  test('admin-only operations refuse others before reading the input', async () => {
+    const alice: Principal = { kind: 'user', userId: 'usr_1' };
+    expect(
+      await answer(route('POST', '/retention/run').handler(cp, request({ kind: 5 }, [], alice), {})),
+    ).toEqual({
+      status: 403,
+      code: 'forbidden',
+      message: 'Only the administrator runs retention',
+    });
+    expect(await answer(route('POST', '/retention/run').handler(cp, request({ kind: 'all' }), {}))).toEqual({
+      status: 400,
+      code: 'invalid',
+      message: '"kind" must be "payloads" or "metadata"',
+    });
+    expect(
+      await answer(route('POST', '/retention/run').handler(cp, request({ kind: 'payloads' }), {})),
+    ).toEqual({
+      status: 503,
+      code: 'invalid',
+      message: 'Retention is not available here',
+    });
   });
 });

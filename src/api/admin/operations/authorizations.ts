@@ -1,5 +1,7 @@
 /** Per-user upstream authorizations (store: authorizations.ts): grant, revoke, list. */
 import { z } from 'zod';
+import type { ControlPlaneStore } from '../../../store/control-plane';
+import type { ActorContext } from './define';
 import { credentialGroup } from './cli-groups';
 import { defineOperation, ok, ref, userRef } from './define';
 
@@ -7,6 +9,26 @@ import { defineOperation, ok, ref, userRef } from './define';
 const onBehalfOf = z.string({ error: '"user" must be a string' }).min(1, '"user" must be a string').nullish();
 
 const upstreamFlag = { flag: 'upstream', meta: 'A' } as const;
+
+/**
+ * Revoking one's own authorization (no `user`) is also the dashboard's "Disconnect"
+ * (src/api/dashboard/project-routes.ts), which needs only this of the control plane.
+ */
+export const AUTHORIZATION_REVOKE = defineOperation({
+  name: 'authorization.revoke',
+  who: 'the user; `user`: admin and managers',
+  audit: 'authorization.revoked',
+  input: z.object({ project: ref, alias: ref, user: onBehalfOf }),
+  run: (
+    { project, alias, user },
+    { cp, actor }: ActorContext & { cp: Pick<ControlPlaneStore, 'revokeUpstreamAuthorization'> },
+  ) =>
+    cp.revokeUpstreamAuthorization(actor, project, alias, {
+      ...(user != null && { user: userRef(actor, user) }),
+    }),
+  http: { method: 'DELETE', path: '/projects/:project/upstreams/:alias/authorization' },
+  cli: { command: 'authorization revoke', flags: { alias: upstreamFlag, user: { required: true } } },
+});
 
 export const AUTHORIZATION_OPERATIONS = [
   defineOperation({
@@ -32,18 +54,7 @@ export const AUTHORIZATION_OPERATIONS = [
       groups: [credentialGroup],
     },
   }),
-  defineOperation({
-    name: 'authorization.revoke',
-    who: 'the user; `user`: admin and managers',
-    audit: 'authorization.revoked',
-    input: z.object({ project: ref, alias: ref, user: onBehalfOf }),
-    run: ({ project, alias, user }, { cp, actor }) =>
-      cp.revokeUpstreamAuthorization(actor, project, alias, {
-        ...(user != null && { user: userRef(actor, user) }),
-      }),
-    http: { method: 'DELETE', path: '/projects/:project/upstreams/:alias/authorization' },
-    cli: { command: 'authorization revoke', flags: { alias: upstreamFlag, user: { required: true } } },
-  }),
+  AUTHORIZATION_REVOKE,
   defineOperation({
     name: 'authorization.list',
     who: 'managers: all; callers: their own',

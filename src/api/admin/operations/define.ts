@@ -39,6 +39,9 @@ export interface OperationContext {
   deps: OperationDeps;
 }
 
+/** The least a handler is given: who acts. An entry may ask for less than OperationContext. */
+export type ActorContext = Pick<OperationContext, 'actor'>;
+
 /** The context of the operations that only reach the approval desk (shared with the dashboard). */
 export type DeskContext = Pick<OperationContext, 'actor'> & { deps: Pick<OperationDeps, 'approvals'> };
 
@@ -148,7 +151,7 @@ export interface AdminOperation {
   cli?: CliBinding<Record<string, unknown>, unknown>;
 }
 
-export function defineOperation<S extends z.ZodObject, O, C extends DeskContext = OperationContext>(
+export function defineOperation<S extends z.ZodObject, O, C extends ActorContext = OperationContext>(
   op: Operation<S, O, C>,
 ): AdminOperation & { typed: Operation<S, O, C> } {
   return { ...(op as unknown as AdminOperation), typed: op };
@@ -162,7 +165,7 @@ export function readInput<S extends z.ZodObject>(schema: S, raw: Record<string, 
 }
 
 /** Runs an operation on input not yet checked (the dashboard's shared operations). */
-export async function invoke<S extends z.ZodObject, O, C extends DeskContext>(
+export async function invoke<S extends z.ZodObject, O, C extends ActorContext>(
   op: { typed: Operation<S, O, C> },
   raw: Record<string, unknown>,
   ctx: C,
