@@ -6,11 +6,13 @@
  * - `HttpError`: thrown by the HTTP plumbing itself (routes, bodies, sessions) with a code and, where
  *   the code alone does not say it (405, 413, 415, 503), an explicit status;
  * - `ControlPlaneError`: the store's refusals (invalid input, unknown rows, rights, conflicts);
+ * - `InvalidInput`: an admin operation's input that does not fit its schema (src/api/admin/operations);
  * - `ProtocolError` / `RelayedError`: what the gateway's task checks answer when the dashboard acts on
  *   a task through them (answer, cancel);
  * - anything else: 500 `internal`, logged by name only (messages can echo payloads), never shown.
  */
 import type { Middleware } from 'koa';
+import { z } from 'zod';
 import type { ErrorKind } from '../protocol';
 import { ProtocolError, RelayedError } from '../protocol';
 import { ControlPlaneError } from '../store/control-plane';
@@ -68,11 +70,30 @@ interface RestAnswer {
   message: string;
 }
 
+/**
+ * What a rejected input is told. The operations word their own checks for people, naming the field
+ * first (`"limit" must be a number`): those are said as they are. Anything else is zod's own account,
+ * worded as the store's `parse` words it, so a type error reads the same whichever layer caught it.
+ */
+export function inputMessage(err: z.ZodError): string {
+  const worded = err.issues.every((i) => i.message.startsWith('"'));
+  return worded ? err.issues.map((i) => i.message).join('; ') : z.prettifyError(err);
+}
+
+/** An operation's input rejected by its schema: 400 `invalid` (the CLI: a usage error or exit 1). */
+export class InvalidInput extends Error {
+  override readonly name = 'InvalidInput';
+  constructor(readonly error: z.ZodError) {
+    super(inputMessage(error));
+  }
+}
+
 /** The answer for anything thrown while serving a REST request; undefined for an unexpected failure. */
 export function restAnswer(err: unknown): RestAnswer | undefined {
   if (err instanceof HttpError) return { status: err.status, code: err.code, message: err.message };
   if (err instanceof ControlPlaneError)
     return { status: STATUS[err.code], code: err.code, message: err.message };
+  if (err instanceof InvalidInput) return { status: STATUS.invalid, code: 'invalid', message: err.message };
   if (err instanceof ProtocolError) {
     const code = FROM_PROTOCOL[err.kind] ?? 'internal';
     return { status: STATUS[code], code, message: err.message };

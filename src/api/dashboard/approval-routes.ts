@@ -2,13 +2,16 @@
  * Approvals on the dashboard (issue 27, docs/approvals.md): the requests the viewer may see (those whose
  * policy names them as approvers, and their projects' managers), one request with its arguments (to its
  * approvers only), and Approve / Deny with a comment. Everything goes through the ApprovalDesk the admin
- * API uses (src/gateway/tasks/approval-desk.ts), which checks who may decide and audits every refusal; these
- * routes only say who asks (the signed-in user) and read the request.
+ * API uses (src/gateway/tasks/approval-desk.ts), which checks who may decide and audits every refusal.
+ * List, show, approve and deny are the admin API's own operations (src/api/admin/operations/approvals.ts:
+ * the same input, checks and desk call), run for the signed-in user; these routes add the callers' handles.
  */
 import type { ApprovalView } from '../../gateway/tasks/approval-desk';
-import { parse } from '../../store/control-plane';
-import type { Principal, ProjectRecord } from '../../store/control-plane/types';
-import { approvalQuery, DecisionBody, requireDesk } from '../admin/approval-routes';
+import type { ProjectRecord } from '../../store/control-plane/types';
+import { APPROVAL_APPROVE, APPROVAL_DENY, APPROVAL_LIST, APPROVAL_SHOW } from '../admin/operations/approvals';
+import type { DeskContext } from '../admin/operations/define';
+import { invoke } from '../admin/operations/define';
+import { bodyInput, queryInput } from '../admin/operations/http';
 import type { DashboardApiDeps } from './routing';
 import { ok, viewerRoute } from './routing';
 import type { Viewer } from './session';
@@ -20,10 +23,12 @@ import type {
   ApprovalsView,
 } from './view-types';
 
-const desk = (deps: DashboardApiDeps) => requireDesk(deps.approvals);
-
-const principal = (viewer: Viewer): Principal => ({ kind: 'user', userId: viewer.user.id });
-const approvalId = (params: string[]) => params[0] as string;
+/** The desk's operations run for the signed-in user. */
+const as = (deps: DashboardApiDeps, viewer: Viewer): DeskContext => ({
+  actor: { kind: 'user', userId: viewer.user.id },
+  deps: { ...(deps.approvals && { approvals: deps.approvals }) },
+});
+const approval = (params: string[]) => ({ approval: params[0] as string });
 
 /** The requests with their user callers' handles (an API key or anonymous caller stays kind and id). */
 async function withCallers(deps: DashboardApiDeps, views: ApprovalView[]): Promise<ApprovalRequestView[]> {
@@ -38,24 +43,33 @@ async function withCallers(deps: DashboardApiDeps, views: ApprovalView[]): Promi
 export const APPROVAL_ROUTES = [
   // `?status=pending|approved|denied|expired|withdrawn&project=<slug>&limit=&before=<createdAt>`
   viewerRoute('GET', '/v1/approvals', async (deps, req, viewer) => {
-    const views = await desk(deps).list(principal(viewer), approvalQuery(req.query));
+    const query = queryInput(APPROVAL_LIST.input, req.query);
+    const views = await invoke(APPROVAL_LIST, query, as(deps, viewer));
     return ok({ approvals: await withCallers(deps, views) } satisfies ApprovalsView);
   }),
   viewerRoute('GET', '/v1/approvals/:approval', async (deps, req, viewer) => {
-    const view = await desk(deps).show(principal(viewer), approvalId(req.params));
-    const [approval] = await withCallers(deps, [view]);
-    return ok({ approval: approval ?? view } satisfies ApprovalDetailView);
+    const view = await invoke(APPROVAL_SHOW, approval(req.params), as(deps, viewer));
+    const [shown] = await withCallers(deps, [view]);
+    return ok({ approval: shown ?? view } satisfies ApprovalDetailView);
   }),
-  viewerRoute('POST', '/v1/approvals/:approval/approve', async (deps, req, viewer) => {
-    const { comment } = parse(DecisionBody, req.body);
-    const answer = await desk(deps).decide(principal(viewer), approvalId(req.params), 'approve', comment);
-    return ok(answer satisfies ApprovalAnswerView);
-  }),
-  viewerRoute('POST', '/v1/approvals/:approval/deny', async (deps, req, viewer) => {
-    const { comment } = parse(DecisionBody, req.body);
-    const answer = await desk(deps).decide(principal(viewer), approvalId(req.params), 'deny', comment);
-    return ok(answer satisfies ApprovalAnswerView);
-  }),
+  viewerRoute('POST', '/v1/approvals/:approval/approve', async (deps, req, viewer) =>
+    ok(
+      (await invoke(
+        APPROVAL_APPROVE,
+        bodyInput(req.body, approval(req.params)),
+        as(deps, viewer),
+      )) satisfies ApprovalAnswerView,
+    ),
+  ),
+  viewerRoute('POST', '/v1/approvals/:approval/deny', async (deps, req, viewer) =>
+    ok(
+      (await invoke(
+        APPROVAL_DENY,
+        bodyInput(req.body, approval(req.params)),
+        as(deps, viewer),
+      )) satisfies ApprovalAnswerView,
+    ),
+  ),
 ];
 
 /**

@@ -5,6 +5,8 @@
 import type { TaskListQuery } from '../../store/tasks/task-store';
 import { connectsWithOAuth } from '../../store/control-plane/upstreams';
 import { TASK_GROUPS } from '../../store/tasks/task-store';
+import { AUTHORIZATION_REVOKE } from '../admin/operations/authorizations';
+import { invoke } from '../admin/operations/define';
 import { HttpError } from '../rest-errors';
 import { projectFor } from './access';
 import { approvalPolicyView } from './approval-routes';
@@ -81,10 +83,11 @@ export const PROJECT_ROUTES = [
     if (!upstream || !connectsWithOAuth(upstream, deps.connectUpstreams.allPerUser)) {
       throw new HttpError('not_found', `No connection to "${alias}" in project "${project.slug}"`);
     }
-    const revoked = await deps.controlPlane.revokeUpstreamAuthorization(
-      { kind: 'user', userId: viewer.user.id },
-      project.slug,
-      upstream.alias,
+    // The admin API's own operation, for the viewer's own authorization.
+    const revoked = await invoke(
+      AUTHORIZATION_REVOKE,
+      { project: project.slug, alias: upstream.alias },
+      { actor: { kind: 'user', userId: viewer.user.id }, cp: deps.controlPlane },
     );
     return ok({
       connection: { alias: upstream.alias, status: revoked.status },

@@ -1,8 +1,8 @@
 /**
  * Where approvers act on calls waiting for approval (issue 27, docs/approvals.md): list, show (with the
  * call's arguments, to those who may approve it only), approve and deny. Shared by the admin API, the CLI
- * (as the instance administrator, on the store and Temporal: main/admin-cli-approvals.ts) and the
- * dashboard. Who may decide is checked here, against the rule the request was asked under and the
+ * (as the instance administrator) and the dashboard, through the approval operations of
+ * src/api/admin/operations/approvals.ts. Who may decide is checked here, against the rule the request was asked under and the
  * project's current policy both; whether the request is still open is the workflow's word (its update
  * validator). Every refusal is audited, and nothing reaches the upstream unless the workflow took the
  * approval.

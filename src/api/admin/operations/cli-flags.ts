@@ -1,18 +1,19 @@
 /**
- * The admin CLI's flags (`--name value` or `--name=value`) and how they are read (admin-cli.ts), among
- * them the `[auth]` flags of `upstream add|update`: the upstream's auth settings as the control plane
+ * The admin CLI's flags (`--name value` or `--name=value`) and how they are read (src/main/admin-cli*.ts
+ * derive the commands from the operations' table), among them the `[auth]` flags of `upstream add|update`: the upstream's auth settings as the control plane
  * takes them, or undefined when no auth flag was given. On an update, what is not said again is kept:
  * `per_user` stays connected with OAuth unless `--oauth off`, and keeps its token exchange unless
  * `--token-exchange off`; the credential flags give the secret of whichever.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { UpstreamAuthInput } from '../store/control-plane';
-import type { UpstreamAuth } from '../store/control-plane/types';
+import type { UpstreamAuthInput } from '../../../store/control-plane';
+import type { UpstreamAuth } from '../../../store/control-plane/types';
+import type { Flags } from './define';
 
 export class UsageError extends Error {}
 
-export type Flags = Map<string, string>;
+export type { Flags };
 
 /**
  * Reads `--name value` / `--name=value` flags with node:util's parseArgs, strictly: a flag not in
