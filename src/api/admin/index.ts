@@ -7,7 +7,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import type { ControlPlaneStore } from '../../store/control-plane';
-import { matchRoute, requireRoute, writeReply } from '../routes';
+import { RouteTable, writeReply } from '../route-table';
 import { restErrors } from '../rest-errors';
 import { principalOf, readJson } from './http';
 import { ADMIN_OPERATIONS } from './operations';
@@ -23,7 +23,7 @@ export interface AdminApiDeps extends Omit<OperationDeps, 'bootstrap'> {
 }
 
 const PREFIX = '/v1/admin';
-const ROUTES = adminRoutes(ADMIN_OPERATIONS);
+const ROUTES = new RouteTable(adminRoutes(ADMIN_OPERATIONS), PREFIX);
 
 export function adminApi(deps: AdminApiDeps): Middleware {
   const limit = deps.maxBodyBytes ?? 64 * 1024;
@@ -36,10 +36,9 @@ export function adminApi(deps: AdminApiDeps): Middleware {
     if (ctx.path !== PREFIX && !ctx.path.startsWith(`${PREFIX}/`)) return next();
     ctx.set('Cache-Control', 'no-store');
     await answerErrors(ctx, async () => {
-      const matched = matchRoute(ROUTES, ctx.method, ctx.path.slice(PREFIX.length));
       // Authenticate before revealing anything about the route table.
       const actor = await principalOf(ctx, deps.controlPlane, deps.adminToken);
-      const { route: found, params } = requireRoute(ctx, matched, 'admin endpoint');
+      const { route: found, params } = ROUTES.require(ctx, 'admin endpoint');
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, limit) : {};
       const query = new URLSearchParams(ctx.querystring);
       writeReply(ctx, await found.handler(deps.controlPlane, { actor, params, body, query }, deps));

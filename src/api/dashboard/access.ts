@@ -10,7 +10,7 @@ import type { ProjectRole } from '../../store/sessions/dashboard-store';
 import type { TaskRecord } from '../../store/tasks/task-store';
 import { taskWorkflowId } from '../../workflows/messages';
 import { HttpError } from '../rest-errors';
-import type { DashboardApiDeps, Request } from './routing';
+import type { DashboardApiDeps, Request } from './route';
 import type { Viewer } from './session';
 
 /** The project and the viewer's role on it; no role answers like an unknown project. */

@@ -7,31 +7,31 @@
  *
  * This module is the API's front door (which paths it owns, who asks, the body, the error answers); the
  * routes live by concern in session-routes.ts, project-routes.ts, task-routes.ts,
- * task-control-routes.ts and approval-routes.ts, declared with routing.ts and checked with access.ts.
+ * task-control-routes.ts and approval-routes.ts, declared with route.ts and checked with access.ts.
  */
 import type { Middleware } from 'koa';
 import { readJson } from '../admin/http';
 import { restErrors } from '../rest-errors';
-import { matchRoute, requireRoute, writeReply } from '../routes';
+import { RouteTable, writeReply } from '../route-table';
 import { APPROVAL_ROUTES } from './approval-routes';
 import { PROJECT_ROUTES } from './project-routes';
 import { SESSION_ROUTES } from './session-routes';
 import { viewerOf } from './session';
 import { TASK_CONTROL_ROUTES } from './task-control-routes';
 import { TASK_ROUTES } from './task-routes';
-import type { DashboardApiDeps } from './routing';
+import type { DashboardApiDeps } from './route';
 
-export type { DashboardApiDeps } from './routing';
+export type { DashboardApiDeps } from './route';
 
 const MAX_BODY_BYTES = 256 * 1024;
 
-const ROUTES = [
+const ROUTES = new RouteTable([
   ...SESSION_ROUTES,
   ...PROJECT_ROUTES,
   ...TASK_ROUTES,
   ...TASK_CONTROL_ROUTES,
   ...APPROVAL_ROUTES,
-];
+]);
 
 export function dashboardApi(deps: DashboardApiDeps): Middleware {
   const answerErrors = restErrors({
@@ -51,11 +51,7 @@ export function dashboardApi(deps: DashboardApiDeps): Middleware {
     }
     ctx.set('Cache-Control', 'no-store');
     await answerErrors(ctx, async () => {
-      const { route: found, params } = requireRoute(
-        ctx,
-        matchRoute(ROUTES, ctx.method, ctx.path),
-        'endpoint',
-      );
+      const { route: found, params } = ROUTES.require(ctx, 'endpoint');
       // Who asks is settled before a body is read: strangers get 401, not a parse error.
       const viewer = found.signedIn ? await viewerOf(ctx, deps.controlPlane, deps.dashboard) : undefined;
       const body = ['POST', 'PUT', 'PATCH'].includes(ctx.method) ? await readJson(ctx, MAX_BODY_BYTES) : {};

@@ -12,8 +12,8 @@ import { APPROVAL_APPROVE, APPROVAL_DENY, APPROVAL_LIST, APPROVAL_SHOW } from '.
 import type { DeskContext } from '../admin/operations/define';
 import { invoke } from '../admin/operations/define';
 import { bodyInput, queryInput } from '../admin/operations/http';
-import type { DashboardApiDeps } from './routing';
-import { ok, viewerRoute } from './routing';
+import type { DashboardApiDeps } from './route';
+import { ok, viewerRoute } from './route';
 import type { Viewer } from './session';
 import type {
   ApprovalAnswerView,

@@ -10,7 +10,7 @@ import { invoke } from '../admin/operations/define';
 import { HttpError } from '../rest-errors';
 import { projectFor } from './access';
 import { approvalPolicyView } from './approval-routes';
-import { ok, viewerRoute } from './routing';
+import { ok, viewerRoute } from './route';
 import type {
   ConnectionRevokedView,
   ConnectionsView,

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { parse } from '../../store/control-plane';
 import { HttpError } from '../rest-errors';
-import { ok, route, viewerRoute } from './routing';
+import { ok, route, viewerRoute } from './route';
 import type { SessionView } from './view-types';
 import { clearSessionCookie, requireSameOrigin, SESSION_COOKIE, setSessionCookie } from './session';
 

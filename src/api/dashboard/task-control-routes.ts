@@ -10,7 +10,7 @@ import { parse } from '../../store/control-plane';
 import type { ProjectRecord } from '../../store/control-plane/types';
 import { HttpError } from '../rest-errors';
 import { controlRefusal, refuse, taskFor } from './access';
-import { ok, viewerRoute } from './routing';
+import { ok, viewerRoute } from './route';
 import type { Viewer } from './session';
 import type { AssigneeView, CancelAcceptedView, InputAcceptedView } from './view-types';
 

@@ -8,8 +8,8 @@ import type { TaskSnapshot } from '../../protocol';
 import type { TaskRecord } from '../../store/tasks/task-store';
 import { HttpError } from '../rest-errors';
 import { refuse, taskFor } from './access';
-import type { DashboardApiDeps } from './routing';
-import { ok, viewerRoute } from './routing';
+import type { DashboardApiDeps } from './route';
+import { ok, viewerRoute } from './route';
 import type { PayloadView, TaskDetailView, TaskPayloadView, TimelineView } from './view-types';
 import { mentionedUsers, taskMetadataView, timelineView } from './views';
 

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { ApprovalDesk } from '../../../gateway/tasks/approval-desk';
 import type { ControlPlaneStore } from '../../../store/control-plane';
 import type { Principal } from '../../../store/control-plane/types';
-import type { Reply } from '../../routes';
+import type { Reply } from '../../route-table';
 import { HttpError, InvalidInput } from '../../rest-errors';
 
 /** What the process offers the operations beyond the control plane; each is absent where it cannot. */

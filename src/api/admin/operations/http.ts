@@ -1,14 +1,13 @@
 /**
  * The admin API's routes, derived from the table of operations: each operation with an HTTP binding is
- * a route (method, `:name` pattern, handler) for src/api/routes.ts. The handler builds the operation's
+ * a route (method, `:name` path, handler) for src/api/route-table.ts. The handler builds the operation's
  * input from the path parameters and the body (POST, PUT, PATCH) or the query string (GET, DELETE),
  * checks it with the operation's schema (a rejection is a 400 `invalid`: src/api/rest-errors.ts), runs
  * it and turns the result into the reply.
  */
 import type { z } from 'zod';
 import type { ControlPlaneStore } from '../../../store/control-plane';
-import type { Reply } from '../../routes';
-import { routePattern } from '../../routes';
+import type { Reply } from '../../route-table';
 import { HttpError } from '../../rest-errors';
 import type { AdminRequest } from '../route';
 import type { AdminOperation, HttpBinding, OperationDeps } from './define';
@@ -16,7 +15,6 @@ import { readInput } from './define';
 
 export interface AdminRoute {
   method: string;
-  pattern: RegExp;
   /** `/teams/:team`, as the table says it. */
   path: string;
   operation: AdminOperation;
@@ -62,7 +60,6 @@ export function adminRoutes(operations: readonly AdminOperation[]): AdminRoute[]
     return [
       {
         method: http.method,
-        pattern: routePattern(http.path),
         path: http.path,
         operation,
         handler: async (cp, req, deps) => {

@@ -9,8 +9,7 @@ import type { ControlPlaneStore } from '../../store/control-plane';
 import type { DashboardStore } from '../../store/sessions/dashboard-store';
 import type { PayloadStore } from '../../store/tasks/payload-store';
 import type { TaskStore } from '../../store/tasks/task-store';
-import type { Reply } from '../routes';
-import { routePattern } from '../routes';
+import type { Reply } from '../route-table';
 import type { Viewer } from './session';
 
 export interface DashboardApiDeps {
@@ -52,7 +51,7 @@ type ViewerHandler = (deps: DashboardApiDeps, req: Request, viewer: Viewer) => P
 
 export interface Route {
   method: string;
-  pattern: RegExp;
+  path: string;
   handler: Handler;
   /** The viewer is authenticated before the body is read. */
   signedIn: boolean;
@@ -60,15 +59,15 @@ export interface Route {
 
 export const ok = (body: unknown): Reply => ({ body });
 
-export function route(method: string, pattern: string, handler: Handler, signedIn = false): Route {
-  return { method, pattern: routePattern(pattern), handler, signedIn };
+export function route(method: string, path: string, handler: Handler, signedIn = false): Route {
+  return { method, path, handler, signedIn };
 }
 
 /** A route for a signed-in viewer (bearer token or session), authenticated before the body is read. */
-export function viewerRoute(method: string, pattern: string, handler: ViewerHandler): Route {
+export function viewerRoute(method: string, path: string, handler: ViewerHandler): Route {
   return route(
     method,
-    pattern,
+    path,
     (deps, req, viewer) => {
       if (!viewer) throw new Error('viewerRoute reached without a viewer');
       return handler(deps, req, viewer);
