@@ -46,6 +46,13 @@ export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
   openInput?: { detailRef: string; keys: string[] };
 }
 
+/** A task enlisted with the watch hub (store/tasks/watch-hub.ts): what a poll needs, and whose it is. */
+export interface EnlistWatchInput extends WatchUpstreamTaskInput {
+  workflowId: string;
+  /** The enlistment's token (`<runId>/<n>`): the hub's signal carries it back. */
+  generation: string;
+}
+
 export type WatchUpstreamTaskResult =
   | { kind: 'changed'; observation: TaskObservation }
   /** Nothing the workflow must act on changed within the watch time. */

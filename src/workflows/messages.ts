@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { InputResponses, JsonRpcErrorObject, Meta, TaskStatus } from '../protocol';
+import type { WatchUpstreamTaskResult } from '../activities/types';
 import type { Principal } from '../store/control-plane/types';
 import type { ApprovalDecision, ApprovalStatus, ApproverRule } from '../store/tasks/approvals';
 
@@ -129,6 +130,14 @@ export interface TaskWorkflowInput {
   hosted?: HostedCall;
   /** Present for a call that waits for approval before anything is sent (docs/approvals.md). */
   approval?: ApprovalGate;
+  /**
+   * `hub`: the task is polled by the workers' watch hub, which signals the workflow on a change
+   * (`tasks.watchBy`, src/workflows/hub-watch.ts). Absent (every task before it, and the default): one
+   * watch activity at a time polls it. Decided at creation, carried across continue-as-new.
+   */
+  watchBy?: 'hub';
+  /** With `watchBy: hub`: how long the workflow waits for a signal before it enlists again (`tasks.maxWatchMs`). */
+  maxWatchMs?: number;
 }
 
 /** What a call waiting for approval is bound to and waits for (src/workflows/approval-gate.ts). */
@@ -201,6 +210,14 @@ export const decideApprovalUpdate = defineUpdate<ApprovalAnswer, [ApprovalVote]>
 export type CancelOutcome = { ok: true } | { ok: false; error: JsonRpcErrorObject };
 /** The task as the client should see it now (answered input keys already removed), without payload. */
 export const snapshotQuery = defineQuery<TaskObservation | null>('snapshot');
+
+/** The watch hub's word on an enlisted task (anything but `unchanged`), for the enlistment `generation`. */
+export interface WatchObserved {
+  generation: string;
+  result: WatchUpstreamTaskResult;
+}
+/** Sent by a worker's watch hub when a task it polls changed; an older enlistment's is ignored. */
+export const watchObservedSignal = defineSignal<[WatchObserved]>('watchObserved');
 
 /** Workflow id of a task: derived from the task key, so it reveals nothing usable as a task id. */
 export function taskWorkflowId(taskKey: string): string {
