@@ -4,7 +4,6 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { InputResponses, JsonRpcErrorObject, Meta, TaskStatus } from '../protocol';
-import type { WatchUpstreamTaskResult } from '../activities/types';
 import type { Principal } from '../store/control-plane/types';
 import type { ApprovalDecision, ApprovalStatus, ApproverRule } from '../store/tasks/approvals';
 
@@ -210,6 +209,20 @@ export const decideApprovalUpdate = defineUpdate<ApprovalAnswer, [ApprovalVote]>
 export type CancelOutcome = { ok: true } | { ok: false; error: JsonRpcErrorObject };
 /** The task as the client should see it now (answered input keys already removed), without payload. */
 export const snapshotQuery = defineQuery<TaskObservation | null>('snapshot');
+
+/** How one watch ended (the watch activity's result; the watch hub's signal). */
+export type WatchUpstreamTaskResult =
+  | { kind: 'changed'; observation: TaskObservation }
+  /** Nothing the workflow must act on changed within the watch time. */
+  | { kind: 'unchanged' }
+  /** The upstream no longer knows the task (expired or purged). */
+  | { kind: 'lost'; error: JsonRpcErrorObject }
+  /** Polls failed more often in a row than the configured budget. */
+  | { kind: 'unreachable'; message: string }
+  /** The task cannot be followed: its answer passes a bound (-31014) that a next poll would pass too. */
+  | { kind: 'failed'; error: JsonRpcErrorObject }
+  /** The upstream's `createdAt + ttlMs` passed while the task was still not terminal. */
+  | { kind: 'expired' };
 
 /** The watch hub's word on an enlisted task (anything but `unchanged`), for the enlistment `generation`. */
 export interface WatchObserved {
