@@ -7,6 +7,7 @@
  * mark: set while a row is enlisted but unclaimed, cleared when a hub claims it.
  */
 import type { Kysely } from 'kysely';
+import { TERMINAL_TASK_STATUSES } from '../../protocol';
 import { dialectOf } from '../dialect';
 import type { Database } from '../schema';
 import { watchDue } from './task-watch';
@@ -148,8 +149,16 @@ export class WatchHubStore {
       .set({ lease_owner: null, lease_until: null, due_at: at })
       .where('lease_owner', '=', owner);
     if (taskKeys) q = q.where('task_key', 'in', taskKeys);
-    const rows = await q.returning('task_key').execute();
-    for (const r of rows) await watchDue(this.db, r.task_key, at);
-    return rows.length;
+    const keys = (await q.returning('task_key').execute()).map((r) => r.task_key);
+    // Due again, unpolled until claimed: the staleness mark, in batches (a hub may hold thousands).
+    for (let i = 0; i < keys.length; i += 500) {
+      await this.db
+        .updateTable('tasks')
+        .set({ watch_due_at: at })
+        .where('task_key', 'in', keys.slice(i, i + 500))
+        .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+        .execute();
+    }
+    return keys.length;
   }
 }
