@@ -16,6 +16,7 @@
  *   enlists again after applying it. A workflow that no longer exists: the row is removed.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { PollCursor, WatchPoll } from '../activities/watch-poll';
@@ -75,6 +76,8 @@ export class WatchHub {
 
   constructor(private readonly deps: WatchHubDeps) {
     this.owner = deps.owner ?? `${os.hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+    // Every poll in flight (up to maxPolls) listens on this one signal while its request runs.
+    setMaxListeners(0, this.abort.signal);
   }
 
   /** Tasks this hub holds now. */
