@@ -13,6 +13,7 @@ import { startRuntime } from '../../src/main/runtime';
 import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
+import { watchHubTasks } from '../../src/telemetry/metrics';
 import { taskWorkflowId } from '../../src/workflows/messages';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
@@ -100,6 +101,13 @@ describe('watched by the hub', () => {
 
   test('tasks/cancel ends the task cancelled upstream and at the gateway', async () => {
     const taskId = await createTask('slow_compute', { seconds: 30, label: 'cancel-me' });
+    // Held by this worker's hub, which says so on /metrics; claimed, so no longer due (no stale mark).
+    await until(
+      async () => (await rowOf(taskId))?.lease_owner != null,
+      () => 'the hub never claimed the task',
+    );
+    expect((await watchHubTasks.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
+    expect((await gw.runtime().store.getTask(taskKeyOf(taskId)))?.watchDueAt).toBeUndefined();
     const cancelsBefore = gw.upstream.stats.tasksCancel;
     const ack = await gw.client.request('tasks/cancel', { taskId });
     expect(ack.body.result).toMatchObject({ resultType: 'complete' });

@@ -31,13 +31,13 @@ afterAll(async () => {
   await db?.destroy();
 });
 
-async function runningTask(): Promise<string> {
+async function runningTask(project = 'p'): Promise<string> {
   const key = taskKeyOf(randomUUID());
   const at = clock.toISOString();
   await tasks.insertTask({
     taskKey: key,
     workflowId: `task-${key.slice(0, 32)}`,
-    project: 'p',
+    project,
     caller: { kind: 'anonymous', id: 'anonymous' },
     upstream: 'u',
     tool: 't',
@@ -119,4 +119,14 @@ test('release gives rows back due at once; delist deletes', async () => {
   expect((await hub.claim('hub-y', 60_000, 1000)).some((r) => r.taskKey === key)).toBe(true);
   await hub.delist(key);
   expect(await hub.renew('hub-y', 60_000)).not.toContainEqual(expect.objectContaining({ taskKey: key }));
+});
+
+test("a deleted project's tasks lose their rows", async () => {
+  const project = `gone-${randomUUID()}`;
+  const key = await runningTask(project);
+  await hub.enlist(enlistment(key, 'run/1'));
+  expect(await tasks.deleteProjectTasks(project, 100)).toBe(1);
+  expect(await db.selectFrom('watch_hub').select('task_key').where('task_key', '=', key).execute()).toEqual(
+    [],
+  );
 });
