@@ -66,6 +66,8 @@ interface Options {
   long: number;
   /** Another built checkout whose gateway runs instead of this one's (a before side). */
   root?: string;
+  /** `tasks.watchBy` of the gateway: watch activities (the default) or the watch hub. */
+  watchBy: 'activity' | 'hub';
 }
 
 function parseOptions(argv: string[]): Options {
@@ -81,13 +83,14 @@ function parseOptions(argv: string[]): Options {
       short: { type: 'string', default: '60' },
       long: { type: 'string', default: '600' },
       root: { type: 'string' },
+      'watch-by': { type: 'string', default: 'activity' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
       'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
-        '       [--calls 200] [--watch 100] [--short 60] [--long 600]\n' +
+        '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
         '  --tasks    tasks created (all meant to be in flight at once)\n' +
         '  --seconds  how long each runs at the upstream (plus up to one poll interval)\n' +
         '  --poll     the poll interval the upstreams suggest, ms\n' +
@@ -95,7 +98,8 @@ function parseOptions(argv: string[]): Options {
         '  --calls    ordinary calls timed unloaded and loaded\n' +
         '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
         '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
-        "  --root     run another built checkout's gateway (its dist/; not built here)\n",
+        "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
+        '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default activity)\n',
     );
     process.exit(0);
   }
@@ -106,7 +110,10 @@ function parseOptions(argv: string[]): Options {
     }
     return v;
   };
+  const watchBy = values['watch-by'];
+  if (watchBy !== 'activity' && watchBy !== 'hub') throw new Error('--watch-by must be activity or hub');
   return {
+    watchBy,
     tasks: Math.floor(num('tasks', 1)),
     seconds: num('seconds', 1),
     poll: Math.floor(num('poll', 1)),
@@ -158,6 +165,7 @@ async function main(): Promise<void> {
     temporal,
     dir,
     users,
+    ...(opts.watchBy === 'hub' && { sections: { tasks: { watchBy: 'hub' } } }),
     projects: [
       {
         slug: 'bench',
@@ -313,7 +321,7 @@ async function main(): Promise<void> {
   const out: string[] = [''];
   out.push(
     `bench:scale  ${opts.tasks} tasks of ${opts.seconds} s on the dev server; upstreams suggest polling every ` +
-      `${opts.poll} ms (effective ${pollMs}); gateway: serve all, default settings; node ${process.version}, ` +
+      `${opts.poll} ms (effective ${pollMs}); gateway: serve all, default settings, tasks.watchBy ${opts.watchBy}; node ${process.version}, ` +
       `${os.cpus().length} cpus, load ${os.loadavg()[0]?.toFixed(1)}`,
     '',
     table([

@@ -5,6 +5,7 @@ import type { FirstCalls } from '../store/tasks/first-calls';
 import type { HostedQueue } from '../store/tasks/hosted-queue';
 import type { PayloadStore } from '../store/tasks/payload-store';
 import type { TaskStore } from '../store/tasks/task-store';
+import type { WatchHubStore } from '../store/tasks/watch-hub';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
 import type { UpstreamAccess } from './types';
 
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   payloads: PayloadStore;
   /** The queues of hosted calls to upstreams with `hosting.maxConcurrent` (store/tasks/hosted-queue.ts). */
   hostedQueue?: HostedQueue;
+  /** The watch hub's table (`tasks.watchBy: hub`): task workflows enlist and delist their tasks there. */
+  watchHub?: WatchHubStore;
   /** Claims each task's first call before it is sent (store/tasks/first-calls.ts); absent in unit tests. */
   firstCalls?: FirstCalls;
   /**

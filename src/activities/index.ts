@@ -7,23 +7,21 @@ import type { InputResponses, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
 import { taskTerminal, taskTransitions, watchesRunning } from '../telemetry/metrics';
 import type { TaskObservation } from '../workflows/messages';
-import type { UpstreamReply, UpstreamRequestOptions } from '../upstream/client';
-import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
-import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
-import { snapshotKey } from '../store/tasks/snapshot-key';
+import type { UpstreamReply } from '../upstream/client';
 import type { RecordedAnswer } from './first-call';
 import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
 import type { TaskDetail } from './observation';
 import type { ActivityDeps } from './deps';
 import { createHostedActivities } from './hosted-call';
-import { observationOf, taskDetailOf } from './observation';
 import { RecentDetails } from './recent-details';
+import { createWatchPoll } from './watch-poll';
 import { toSnapshot } from './snapshot';
-import { control, expired, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
+import { control, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
   CallUpstreamToolInput,
   CallUpstreamToolResult,
   ControlResult,
+  EnlistWatchInput,
   RecordTaskCreatedInput,
   RecordTaskSnapshotInput,
   SendTaskInputInput,
@@ -40,31 +38,14 @@ export function createActivities(deps: ActivityDeps) {
   // What observe() stored, for the step that records it next (recent-details.ts).
   const recent = new RecentDetails();
 
-  const hopMeta = (protocolVersion: string, elicitationForm = false) =>
-    upstreamMeta({
-      relayedMeta: {},
-      protocolVersion,
-      capabilities: taskPathCapabilities(elicitationForm),
-      gatewayInfo: deps.gatewayInfo,
-    });
-
-  const detailOf = (reply: UpstreamReply, upstreamTaskId: string) =>
-    reply.kind === 'result' ? toSnapshot(reply.result, settings, upstreamTaskId) : undefined;
-
-  async function taskRequest(
+  // One poll of an upstream task: the watch activity's and the watch hub's (watch-poll.ts).
+  const poll = createWatchPoll(deps, recent);
+  const { detailOf, observe } = poll;
+  const taskRequest = (
     ref: UpstreamTaskRef,
     method: string,
-    extra: Record<string, unknown> = {},
-    taskInput?: UpstreamRequestOptions['taskInput'],
-  ) {
-    const endpoint = await deps.resolveUpstream(ref);
-    return deps.upstream.send(
-      endpoint,
-      method,
-      { ...extra, taskId: ref.upstreamTaskId, _meta: hopMeta(ref.protocolVersion) },
-      { signal: Context.current().cancellationSignal, ...(taskInput && { taskInput }) },
-    );
-  }
+    extra?: Record<string, unknown>,
+  ): Promise<UpstreamReply> => poll.taskRequest(ref, method, Context.current().cancellationSignal, extra);
 
   const invalidTask = (upstream: string) =>
     ApplicationFailure.create({
@@ -171,18 +152,6 @@ export function createActivities(deps: ActivityDeps) {
     return firstAnswer(input, answer);
   }
 
-  /** The input requests of the last observation, split into still open and answered (see the watch). */
-  async function openInputOf(input: WatchUpstreamTaskInput): Promise<UpstreamRequestOptions['taskInput']> {
-    if (!input.openInput) return undefined;
-    const { detailRef, keys } = input.openInput;
-    const detail = await deps.payloads.get<TaskDetail>(detailRef, input.taskKey, 'detail');
-    const requests = Object.entries(detail?.inputRequests ?? {});
-    return {
-      open: Object.fromEntries(requests.filter(([k]) => keys.includes(k))),
-      answered: requests.filter(([k]) => !keys.includes(k)).map(([k]) => k),
-    };
-  }
-
   return {
     ...createHostedActivities(deps),
     /**
@@ -229,6 +198,29 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
 
+    /**
+     * Hands the task's polling to the watch hub (a local activity of a workflow in hub mode): its row,
+     * due now, with what a poll needs and the enlistment's generation; a hub holding an older row of it
+     * drops that at its next lease renewal.
+     */
+    async enlistWatch(input: EnlistWatchInput): Promise<void> {
+      const { workflowId, generation, ...watch } = input;
+      await hubOf(deps).enlist({
+        taskKey: input.taskKey,
+        workflowId,
+        project: input.project,
+        upstream: input.upstream,
+        generation,
+        watch,
+        pollIntervalMs: input.pollIntervalMs,
+      });
+    },
+
+    /** The task ended: no hub polls it any more. */
+    async delistWatch(input: { taskKey: string }): Promise<void> {
+      await hubOf(deps).delist(input.taskKey);
+    },
+
     /** Forwards input responses; tasks/update is idempotent upstream (answered keys are ignored). */
     async sendTaskInput(input: SendTaskInputInput): Promise<ControlResult> {
       const answers = await deps.payloads.get<InputResponses>(input.ref, input.taskKey, 'input_responses');
@@ -272,69 +264,19 @@ export function createActivities(deps: ActivityDeps) {
     },
   };
 
-  /** The watch itself (see watchUpstreamTask). */
+  /** The watch itself (see watchUpstreamTask): polls in one activity, heartbeating. */
   async function watch(input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult> {
     const ctx = Context.current();
     const started = Date.now();
-    const storedAt =
-      settings.detailRefreshMs === undefined ? undefined : await deps.store.detailStoredAt(input.taskKey);
-    const refreshAt =
-      storedAt === undefined ? Infinity : Date.parse(storedAt) + (settings.detailRefreshMs ?? 0);
-    const taskInput = await openInputOf(input);
-    let failures = 0;
-    let lastError = '';
+    const cursor = await poll.startCursor(input);
     for (;;) {
       if (deps.stopping?.aborted) return { kind: 'unchanged' };
       ctx.heartbeat();
-      let reply: UpstreamReply | undefined;
-      try {
-        // A 2025-era upstream's input request is read from a stream that may take a while.
-        reply = await heartbeating(() => taskRequest(input, METHOD.tasksGet, {}, taskInput));
-      } catch (err) {
-        if (ctx.cancellationSignal.aborted) throw err;
-        // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
-        if (err instanceof ApplicationFailure && err.nonRetryable)
-          return { kind: 'unreachable', message: err.message };
-        // Its answer is too large to read: the next poll's would be as well (a deadline is retried).
-        if (err instanceof UpstreamAnswerTooLarge) {
-          const { kind: _kind, ...error } = boundError(err);
-          return { kind: 'failed', error };
-        }
-        lastError = err instanceof Error ? err.message : String(err);
-      }
-      if (reply?.kind === 'error' && reply.error.code === -32602) return { kind: 'lost', error: reply.error };
-      const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
-      if (snapshot) {
-        failures = 0;
-        if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= refreshAt) {
-          return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
-        }
-        if (expired(snapshot)) return { kind: 'expired' };
-        if (Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged' };
-        await sleepWithHeartbeat(snapshot.pollIntervalMs ?? input.pollIntervalMs, deps.stopping);
-        continue;
-      }
-      if (reply?.kind === 'error') lastError = `upstream error ${reply.error.code}: ${reply.error.message}`;
-      else if (reply) lastError = 'upstream sent an invalid task';
-      failures++;
-      logger.warn({ upstream: input.upstream, failures }, 'task poll failed');
-      if (failures >= settings.pollFailureBudget) return { kind: 'unreachable', message: lastError };
-      await sleepWithHeartbeat(
-        Math.min(30_000, input.pollIntervalMs * 2 ** Math.min(failures, 6)),
-        deps.stopping,
-      );
+      const step = await poll.pollOnce(input, cursor, ctx.cancellationSignal, heartbeating);
+      if ('done' in step) return step.done;
+      if (!step.failed && Date.now() - started >= settings.maxWatchMs) return { kind: 'unchanged' };
+      await sleepWithHeartbeat(step.againMs, deps.stopping);
     }
-  }
-
-  /**
-   * Stores what the workflow must not carry (the detail: status message, input requests, result, error,
-   * re-published metadata) as a payload and returns the workflow's payload-free observation of it.
-   */
-  async function observe(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
-    const detail = taskDetailOf(snapshot);
-    const detailRef = await deps.payloads.put(taskKey, 'detail', detail);
-    recent.remember(detailRef, detail);
-    return observationOf(snapshot, detailRef);
   }
 
   /** The full snapshot behind an observation, for the store (the gateway's own failures carry no payload). */
@@ -350,6 +292,12 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type TaskActivities = ReturnType<typeof createActivities>;
+
+function hubOf(deps: ActivityDeps) {
+  // Every worker has the store; a missing one is a wiring fault, retried until fixed rather than lost.
+  if (!deps.watchHub) throw new Error('This worker has no watch hub store');
+  return deps.watchHub;
+}
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -46,18 +46,15 @@ export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
   openInput?: { detailRef: string; keys: string[] };
 }
 
-export type WatchUpstreamTaskResult =
-  | { kind: 'changed'; observation: TaskObservation }
-  /** Nothing the workflow must act on changed within the watch time. */
-  | { kind: 'unchanged' }
-  /** The upstream no longer knows the task (expired or purged). */
-  | { kind: 'lost'; error: JsonRpcErrorObject }
-  /** Polls failed more often in a row than the configured budget. */
-  | { kind: 'unreachable'; message: string }
-  /** The task cannot be followed: its answer passes a bound (-31014) that a next poll would pass too. */
-  | { kind: 'failed'; error: JsonRpcErrorObject }
-  /** The upstream's `createdAt + ttlMs` passed while the task was still not terminal. */
-  | { kind: 'expired' };
+/** A task enlisted with the watch hub (store/tasks/watch-hub.ts): what a poll needs, and whose it is. */
+export interface EnlistWatchInput extends WatchUpstreamTaskInput {
+  workflowId: string;
+  /** The enlistment's token (`<runId>/<n>`): the hub's signal carries it back. */
+  generation: string;
+}
+
+/** Defined with the signal that carries it (src/workflows/messages.ts). */
+export type { WatchUpstreamTaskResult } from '../workflows/messages';
 
 export interface SendTaskInputInput extends UpstreamTaskRef {
   taskKey: string;

@@ -204,6 +204,29 @@ const ConfigObject = z.strictObject({
       reconcileEveryMs: z.int().positive().default(5_000),
       /** A first call `sending` this long with no recorded answer is declared lost (never sent again). */
       firstCallLostAfterMs: z.int().positive().default(900_000),
+      /**
+       * What polls a running task's upstream (docs/decisions.md, "The watch hub"): `activity`, one long
+       * watch activity per task; `hub`, one loop per worker process that polls every enlisted task and
+       * signals its workflow only when something changed. Decided when a task is created, for its life.
+       */
+      watchBy: z.enum(['activity', 'hub']).default('activity'),
+      /** The watch hub of each worker process (used with `watchBy: hub`). */
+      hub: z
+        .strictObject({
+          /** Tasks one worker's hub holds at most; at it, /readyz says degraded and other hubs take the rest. */
+          maxTasks: z.int().positive().default(20_000),
+          /** Upstream polls in flight at once in one hub, all upstreams together. */
+          maxPolls: z.int().positive().default(256),
+          /** Upstream polls in flight at once in one hub for one upstream (project and alias). */
+          maxPollsPerUpstream: z.int().positive().default(32),
+          /** How long a hub's claim on a task lasts unless renewed (every third of it): a dead worker's tasks are taken over after it. */
+          leaseMs: z.int().min(1000).default(10_000),
+          /** How often the hub looks for due tasks that no hub holds. */
+          claimEveryMs: z.int().positive().default(500),
+          /** Tasks claimed per statement. */
+          claimBatch: z.int().positive().max(5_000).default(500),
+        })
+        .prefault({}),
     })
     .prefault({}),
   /**

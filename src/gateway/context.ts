@@ -39,6 +39,8 @@ export interface GatewayDeps {
   serverInfo: Implementation;
   logger: Logger;
   startTimeoutMs: number;
+  /** Tasks created now are polled by the workers' watch hub (`tasks.watchBy: hub`); absent: by watch activities. */
+  watchByHub?: { maxWatchMs: number };
   /** Longest an approval may wait: the arguments are kept no longer (payload retention, docs/approvals.md). */
   approvalWaitLimitMs?: number;
   /** Each tenant's share of this replica: requests and task creations in flight, creations per second. */

@@ -2,6 +2,7 @@
  * What the gateway's roles (api-role.ts, worker-role.ts) share, and a stopwatch for start-up phases
  * (reported in the `taskrouter started` log line; see docs/performance.md).
  */
+import type { WatchHub } from '../temporal/watch-hub';
 import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -47,6 +48,8 @@ export interface Shared {
 /** A running role. `graceMs`: how long running work may take to finish before it is cut off. */
 export interface Role {
   close(graceMs: number): Promise<void>;
+  /** The worker role's watch hub (src/temporal/watch-hub.ts). */
+  watchHub?: WatchHub;
 }
 
 /** The principal of everything the gateway does on its own behalf at start. */

@@ -5,6 +5,7 @@
  * Each role's modules are loaded only when the role runs (api-role.ts, worker-role.ts), so an API
  * process never loads the Temporal worker and its native library (docs/performance.md).
  */
+import type { WatchHub } from '../temporal/watch-hub';
 import { OAuthClientStore } from '../store/control-plane/oauth-clients';
 import { upstreamRenewal, upstreamRevocation, upstreamTokenExchange } from './upstream-renewal';
 import { sql } from 'kysely';
@@ -48,6 +49,8 @@ export interface Runtime {
   /** Base URL of the HTTP server when the API role runs. */
   url?: string;
   store: TaskStore;
+  /** The worker role's watch hub, when the worker role runs (tests stop it as a dead worker would). */
+  watchHub?: WatchHub;
   /** How long each start-up step took, in milliseconds (steps of two roles may overlap). */
   startup: Record<string, number>;
   /**
@@ -155,6 +158,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   return {
     ...(api && { url: api.url }),
     store: shared.store,
+    ...(worker?.watchHub && { watchHub: worker.watchHub }),
     startup: phases.summary(),
     async close(closeOpts) {
       const graceMs = closeOpts?.graceful ? config.shutdownGraceMs : 0;

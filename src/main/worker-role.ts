@@ -6,11 +6,15 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import type { ActivityDeps } from '../activities';
 import { createActivities } from '../activities';
+import { RecentDetails } from '../activities/recent-details';
+import { createWatchPoll } from '../activities/watch-poll';
 import { createApprovalActivities } from '../activities/approvals';
 import { ApprovalStore } from '../store/tasks/approvals';
 import { FirstCalls } from '../store/tasks/first-calls';
 import { HostedQueue } from '../store/tasks/hosted-queue';
+import { WatchHubStore } from '../store/tasks/watch-hub';
 import { createRetentionActivities } from '../activities/retention';
 import { resolveTaskEndpoint } from '../store/control-plane/endpoints';
 import { ProtocolError } from '../protocol';
@@ -20,6 +24,8 @@ import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
 import { TemporalTaskEngine } from '../temporal/task-engine';
 import { createTaskWorker } from '../temporal/worker';
+import { WatchHub } from '../temporal/watch-hub';
+import { watchObservedSignal } from '../workflows/messages';
 import { setApprovalsSource, setHostedQueueSource, setWatchLagSource } from '../telemetry/metrics';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { freeLoopbackPort } from './ports';
@@ -68,25 +74,28 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   const firstCalls = new FirstCalls(shared.db);
   const hostedQueue = new HostedQueue(shared.db);
   const approvals = new ApprovalStore(shared.db);
+  const watchHubStore = new WatchHubStore(shared.db);
+  const activityDeps: ActivityDeps = {
+    upstream,
+    store,
+    payloads,
+    firstCalls,
+    hostedQueue,
+    resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
+    gatewayInfo: serverInfo,
+    settings: {
+      ...config.tasks,
+      finishedTaskTtlMs: config.retention.payloadTtlMs,
+      // Half the payload retention: a running task's stored detail is renewed long before it would expire.
+      detailRefreshMs: Math.floor(config.retention.payloadTtlMs / 2),
+      maxStatusMessageChars: config.streams.maxStatusMessageChars,
+    },
+    logger: workerLogger,
+    stopping: stopping.signal,
+    watchHub: watchHubStore,
+  };
   const activities = {
-    ...createActivities({
-      upstream,
-      store,
-      payloads,
-      firstCalls,
-      hostedQueue,
-      resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
-      gatewayInfo: serverInfo,
-      settings: {
-        ...config.tasks,
-        finishedTaskTtlMs: config.retention.payloadTtlMs,
-        // Half the payload retention: a running task's stored detail is renewed long before it would expire.
-        detailRefreshMs: Math.floor(config.retention.payloadTtlMs / 2),
-        maxStatusMessageChars: config.streams.maxStatusMessageChars,
-      },
-      logger: workerLogger,
-      stopping: stopping.signal,
-    }),
+    ...createActivities(activityDeps),
     ...createApprovalActivities({
       approvals,
       store,
@@ -142,6 +151,24 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
     graceMs: config.tasks.startTimeoutMs,
   });
   reconciler.start();
+  // Every worker runs a watch hub: it polls the tasks created with `tasks.watchBy: hub` (any worker's
+  // hub may hold any task), and holds nothing while there are none.
+  const hub = new WatchHub({
+    store: watchHubStore,
+    poll: createWatchPoll(activityDeps, new RecentDetails()),
+    signal: async (workflowId, observed) => {
+      try {
+        await (await temporalClient()).workflow.getHandle(workflowId).signal(watchObservedSignal, observed);
+        return 'sent';
+      } catch (err) {
+        if ((err as Error).name === 'WorkflowNotFoundError') return 'gone';
+        throw err;
+      }
+    },
+    settings: config.tasks.hub,
+    logger: workerLogger.child({ component: 'watch-hub' }),
+  });
+  hub.start();
   shared.readiness['temporal'] ??= async () => {
     await connection.workflowService.getSystemInfo({});
   };
@@ -152,6 +179,8 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // worker is still alive and doing its work, so this degrades /readyz without failing it.
   shared.degraded['watches'] = () =>
     w.getStatus().numInFlightNonLocalActivities >= config.temporal.maxConcurrentActivities;
+  // The hub holds all it may: due tasks beyond it wait for another worker's hub (their lag shows).
+  shared.degraded['watchHub'] = () => hub.atCap;
   setHostedQueueSource(async () =>
     (await hostedQueue.lengths()).map(({ project, upstream, waiting }) => ({
       project,
@@ -178,6 +207,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
     );
   });
   return {
+    watchHub: hub,
     async close() {
       setWatchLagSource(undefined);
       setHostedQueueSource(undefined);
@@ -186,6 +216,8 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
       // cancelled; the worker's own grace is fixed when it is created.
       stopping.abort();
       await reconciler.stop();
+      // Its tasks go back due at once: another worker's hub takes them without waiting out the leases.
+      await hub.stop();
       if (w.getState() === 'RUNNING') w.shutdown();
       await run;
       await connection.close();

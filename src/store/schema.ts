@@ -302,6 +302,20 @@ export interface HostedQueueTable {
   state: 'waiting' | 'running';
 }
 
+/** Migration 0025: a running task the watch hub polls (store/tasks/watch-hub.ts). */
+export interface WatchHubTable {
+  task_key: string;
+  workflow_id: string;
+  project: string;
+  upstream: string;
+  generation: string;
+  watch: string;
+  poll_interval_ms: number;
+  due_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
 /** Migration 0023: a call waiting (or that waited) for approval (store/tasks/approvals.ts). */
 export interface ApprovalsTable {
   id: string;
@@ -359,6 +373,7 @@ export interface Database {
   control_plane_generation: ControlPlaneGenerationTable;
   first_calls: FirstCallsTable;
   hosted_queue: HostedQueueTable;
+  watch_hub: WatchHubTable;
   approvals: ApprovalsTable;
   upstream_sessions: UpstreamSessionsTable;
   external_identities: ExternalIdentitiesTable;

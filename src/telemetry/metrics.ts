@@ -149,6 +149,12 @@ export const watchesRunning = new Gauge({
   registers: [registry],
 });
 
+export const watchHubTasks = new Gauge({
+  name: 'taskrouter_watch_hub_tasks',
+  help: "Tasks this worker's watch hub holds and polls (tasks.watchBy: hub); at tasks.hub.maxTasks it claims no more and /readyz says degraded.",
+  registers: [registry],
+});
+
 /** A value per project slug and upstream alias, read from the store when `/metrics` is read. */
 export type UpstreamValues = () => Promise<Array<{ project: string; upstream: string; value: number }>>;
 

@@ -129,6 +129,14 @@ export interface TaskWorkflowInput {
   hosted?: HostedCall;
   /** Present for a call that waits for approval before anything is sent (docs/approvals.md). */
   approval?: ApprovalGate;
+  /**
+   * `hub`: the task is polled by the workers' watch hub, which signals the workflow on a change
+   * (`tasks.watchBy`, src/workflows/hub-watch.ts). Absent (every task before it, and the default): one
+   * watch activity at a time polls it. Decided at creation, carried across continue-as-new.
+   */
+  watchBy?: 'hub';
+  /** With `watchBy: hub`: how long the workflow waits for a signal before it enlists again (`tasks.maxWatchMs`). */
+  maxWatchMs?: number;
 }
 
 /** What a call waiting for approval is bound to and waits for (src/workflows/approval-gate.ts). */
@@ -201,6 +209,28 @@ export const decideApprovalUpdate = defineUpdate<ApprovalAnswer, [ApprovalVote]>
 export type CancelOutcome = { ok: true } | { ok: false; error: JsonRpcErrorObject };
 /** The task as the client should see it now (answered input keys already removed), without payload. */
 export const snapshotQuery = defineQuery<TaskObservation | null>('snapshot');
+
+/** How one watch ended (the watch activity's result; the watch hub's signal). */
+export type WatchUpstreamTaskResult =
+  | { kind: 'changed'; observation: TaskObservation }
+  /** Nothing the workflow must act on changed within the watch time. */
+  | { kind: 'unchanged' }
+  /** The upstream no longer knows the task (expired or purged). */
+  | { kind: 'lost'; error: JsonRpcErrorObject }
+  /** Polls failed more often in a row than the configured budget. */
+  | { kind: 'unreachable'; message: string }
+  /** The task cannot be followed: its answer passes a bound (-31014) that a next poll would pass too. */
+  | { kind: 'failed'; error: JsonRpcErrorObject }
+  /** The upstream's `createdAt + ttlMs` passed while the task was still not terminal. */
+  | { kind: 'expired' };
+
+/** The watch hub's word on an enlisted task (anything but `unchanged`), for the enlistment `generation`. */
+export interface WatchObserved {
+  generation: string;
+  result: WatchUpstreamTaskResult;
+}
+/** Sent by a worker's watch hub when a task it polls changed; an older enlistment's is ignored. */
+export const watchObservedSignal = defineSignal<[WatchObserved]>('watchObserved');
 
 /** Workflow id of a task: derived from the task key, so it reveals nothing usable as a task id. */
 export function taskWorkflowId(taskKey: string): string {

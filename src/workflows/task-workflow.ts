@@ -22,7 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../activities';
-import type { UpstreamTaskRef, WatchUpstreamTaskResult } from '../activities/types';
+import type { UpstreamTaskRef, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
 import type { JsonRpcErrorObject } from '../protocol';
 import type {
   CancelOutcome,
@@ -32,6 +32,7 @@ import type {
   TaskWorkflowResult,
 } from './messages';
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
+import { HubWatch } from './hub-watch';
 import { accessOf, publishStatus, statusDetails } from './published-status';
 import { TaskState } from './task-state';
 
@@ -145,6 +146,8 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   }
 
   const ref = refOf(input, state);
+  // Polled by the workers' watch hub instead of a watch activity (decided at creation; hub-watch.ts).
+  const hub = input.watchBy === 'hub' ? new HubWatch(input.maxWatchMs) : undefined;
   // The create result may already ask for input the client cannot give.
   if (state.unsupportedInputs(input.call.elicitationForm).length > 0) {
     await apply(state, input, { kind: 'changed', observation: state.s.observed });
@@ -153,13 +156,16 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     for (let inputs = state.s.pendingInputs.shift(); inputs; inputs = state.s.pendingInputs.shift()) {
       await sendTaskInput({ ...ref, taskKey: input.taskKey, ref: inputs.ref, keys: inputs.keys });
     }
-    const watched = await watchUntilChangeOrWork(state, ref, input.taskKey);
+    const watched = hub
+      ? await hub.watch(state, watchInputOf(state, ref, input.taskKey))
+      : await watchUntilChangeOrWork(state, ref, input.taskKey);
     if (watched) await apply(state, input, watched);
     if (!state.terminal && workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof taskWorkflow>({ ...input, carried: state.s });
     }
   }
+  await hub?.end(input.taskKey);
   await condition(allHandlersFinished);
   return { outcome: 'task', status: state.s.observed.status };
 }
@@ -203,21 +209,10 @@ async function watchUntilChangeOrWork(
   ref: UpstreamTaskRef,
   taskKey: string,
 ): Promise<WatchUpstreamTaskResult | undefined> {
-  const o = state.s.observed;
-  const open = Object.keys(state.present().inputs ?? {});
   const scope = new CancellationScope();
   let settled: { value?: WatchUpstreamTaskResult; error?: unknown } | undefined;
   scope
-    .run(() =>
-      watchUpstreamTask({
-        ...ref,
-        taskKey,
-        knownKey: o.key,
-        pollIntervalMs: o.pollIntervalMs ?? 1000,
-        ...(o.status === 'input_required' &&
-          o.detailRef && { openInput: { detailRef: o.detailRef, keys: open } }),
-      }),
-    )
+    .run(() => watchUpstreamTask(watchInputOf(state, ref, taskKey)))
     .then(
       (value) => (settled = { value }),
       (error: unknown) => (settled = { error }),
@@ -232,6 +227,20 @@ async function watchUntilChangeOrWork(
     throw settled.error;
   }
   return settled.value;
+}
+
+/** What one watch (activity or hub) polls with: the task, the last observation's key, its open input. */
+function watchInputOf(state: TaskState, ref: UpstreamTaskRef, taskKey: string): WatchUpstreamTaskInput {
+  const o = state.s.observed;
+  const open = Object.keys(state.present().inputs ?? {});
+  return {
+    ...ref,
+    taskKey,
+    knownKey: o.key,
+    pollIntervalMs: o.pollIntervalMs ?? 1000,
+    ...(o.status === 'input_required' &&
+      o.detailRef && { openInput: { detailRef: o.detailRef, keys: open } }),
+  };
 }
 
 async function apply(

@@ -5,7 +5,9 @@
  * it) with the workflow as of commit 30a67ca, each with the encryption keys its payloads were sealed
  * with (test keys only): a task that completed (`slow_compute`), a synchronous result (`greet`), and a
  * first call that failed before the gateway settled a recorded task on such a failure (the upstream
- * offline). Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
+ * offline). `hub-task-completed` and `hub-task-input` were recorded the same way at the watch hub's
+ * introduction (issue 23, `tasks.watchBy: hub`): a task watched by the hub that completed, and one that
+ * asked for input, was answered with tasks/update and completed. Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
  * to the workflow's commands, and add them here.
  */
 import { readFileSync } from 'node:fs';
@@ -34,7 +36,7 @@ function fixture(name: string): Fixture {
   return JSON.parse(readFileSync(file, 'utf8')) as Fixture;
 }
 
-test.each(['task-completed', 'sync-result', 'first-call-error'])(
+test.each(['task-completed', 'sync-result', 'first-call-error', 'hub-task-completed', 'hub-task-input'])(
   '%s replays',
   async (name) => {
     const { workflowId, encryption, history } = fixture(name);

@@ -180,6 +180,8 @@ function workflowInput(
       idempotent: isIdempotent(routed.tool),
       ...(call.tasks?.force && { forceTask: true }),
     },
+    // The watch mode is fixed at creation and travels with the workflow (continue-as-new included).
+    ...(ctx.deps.watchByHub && { watchBy: 'hub' as const, maxWatchMs: ctx.deps.watchByHub.maxWatchMs }),
   };
   return { input, request };
 }

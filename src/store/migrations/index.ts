@@ -23,6 +23,7 @@ import { m0021HostedQueue } from './0021-hosted-queue';
 import { m0022TaskHosted } from './0022-task-hosted';
 import { m0023Approvals } from './0023-approvals';
 import { m0024ApiKeyCreator } from './0024-api-key-creator';
+import { m0025WatchHub } from './0025-watch-hub';
 import { m0026TaskAnsweredInputs } from './0026-task-answered-inputs';
 
 const migrations: Record<string, Migration> = {
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0022_task_hosted': m0022TaskHosted,
   '0023_approvals': m0023Approvals,
   '0024_api_key_creator': m0024ApiKeyCreator,
+  '0025_watch_hub': m0025WatchHub,
   '0026_task_answered_inputs': m0026TaskAnsweredInputs,
 };
 

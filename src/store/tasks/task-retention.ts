@@ -180,6 +180,8 @@ async function deleteTasks(trx: Kysely<Database>, keys: string[]): Promise<numbe
   await trx.deleteFrom('task_events').where('task_key', 'in', keys).execute();
   // A call's approval request goes with its task (metadata retention, project deletion).
   await trx.deleteFrom('approvals').where('task_key', 'in', keys).execute();
+  // A watch hub's row of a task deleted while running (project deletion; its workflow is stopped).
+  await trx.deleteFrom('watch_hub').where('task_key', 'in', keys).execute();
   const deleted = await trx.deleteFrom('tasks').where('task_key', 'in', keys).executeTakeFirst();
   return Number(deleted.numDeletedRows);
 }

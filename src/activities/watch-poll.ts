@@ -1,0 +1,153 @@
+/**
+ * One poll of an upstream task, shared by the watch activity (src/activities/index.ts, which loops over
+ * it inside one activity) and the watch hub (src/temporal/watch-hub.ts, which schedules it from memory):
+ * tasks/get, the snapshot compared with the one the workflow holds, expiry, the failure budget, a task the
+ * upstream forgot (-32602), a credential that is gone, an answer too large. Either caller decides only
+ * when to poll next and how to hand the outcome to the workflow.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { TaskSnapshot } from '../protocol';
+import { METHOD } from '../protocol';
+import type { UpstreamReply, UpstreamRequestOptions } from '../upstream/client';
+import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
+import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
+import { snapshotKey } from '../store/tasks/snapshot-key';
+import type { TaskObservation } from '../workflows/messages';
+import type { ActivityDeps } from './deps';
+import type { TaskDetail } from './observation';
+import { observationOf, taskDetailOf } from './observation';
+import type { RecentDetails } from './recent-details';
+import { toSnapshot } from './snapshot';
+import { expired } from './support';
+import type { UpstreamTaskRef, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from './types';
+
+/** What a watch keeps between its polls. */
+export interface PollCursor {
+  /** Consecutive failed polls, and the last failure's description. */
+  failures: number;
+  lastError: string;
+  /** When the stored detail is due for a refresh (an unchanged answer then counts as changed). */
+  refreshAt: number;
+  /** The open input requests the upstream client gets back on every poll (WatchUpstreamTaskInput.openInput). */
+  taskInput: UpstreamRequestOptions['taskInput'];
+}
+
+/** A poll's outcome: the watch ends with `done`, or polls again in `againMs`. */
+export type PollStep = { done: WatchUpstreamTaskResult } | { againMs: number; failed: boolean };
+
+export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
+  const { settings, logger } = deps;
+
+  const hopMeta = (protocolVersion: string, elicitationForm = false) =>
+    upstreamMeta({
+      relayedMeta: {},
+      protocolVersion,
+      capabilities: taskPathCapabilities(elicitationForm),
+      gatewayInfo: deps.gatewayInfo,
+    });
+
+  const detailOf = (reply: UpstreamReply, upstreamTaskId: string) =>
+    reply.kind === 'result' ? toSnapshot(reply.result, settings, upstreamTaskId) : undefined;
+
+  async function taskRequest(
+    ref: UpstreamTaskRef,
+    method: string,
+    signal: AbortSignal,
+    extra: Record<string, unknown> = {},
+    taskInput?: UpstreamRequestOptions['taskInput'],
+  ) {
+    const endpoint = await deps.resolveUpstream(ref);
+    return deps.upstream.send(
+      endpoint,
+      method,
+      { ...extra, taskId: ref.upstreamTaskId, _meta: hopMeta(ref.protocolVersion) },
+      { signal, ...(taskInput && { taskInput }) },
+    );
+  }
+
+  /**
+   * Stores what the workflow must not carry (the detail: status message, input requests, result, error,
+   * re-published metadata) as a payload and returns the workflow's payload-free observation of it.
+   */
+  async function observe(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
+    const detail = taskDetailOf(snapshot);
+    const detailRef = await deps.payloads.put(taskKey, 'detail', detail);
+    recent.remember(detailRef, detail);
+    return observationOf(snapshot, detailRef);
+  }
+
+  /** The input requests of the last observation, split into still open and answered. */
+  async function openInputOf(input: WatchUpstreamTaskInput): Promise<UpstreamRequestOptions['taskInput']> {
+    if (!input.openInput) return undefined;
+    const { detailRef, keys } = input.openInput;
+    const detail = await deps.payloads.get<TaskDetail>(detailRef, input.taskKey, 'detail');
+    const requests = Object.entries(detail?.inputRequests ?? {});
+    return {
+      open: Object.fromEntries(requests.filter(([k]) => keys.includes(k))),
+      answered: requests.filter(([k]) => !keys.includes(k)).map(([k]) => k),
+    };
+  }
+
+  /** A watch's state before its first poll (reads the stored detail's age and the open input). */
+  async function startCursor(input: WatchUpstreamTaskInput): Promise<PollCursor> {
+    const storedAt =
+      settings.detailRefreshMs === undefined ? undefined : await deps.store.detailStoredAt(input.taskKey);
+    const refreshAt =
+      storedAt === undefined ? Infinity : Date.parse(storedAt) + (settings.detailRefreshMs ?? 0);
+    return { failures: 0, lastError: '', refreshAt, taskInput: await openInputOf(input) };
+  }
+
+  /**
+   * One tasks/get. `signal` aborts the request (activity cancellation, the hub stopping); an aborted
+   * poll's error is thrown. `request` wraps the upstream request (the activity heartbeats around it).
+   */
+  async function pollOnce(
+    input: WatchUpstreamTaskInput,
+    cursor: PollCursor,
+    signal: AbortSignal,
+    request: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+  ): Promise<PollStep> {
+    let reply: UpstreamReply | undefined;
+    try {
+      // A 2025-era upstream's input request is read from a stream that may take a while.
+      reply = await request(() => taskRequest(input, METHOD.tasksGet, signal, {}, cursor.taskInput));
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // The task's credential is gone (revoked, expired, upstream removed): polling cannot succeed.
+      if (err instanceof ApplicationFailure && err.nonRetryable)
+        return { done: { kind: 'unreachable', message: err.message } };
+      // Its answer is too large to read: the next poll's would be as well (a deadline is retried).
+      if (err instanceof UpstreamAnswerTooLarge) {
+        const { kind: _kind, ...error } = boundError(err);
+        return { done: { kind: 'failed', error } };
+      }
+      cursor.lastError = err instanceof Error ? err.message : String(err);
+    }
+    if (reply?.kind === 'error' && reply.error.code === -32602)
+      return { done: { kind: 'lost', error: reply.error } };
+    const snapshot = reply ? detailOf(reply, input.upstreamTaskId) : undefined;
+    if (snapshot) {
+      cursor.failures = 0;
+      if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= cursor.refreshAt) {
+        return { done: { kind: 'changed', observation: await observe(input.taskKey, snapshot) } };
+      }
+      if (expired(snapshot)) return { done: { kind: 'expired' } };
+      return { againMs: snapshot.pollIntervalMs ?? input.pollIntervalMs, failed: false };
+    }
+    if (reply?.kind === 'error')
+      cursor.lastError = `upstream error ${reply.error.code}: ${reply.error.message}`;
+    else if (reply) cursor.lastError = 'upstream sent an invalid task';
+    cursor.failures++;
+    logger.warn({ upstream: input.upstream, failures: cursor.failures }, 'task poll failed');
+    if (cursor.failures >= settings.pollFailureBudget)
+      return { done: { kind: 'unreachable', message: cursor.lastError } };
+    return {
+      againMs: Math.min(30_000, input.pollIntervalMs * 2 ** Math.min(cursor.failures, 6)),
+      failed: true,
+    };
+  }
+
+  return { taskRequest, detailOf, observe, startCursor, pollOnce };
+}
+
+export type WatchPoll = ReturnType<typeof createWatchPoll>;

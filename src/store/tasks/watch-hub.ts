@@ -1,0 +1,164 @@
+/**
+ * The watch hub's table (migration 0025; docs/decisions.md, "The watch hub"). A task workflow in hub mode
+ * enlists its task (a row: what one poll needs, due now, no lease) and delists it when the task ends. A
+ * worker's hub (src/temporal/watch-hub.ts) claims due rows no hub holds, in batches, with a lease it renews
+ * in one statement for all it holds; a dead worker's leases expire and another hub claims its rows. Polls
+ * themselves write nothing here. `tasks.watch_due_at` (store/tasks/task-watch.ts) stays the staleness
+ * mark: set while a row is enlisted but unclaimed, cleared when a hub claims it.
+ */
+import type { Kysely } from 'kysely';
+import { TERMINAL_TASK_STATUSES } from '../../protocol';
+import { dialectOf } from '../dialect';
+import type { Database } from '../schema';
+import { watchDue } from './task-watch';
+
+export interface WatchEnlistment {
+  taskKey: string;
+  workflowId: string;
+  /** Project id and upstream alias: the hub's per-upstream share. */
+  project: string;
+  upstream: string;
+  /** The enlisting run's token; the signal that answers this enlistment carries it back. */
+  generation: string;
+  /** What the poll needs (WatchUpstreamTaskInput), as JSON-able data. */
+  watch: unknown;
+  pollIntervalMs: number;
+}
+
+export interface ClaimedWatch extends WatchEnlistment {
+  leaseUntil: string;
+}
+
+export interface HeldWatch {
+  taskKey: string;
+  generation: string;
+}
+
+export class WatchHubStore {
+  private readonly lockRows: boolean;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.lockRows = dialectOf(db as Kysely<unknown>) === 'postgres';
+  }
+
+  /** Upserts the task's row, due now and held by no hub (a hub holding the earlier one drops it on renewal). */
+  async enlist(e: WatchEnlistment): Promise<void> {
+    const at = this.now().toISOString();
+    const values = {
+      workflow_id: e.workflowId,
+      project: e.project,
+      upstream: e.upstream,
+      generation: e.generation,
+      watch: JSON.stringify(e.watch),
+      poll_interval_ms: e.pollIntervalMs,
+      due_at: at,
+      lease_owner: null,
+      lease_until: null,
+    };
+    await this.db
+      .insertInto('watch_hub')
+      .values({ task_key: e.taskKey, ...values })
+      .onConflict((oc) => oc.column('task_key').doUpdateSet(values))
+      .execute();
+    // Due and not yet polled by anyone: the watch lag counts from here until a hub claims it.
+    await watchDue(this.db, e.taskKey, at);
+  }
+
+  async delist(taskKey: string): Promise<void> {
+    await this.db.deleteFrom('watch_hub').where('task_key', '=', taskKey).execute();
+  }
+
+  /** Deletes the row if it is still the enlistment `generation` (a re-enlisted task keeps its new row). */
+  async remove(taskKey: string, generation: string): Promise<void> {
+    await this.db
+      .deleteFrom('watch_hub')
+      .where('task_key', '=', taskKey)
+      .where('generation', '=', generation)
+      .execute();
+  }
+
+  /**
+   * Leases up to `limit` due rows that no hub holds (never leased, released, or whose lease expired) to
+   * `owner`, in one statement (PostgreSQL: rows another hub is claiming are skipped, not waited for).
+   */
+  async claim(owner: string, leaseMs: number, limit: number): Promise<ClaimedWatch[]> {
+    const now = this.now();
+    const at = now.toISOString();
+    const until = new Date(now.getTime() + leaseMs).toISOString();
+    let due = this.db
+      .selectFrom('watch_hub')
+      .select('task_key')
+      .where('due_at', '<=', at)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]))
+      .orderBy('due_at')
+      .limit(limit);
+    if (this.lockRows) due = due.forUpdate().skipLocked();
+    const rows = await this.db
+      .updateTable('watch_hub')
+      .set({ lease_owner: owner, lease_until: until })
+      .where('task_key', 'in', due)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]))
+      .returningAll()
+      .execute();
+    if (rows.length > 0) {
+      // Polled from now on: no longer due (the staleness mark, store/tasks/task-watch.ts).
+      await this.db
+        .updateTable('tasks')
+        .set({ watch_due_at: null })
+        .where(
+          'task_key',
+          'in',
+          rows.map((r) => r.task_key),
+        )
+        .where('watch_due_at', 'is not', null)
+        .execute();
+    }
+    return rows.map((r) => ({
+      taskKey: r.task_key,
+      workflowId: r.workflow_id,
+      project: r.project,
+      upstream: r.upstream,
+      generation: r.generation,
+      watch: JSON.parse(r.watch) as unknown,
+      pollIntervalMs: r.poll_interval_ms,
+      leaseUntil: until,
+    }));
+  }
+
+  /** Extends every lease `owner` holds, in one statement; returns what it still holds. */
+  async renew(owner: string, leaseMs: number): Promise<HeldWatch[]> {
+    const until = new Date(this.now().getTime() + leaseMs).toISOString();
+    const rows = await this.db
+      .updateTable('watch_hub')
+      .set({ lease_until: until })
+      .where('lease_owner', '=', owner)
+      .returning(['task_key', 'generation'])
+      .execute();
+    return rows.map((r) => ({ taskKey: r.task_key, generation: r.generation }));
+  }
+
+  /** Gives back rows (all of `owner`'s, or those listed): due now, for any hub to claim. */
+  async release(owner: string, taskKeys?: string[]): Promise<number> {
+    if (taskKeys?.length === 0) return 0;
+    const at = this.now().toISOString();
+    let q = this.db
+      .updateTable('watch_hub')
+      .set({ lease_owner: null, lease_until: null, due_at: at })
+      .where('lease_owner', '=', owner);
+    if (taskKeys) q = q.where('task_key', 'in', taskKeys);
+    const keys = (await q.returning('task_key').execute()).map((r) => r.task_key);
+    // Due again, unpolled until claimed: the staleness mark, in batches (a hub may hold thousands).
+    for (let i = 0; i < keys.length; i += 500) {
+      await this.db
+        .updateTable('tasks')
+        .set({ watch_due_at: at })
+        .where('task_key', 'in', keys.slice(i, i + 500))
+        .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+        .execute();
+    }
+    return keys.length;
+  }
+}

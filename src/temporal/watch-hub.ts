@@ -1,0 +1,242 @@
+/**
+ * The watch hub (issue 23; docs/decisions.md, "The watch hub"): one loop per worker process that polls
+ * the upstream tasks whose workflows enlisted them (`tasks.watchBy: hub`, src/workflows/hub-watch.ts),
+ * in place of one watch activity per task.
+ *
+ * - Claims due rows no hub holds, in batches, with a lease (store/tasks/watch-hub.ts); renews all its
+ *   leases in one statement every third of the lease, and forgets a row it no longer holds (the workflow
+ *   enlisted it again, or another hub took it after a missed renewal). A dead worker's leases expire and
+ *   another hub claims its rows: no poll is lost for longer than the lease.
+ * - Polls each task at its interval from memory (no store write per poll), with the watch activity's
+ *   own poll step (src/activities/watch-poll.ts), at most `maxPolls` at once and `maxPollsPerUpstream`
+ *   per upstream, taking due tasks round-robin across upstreams so one busy upstream does not starve
+ *   the others.
+ * - On anything but "unchanged", stores the observation (as the activity does), signals the workflow
+ *   with the enlistment's generation, then removes the row (if still that generation); the workflow
+ *   enlists again after applying it. A workflow that no longer exists: the row is removed.
+ */
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { PollCursor, WatchPoll } from '../activities/watch-poll';
+import type { WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import type { ClaimedWatch, WatchHubStore } from '../store/tasks/watch-hub';
+import { errorText } from '../telemetry/log-context';
+import { watchHubTasks } from '../telemetry/metrics';
+import type { WatchObserved } from '../workflows/messages';
+
+export interface WatchHubSettings {
+  maxTasks: number;
+  maxPolls: number;
+  maxPollsPerUpstream: number;
+  leaseMs: number;
+  claimEveryMs: number;
+  claimBatch: number;
+}
+
+export interface WatchHubDeps {
+  store: WatchHubStore;
+  poll: Pick<WatchPoll, 'startCursor' | 'pollOnce'>;
+  /** Signals the task's workflow; `gone` when it no longer exists (or has closed). */
+  signal(workflowId: string, observed: WatchObserved): Promise<'sent' | 'gone'>;
+  settings: WatchHubSettings;
+  logger: Logger;
+  /** This hub's lease owner; default: host, pid and a random suffix (unique per hub instance). */
+  owner?: string;
+}
+
+/** How often due tasks are looked for in memory. */
+const DISPATCH_EVERY_MS = 100;
+/** A failed signal or store write is tried again after this. */
+const RETRY_MS = 1000;
+
+interface Held {
+  row: ClaimedWatch;
+  input: WatchUpstreamTaskInput;
+  group: string;
+  cursor?: PollCursor;
+  nextAt: number;
+  polling: boolean;
+  /** An outcome not yet delivered (its signal failed): delivered again, not polled again. */
+  outcome?: WatchUpstreamTaskResult;
+}
+
+export class WatchHub {
+  readonly owner: string;
+  private readonly held = new Map<string, Held>();
+  private readonly pollsByGroup = new Map<string, number>();
+  private readonly abort = new AbortController();
+  private readonly running = new Set<Promise<void>>();
+  private timers: NodeJS.Timeout[] = [];
+  private polls = 0;
+  private turn = 0;
+  private lastRenewed = Date.now();
+  private stopped = false;
+
+  constructor(private readonly deps: WatchHubDeps) {
+    this.owner = deps.owner ?? `${os.hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+    // Every poll in flight (up to maxPolls) listens on this one signal while its request runs.
+    setMaxListeners(0, this.abort.signal);
+  }
+
+  /** Tasks this hub holds now. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Holding `maxTasks`: due tasks beyond them wait for another hub (and /readyz says degraded). */
+  get atCap(): boolean {
+    return this.held.size >= this.deps.settings.maxTasks;
+  }
+
+  start(): void {
+    const { claimEveryMs, leaseMs } = this.deps.settings;
+    this.every(claimEveryMs, () => this.claim());
+    this.every(Math.max(100, Math.floor(leaseMs / 3)), () => this.renew());
+    const dispatch = setInterval(() => this.dispatch(), DISPATCH_EVERY_MS);
+    dispatch.unref();
+    this.timers.push(dispatch);
+  }
+
+  /**
+   * Stops polling. `release` (a clean shutdown) gives the held rows back, due at once, so another hub
+   * takes them without waiting for the leases to expire; without it they expire (as after a crash).
+   */
+  async stop(opts: { release?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers = [];
+    this.abort.abort();
+    await Promise.allSettled([...this.running]);
+    if (opts.release ?? true) {
+      await this.deps.store
+        .release(this.owner)
+        .catch((err: unknown) => this.deps.logger.warn({ err: errorText(err) }, 'watch hub release failed'));
+    }
+    this.held.clear();
+    watchHubTasks.set(0);
+  }
+
+  /** Runs `work` every `ms` (never two at once); a failure is logged and the next round comes. */
+  private every(ms: number, work: () => Promise<void>): void {
+    const next = () => {
+      if (this.stopped) return;
+      const t = setTimeout(() => {
+        this.track(
+          work()
+            .catch((err: unknown) => this.deps.logger.warn({ err: errorText(err) }, 'watch hub round failed'))
+            .finally(next),
+        );
+      }, ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    next();
+  }
+
+  private track(p: Promise<void>): void {
+    this.running.add(p);
+    void p.finally(() => this.running.delete(p));
+  }
+
+  async claim(): Promise<void> {
+    const { maxTasks, claimBatch, leaseMs } = this.deps.settings;
+    const room = Math.min(claimBatch, maxTasks - this.held.size);
+    if (room <= 0 || this.stopped) return;
+    const rows = await this.deps.store.claim(this.owner, leaseMs, room);
+    const now = Date.now();
+    for (const row of rows) {
+      const input = row.watch as WatchUpstreamTaskInput;
+      this.held.set(row.taskKey, {
+        row,
+        input,
+        group: `${row.project}\u0000${row.upstream}`,
+        nextAt: now,
+        polling: false,
+      });
+    }
+    watchHubTasks.set(this.held.size);
+  }
+
+  async renew(): Promise<void> {
+    const still = await this.deps.store.renew(this.owner, this.deps.settings.leaseMs);
+    this.lastRenewed = Date.now();
+    const current = new Set(still.map((r) => `${r.taskKey}\u0000${r.generation}`));
+    for (const [key, h] of this.held) {
+      // Enlisted again (a new generation, unheld) or gone: no longer this hub's to poll.
+      if (!current.has(`${key}\u0000${h.row.generation}`)) this.held.delete(key);
+    }
+    watchHubTasks.set(this.held.size);
+  }
+
+  /** Starts the polls that are due, within the caps, taking one per upstream in turn. */
+  private dispatch(): void {
+    if (this.stopped) return;
+    // Leases not renewed for a whole lease may belong to another hub by now: stop polling them.
+    if (Date.now() - this.lastRenewed > this.deps.settings.leaseMs) {
+      this.held.clear();
+      watchHubTasks.set(0);
+      return;
+    }
+    const { maxPolls, maxPollsPerUpstream } = this.deps.settings;
+    if (this.polls >= maxPolls) return;
+    const now = Date.now();
+    const due = new Map<string, Held[]>();
+    for (const h of this.held.values()) {
+      if (h.polling || h.nextAt > now) continue;
+      const list = due.get(h.group);
+      if (list) list.push(h);
+      else due.set(h.group, [h]);
+    }
+    const groups = [...due.keys()];
+    if (groups.length === 0) return;
+    this.turn = (this.turn + 1) % groups.length;
+    for (let progress = true; progress && this.polls < maxPolls;) {
+      progress = false;
+      for (let i = 0; i < groups.length && this.polls < maxPolls; i++) {
+        const group = groups[(this.turn + i) % groups.length]!;
+        const list = due.get(group)!;
+        if (list.length === 0 || (this.pollsByGroup.get(group) ?? 0) >= maxPollsPerUpstream) continue;
+        this.track(this.run(list.shift()!));
+        progress = true;
+      }
+    }
+  }
+
+  private async run(h: Held): Promise<void> {
+    h.polling = true;
+    this.polls++;
+    this.pollsByGroup.set(h.group, (this.pollsByGroup.get(h.group) ?? 0) + 1);
+    try {
+      if (!h.outcome) {
+        h.cursor ??= await this.deps.poll.startCursor(h.input);
+        const step = await this.deps.poll.pollOnce(h.input, h.cursor, this.abort.signal);
+        if ('againMs' in step) {
+          h.nextAt = Date.now() + step.againMs;
+          return;
+        }
+        h.outcome = step.done;
+      }
+      await this.deliver(h, h.outcome);
+    } catch (err) {
+      if (this.abort.signal.aborted) return;
+      this.deps.logger.warn({ err: errorText(err), upstream: h.row.upstream }, 'watch hub poll failed');
+      h.nextAt = Date.now() + RETRY_MS;
+    } finally {
+      h.polling = false;
+      this.polls--;
+      this.pollsByGroup.set(h.group, (this.pollsByGroup.get(h.group) ?? 1) - 1);
+    }
+  }
+
+  /** Signals the workflow, then removes the row it answered (a newer enlistment stays). */
+  private async deliver(h: Held, result: WatchUpstreamTaskResult): Promise<void> {
+    const { taskKey, workflowId, generation } = h.row;
+    const sent = await this.deps.signal(workflowId, { generation, result });
+    if (sent === 'gone') this.deps.logger.info('watch hub dropped a task whose workflow is gone');
+    await this.deps.store.remove(taskKey, generation);
+    if (this.held.get(taskKey) === h) this.held.delete(taskKey);
+    watchHubTasks.set(this.held.size);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * A task workflow's watch in hub mode (`tasks.watchBy: hub`; docs/decisions.md, "The watch hub"). Instead
+ * of running a watch activity, the workflow enlists its task with the workers' watch hub (a local
+ * activity writing the task's row, due now) and waits for the hub's signal, which comes only when the
+ * task changed, so history does not grow with polls. Each enlistment has a generation (`<runId>/<n>`);
+ * a signal answering an older one (a hub that had not yet noticed a re-enlistment, a run before
+ * continue-as-new) is ignored. Input to forward interrupts the wait; after `maxWatchMs` without a word
+ * the workflow enlists again (a safety net: the row is due at once and any hub takes it). Workflow code:
+ * deterministic, activities by type only.
+ */
+import {
+  condition,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { TaskActivities } from '../activities';
+import type { WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import { watchObservedSignal } from './messages';
+import { statusDetails } from './published-status';
+import type { TaskState } from './task-state';
+
+const { enlistWatch, delistWatch } = proxyLocalActivities<TaskActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200ms', maximumInterval: '10s' },
+});
+
+/** When the input carries none (never expected): the default `tasks.maxWatchMs`. */
+const DEFAULT_MAX_WATCH_MS = 300_000;
+
+export class HubWatch {
+  private generation = 0;
+  private token = '';
+  private observed: WatchUpstreamTaskResult | undefined;
+
+  constructor(private readonly maxWatchMs = DEFAULT_MAX_WATCH_MS) {
+    setHandler(watchObservedSignal, ({ generation, result }) => {
+      if (generation === this.token && this.observed === undefined) this.observed = result;
+    });
+  }
+
+  /** One enlistment: the hub's observation, or undefined (input to forward, or time to enlist again). */
+  async watch(state: TaskState, input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult | undefined> {
+    this.generation++;
+    this.token = `${workflowInfo().runId}/${this.generation}`;
+    this.observed = undefined;
+    await enlistWatch({ ...input, workflowId: workflowInfo().workflowId, generation: this.token });
+    // Polling stays visible in the Temporal UI: who polls, and how often.
+    setCurrentDetails(
+      `${statusDetails(state.present().status)}\n\nWatched by the workers' watch hub: the upstream is polled every ${input.pollIntervalMs} ms; this workflow hears only of changes (signal \`watchObserved\`).`,
+    );
+    await condition(() => this.observed !== undefined || state.hasWork, this.maxWatchMs);
+    const observed = this.observed;
+    this.observed = undefined;
+    this.token = '';
+    return observed;
+  }
+
+  /** The task ended: its row goes (a hub may already have removed it after signalling). */
+  async end(taskKey: string): Promise<void> {
+    await delistWatch({ taskKey });
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Tasks watched by the watch hub (`tasks.watchBy: hub`; issue 23 item 1, docs/decisions.md, "The watch
+ * hub"), end to end on the shared Temporal dev server and the database under test: tasks complete, ask
+ * for input and take it, and cancel as with watch activities; a task's history does not grow with its
+ * polls; a hub that dies without releasing its tasks is replaced by another worker's hub after the lease;
+ * a row whose workflow is gone is dropped; and a workflow that hears nothing enlists again (continuing as
+ * new when its history grows) and still completes.
+ */
+import type { Kysely } from 'kysely';
+import pino from 'pino';
+import type { Runtime } from '../../src/main/runtime';
+import { startRuntime } from '../../src/main/runtime';
+import { openDatabase } from '../../src/store/database';
+import type { Database } from '../../src/store/schema';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
+import { watchHubTasks } from '../../src/telemetry/metrics';
+import { taskWorkflowId } from '../../src/workflows/messages';
+import type { TestGateway } from '../helpers/gateway';
+import { startTestGateway } from '../helpers/gateway';
+import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+
+const HUB_TASKS = {
+  minPollIntervalMs: 50,
+  maxPollIntervalMs: 2000,
+  maxWatchMs: 60_000,
+  pollFailureBudget: 5,
+  watchBy: 'hub',
+  hub: { leaseMs: 2000, claimEveryMs: 100 },
+};
+
+/** Runs `check` until it holds (every 100 ms); throws `failure()` after `timeoutMs`. */
+async function until(check: () => Promise<boolean> | boolean, failure: () => string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(failure());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('watched by the hub', () => {
+  let gw: TestGateway;
+  let db: Kysely<Database>;
+  const extra: Runtime[] = [];
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ config: { tasks: HUB_TASKS as never } });
+    expect(gw.config.tasks.watchBy).toBe('hub');
+    db = await openDatabase(gw.config.store);
+  });
+  afterAll(async () => {
+    for (const rt of extra) await rt.close();
+    await db?.destroy();
+    await gw?.close();
+  });
+
+  async function createTask(
+    tool: string,
+    args: Record<string, unknown>,
+    capabilities?: Record<string, unknown>,
+  ) {
+    const reply = await gw.client.callTool(tool, args, capabilities ? { capabilities } : {});
+    expect(reply.body.result?.resultType).toBe('task');
+    return String(reply.body.result?.taskId);
+  }
+
+  const rowOf = (taskId: string) =>
+    db.selectFrom('watch_hub').selectAll().where('task_key', '=', taskKeyOf(taskId)).executeTakeFirst();
+
+  async function historyOf(taskId: string) {
+    const client = await gw.temporalClient();
+    const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
+    return (await handle.fetchHistory()).events ?? [];
+  }
+
+  test('a task completes with its result, polled by the hub and not by a watch activity', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 1, label: 'hubbed' });
+    const done = await gw.client.waitForTask(taskId);
+    expect(done).toMatchObject({ status: 'completed', resultType: 'complete' });
+    expect(JSON.stringify(done.result)).toContain('hubbed');
+    const history = JSON.stringify(await historyOf(taskId));
+    expect(history).not.toContain('watchUpstreamTask');
+    expect(history).toContain('watchObserved');
+    // Ended: its row is gone (the hub removed it after signalling, the workflow delisted it).
+    expect(await rowOf(taskId)).toBeUndefined();
+  });
+
+  test('input_required, answered with tasks/update, then completed', async () => {
+    const taskId = await createTask('confirm_delete', { filename: 'hub.txt' }, TASKS_AND_FORM_CAPS);
+    const asking = await gw.client.waitForTask(taskId, (s) => s === 'input_required');
+    expect(Object.keys(asking.inputRequests as object)).toEqual(['confirm']);
+    const ack = await gw.client.request(
+      'tasks/update',
+      { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
+      { capabilities: TASKS_AND_FORM_CAPS },
+    );
+    expect(ack.body.result).toMatchObject({ resultType: 'complete' });
+    const done = await gw.client.waitForTask(taskId);
+    expect(done.status).toBe('completed');
+    expect(JSON.stringify(done.result)).toContain('Confirmed');
+  });
+
+  test('tasks/cancel ends the task cancelled upstream and at the gateway', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 30, label: 'cancel-me' });
+    // Held by this worker's hub, which says so on /metrics; claimed, so no longer due (no stale mark).
+    await until(
+      async () => (await rowOf(taskId))?.lease_owner != null,
+      () => 'the hub never claimed the task',
+    );
+    expect((await watchHubTasks.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
+    expect((await gw.runtime().store.getTask(taskKeyOf(taskId)))?.watchDueAt).toBeUndefined();
+    const cancelsBefore = gw.upstream.stats.tasksCancel;
+    const ack = await gw.client.request('tasks/cancel', { taskId });
+    expect(ack.body.result).toMatchObject({ resultType: 'complete' });
+    const done = await gw.client.waitForTask(taskId);
+    expect(done.status).toBe('cancelled');
+    expect(gw.upstream.stats.tasksCancel).toBe(cancelsBefore + 1);
+    await until(
+      async () => (await rowOf(taskId)) === undefined,
+      () => 'the cancelled task kept its row',
+    );
+  });
+
+  test('history does not grow with polls: a task polled many more times has as many events', async () => {
+    const run = async (seconds: number) => {
+      const before = gw.upstream.stats.tasksGet;
+      const taskId = await createTask('slow_compute', { seconds, label: `flat-${seconds}` });
+      expect((await gw.client.waitForTask(taskId)).status).toBe('completed');
+      return { polls: gw.upstream.stats.tasksGet - before, events: (await historyOf(taskId)).length };
+    };
+    const short = await run(0.5);
+    const long = await run(4);
+    // The upstream asks for a poll every 100 ms: the long task was polled dozens of times more.
+    expect(long.polls).toBeGreaterThanOrEqual(short.polls + 10);
+    // The same steps either way (enlist, one signal, record, delist); a workflow task may batch differently.
+    expect(long.events).toBeLessThanOrEqual(short.events + 6);
+  });
+
+  test('a row whose workflow is gone is dropped', async () => {
+    const taskId = await createTask('slow_compute', { seconds: 2, label: 'orphan' });
+    await until(
+      async () => (await rowOf(taskId))?.lease_owner != null,
+      () => 'the hub never claimed the task',
+    );
+    const client = await gw.temporalClient();
+    await client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId))).terminate('test: workflow gone');
+    // The upstream task completes; the hub's signal finds no workflow and the row goes.
+    await until(
+      async () => (await rowOf(taskId)) === undefined,
+      () => 'the orphaned row stayed',
+    );
+  });
+
+  test('a hub that dies without releasing: another worker takes its tasks after the lease', async () => {
+    const hubA = gw.runtime().watchHub;
+    expect(hubA).toBeDefined();
+    const taskId = await createTask('slow_compute', { seconds: 6, label: 'takeover' });
+    await until(
+      async () => (await rowOf(taskId))?.lease_owner === hubA!.owner,
+      () => 'the first hub never claimed the task',
+    );
+    // As a killed process: polling stops, the lease is not released.
+    await hubA!.stop({ release: false });
+    const workerB = await startRuntime({
+      config: { ...gw.config, http: { ...gw.config.http, port: 0 } },
+      logger: pino({ level: 'silent' }),
+      api: false,
+      worker: true,
+    });
+    extra.push(workerB);
+    const hubB = workerB.watchHub!;
+    expect(hubB.owner).not.toBe(hubA!.owner);
+    await until(
+      async () => (await rowOf(taskId))?.lease_owner === hubB.owner,
+      () => 'the second hub never took the task over',
+    );
+    const done = await gw.client.waitForTask(taskId, undefined, 60_000);
+    expect(done).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify(done.result)).toContain('takeover');
+  }, 90_000);
+});
+
+describe('watched by the hub, enlisting again when nothing is heard', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    // The workflow re-enlists every 100 ms (its safety net; the dev server fires such timers about once
+    // a second, six events a round), so a 20-second task's history passes the dev server's lowered
+    // continue-as-new threshold (60 events, test/global-setup.ts) and continues as new.
+    gw = await startTestGateway({ config: { tasks: { ...HUB_TASKS, maxWatchMs: 100 } as never } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  test('a long task continues as new in hub mode and still completes with its result', async () => {
+    const created = await gw.client.callTool('slow_compute', { seconds: 20, label: 'hub-marathon' });
+    const taskId = String(created.body.result?.taskId);
+    const done = await gw.client.waitForTask(taskId, undefined, 60_000);
+    expect(done).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify(done.result)).toContain('hub-marathon');
+    const client = await gw.temporalClient();
+    // The run that completed it was continued from an earlier one.
+    const history = await client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId))).fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(started?.continuedExecutionRunId).toBeTruthy();
+  }, 90_000);
+});

@@ -1,0 +1,132 @@
+/**
+ * The watch hub's statements (store/tasks/watch-hub.ts) on the database under test: enlisting marks the
+ * task due, a claim leases only due rows no hub holds and clears the mark, renewal keeps only what the
+ * owner still holds (a re-enlisted row is dropped), an expired lease is claimed by another owner, removal
+ * spares a newer enlistment, and release makes rows due again.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { Cipher, generateKey } from '../../../src/store/cipher';
+import { openDatabase } from '../../../src/store/database';
+import type { Database } from '../../../src/store/schema';
+import { TaskStore, taskKeyOf } from '../../../src/store/tasks/task-store';
+import type { WatchEnlistment } from '../../../src/store/tasks/watch-hub';
+import { WatchHubStore } from '../../../src/store/tasks/watch-hub';
+import { testStoreConfig } from '../../helpers/store';
+
+let db: Kysely<Database>;
+let tasks: TaskStore;
+let hub: WatchHubStore;
+let clock = new Date('2026-12-05T00:00:00Z');
+const advance = (ms: number) => (clock = new Date(clock.getTime() + ms));
+
+beforeAll(async () => {
+  db = await openDatabase(await testStoreConfig());
+  tasks = new TaskStore(db, new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } }), {
+    now: () => clock,
+  });
+  hub = new WatchHubStore(db, () => clock);
+});
+afterAll(async () => {
+  await db?.destroy();
+});
+
+async function runningTask(project = 'p'): Promise<string> {
+  const key = taskKeyOf(randomUUID());
+  const at = clock.toISOString();
+  await tasks.insertTask({
+    taskKey: key,
+    workflowId: `task-${key.slice(0, 32)}`,
+    project,
+    caller: { kind: 'anonymous', id: 'anonymous' },
+    upstream: 'u',
+    tool: 't',
+    authorizationId: null,
+    snapshot: { status: 'working', createdAt: at, lastUpdatedAt: at, ttlMs: null },
+  });
+  return key;
+}
+
+const enlistment = (taskKey: string, generation: string): WatchEnlistment => ({
+  taskKey,
+  workflowId: `task-${taskKey.slice(0, 32)}`,
+  project: 'p',
+  upstream: 'u',
+  generation,
+  watch: { taskKey, knownKey: 'k', pollIntervalMs: 100 },
+  pollIntervalMs: 100,
+});
+
+const dueMark = async (key: string) => (await tasks.getTask(key))?.watchDueAt;
+
+test('claims lease due, unheld rows once; renewal keeps them; an expired lease goes to another owner', async () => {
+  // Rows left by other tests in this file are released first: this test sees only its own.
+  await db.deleteFrom('watch_hub').execute();
+  const [a, b, c] = [await runningTask(), await runningTask(), await runningTask()];
+  for (const key of [a, b, c]) await hub.enlist(enlistment(key, 'run/1'));
+  advance(1000);
+  expect(await dueMark(a)).toBeDefined();
+
+  const first = await hub.claim('hub-1', 10_000, 2);
+  expect(first).toHaveLength(2);
+  expect(first[0]).toMatchObject({ workflowId: expect.stringMatching(/^task-/), generation: 'run/1' });
+  expect(first[0]?.watch).toMatchObject({ knownKey: 'k' });
+  // Claimed: polled from now on, no longer due.
+  expect(await dueMark(first[0]!.taskKey)).toBeUndefined();
+  // Held rows are not claimed again, by anyone; the third is.
+  const second = await hub.claim('hub-2', 10_000, 10);
+  expect(second.map((r) => r.taskKey)).toEqual([a, b, c].filter((k) => !first.some((r) => r.taskKey === k)));
+  expect(await hub.claim('hub-3', 10_000, 10)).toEqual([]);
+
+  advance(5_000);
+  expect((await hub.renew('hub-1', 10_000)).map((r) => r.taskKey).sort()).toEqual(
+    first.map((r) => r.taskKey).sort(),
+  );
+  // hub-2 stops renewing (its worker died): after its lease, hub-3 takes its row; hub-1's are still held.
+  advance(6_000);
+  const takenOver = await hub.claim('hub-3', 10_000, 10);
+  expect(takenOver.map((r) => r.taskKey)).toEqual(second.map((r) => r.taskKey));
+  expect(await hub.renew('hub-2', 10_000)).toEqual([]);
+});
+
+test('a re-enlisted row leaves its holder at renewal, and removal spares the newer enlistment', async () => {
+  const key = await runningTask();
+  await hub.enlist(enlistment(key, 'run/1'));
+  const [claimed] = await hub
+    .claim('hub-a', 10_000, 1000)
+    .then((rows) => rows.filter((r) => r.taskKey === key));
+  expect(claimed?.generation).toBe('run/1');
+  // The workflow applied a change and enlisted again: the row is due, unheld, with the new generation.
+  await hub.enlist(enlistment(key, 'run/2'));
+  expect(await dueMark(key)).toBeDefined();
+  expect((await hub.renew('hub-a', 10_000)).some((r) => r.taskKey === key)).toBe(false);
+  // The old holder's late removal (its generation) leaves the new row alone.
+  await hub.remove(key, 'run/1');
+  const again = (await hub.claim('hub-b', 10_000, 1000)).filter((r) => r.taskKey === key);
+  expect(again.map((r) => r.generation)).toEqual(['run/2']);
+  await hub.remove(key, 'run/2');
+  expect(await db.selectFrom('watch_hub').select('task_key').where('task_key', '=', key).execute()).toEqual(
+    [],
+  );
+});
+
+test('release gives rows back due at once; delist deletes', async () => {
+  const key = await runningTask();
+  await hub.enlist(enlistment(key, 'run/1'));
+  expect((await hub.claim('hub-x', 60_000, 1000)).some((r) => r.taskKey === key)).toBe(true);
+  expect(await hub.release('hub-x')).toBeGreaterThanOrEqual(1);
+  expect(await dueMark(key)).toBeDefined();
+  expect((await hub.claim('hub-y', 60_000, 1000)).some((r) => r.taskKey === key)).toBe(true);
+  await hub.delist(key);
+  expect(await hub.renew('hub-y', 60_000)).not.toContainEqual(expect.objectContaining({ taskKey: key }));
+});
+
+test("a deleted project's tasks lose their rows", async () => {
+  const project = `gone-${randomUUID()}`;
+  const key = await runningTask(project);
+  await hub.enlist(enlistment(key, 'run/1'));
+  expect(await tasks.deleteProjectTasks(project, 100)).toBe(1);
+  expect(await db.selectFrom('watch_hub').select('task_key').where('task_key', '=', key).execute()).toEqual(
+    [],
+  );
+});
