@@ -28,8 +28,8 @@ afterAll(async () => {
 test('the compiled modules, stylesheets and icon are served by exact name with the CSP', async () => {
   const expected: Array<[string, string]> = [
     ['app.js', 'text/javascript; charset=utf-8'],
-    ['views/tasks.js', 'text/javascript; charset=utf-8'],
-    ['views/approval-detail.js', 'text/javascript; charset=utf-8'],
+    ['pages/tasks.js', 'text/javascript; charset=utf-8'],
+    ['pages/approval-detail.js', 'text/javascript; charset=utf-8'],
     ['base.css', 'text/css; charset=utf-8'],
     ['favicon.svg', 'image/svg+xml'],
   ];
@@ -49,7 +49,7 @@ test('the compiled modules, stylesheets and icon are served by exact name with t
 
 test('sources, configuration and anything not an asset are not served', async () => {
   // `..%2F`: a slash the URL parser leaves alone (a plain `../` never reaches the server).
-  const names = ['app.ts', 'views/tasks.ts', 'tsconfig.json', 'index.html', 'nope.js', '..%2Fview-types.js'];
+  const names = ['app.ts', 'pages/tasks.ts', 'tsconfig.json', 'index.html', 'nope.js', '..%2Fview-types.js'];
   for (const name of names) {
     const res = await fetch(`${base}/dashboard/assets/${name}`);
     expect([name, res.status]).toEqual([name, 404]);

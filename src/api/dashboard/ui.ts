@@ -28,7 +28,7 @@ interface Asset {
 }
 
 /**
- * Every asset in the folder and its subfolders, by its path below the folder (`views/tasks.js`). Only
+ * Every asset in the folder and its subfolders, by its path below the folder (`pages/tasks.js`). Only
  * these exact names are served, so a request cannot reach anything else; links are not followed.
  */
 function readAssets(dir: string, prefix = ''): Array<[string, Asset]> {

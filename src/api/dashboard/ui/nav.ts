@@ -1,4 +1,4 @@
-// Moving between views: the addresses of views (routes live in the URL fragment) and `go`. Going to the
+// Moving between pages: the addresses of pages (they live in the URL fragment) and `go`. Going to the
 // address already shown re-renders it; render.ts hands its render function over at start (app.ts), so
 // modules that navigate need not import render.ts, which imports them.
 import { state } from './state.js';
@@ -39,7 +39,7 @@ export function approvalsHash(status = 'pending', project = ''): string {
   return `#/approvals${s ? `?${s}` : ''}`;
 }
 
-/** The views the URL fragment names, with what each reads from it (render.ts parses it). */
+/** The pages the URL fragment names, with what each reads from it (render.ts parses it). */
 export interface TasksRoute {
   name: 'tasks';
   slug: string;

@@ -10,12 +10,12 @@ import type { Route } from './nav.js';
 import { go } from './nav.js';
 import { stopRefresh } from './refresh.js';
 import { state } from './state.js';
-import { renderApproval } from './views/approval-detail.js';
-import { renderApprovals } from './views/approvals.js';
-import { renderProjects } from './views/projects.js';
-import { renderSignIn } from './views/signin.js';
-import { renderTask } from './views/task-detail.js';
-import { renderTasks } from './views/tasks.js';
+import { renderApproval } from './pages/approval-detail.js';
+import { renderApprovals } from './pages/approvals.js';
+import { renderProjects } from './pages/projects.js';
+import { renderSignIn } from './pages/signin.js';
+import { renderTask } from './pages/task-detail.js';
+import { renderTasks } from './pages/tasks.js';
 
 function parseRoute(): Route {
   const raw = location.hash.replace(/^#/, '') || '/';
