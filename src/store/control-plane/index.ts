@@ -13,7 +13,6 @@
  * sealed with the store cipher, the associated data binding each ciphertext to its row.
  */
 import type { Kysely } from 'kysely';
-import type { UpstreamProbe } from '../../protocol';
 import type { Cipher } from '../cipher';
 import type { Database } from '../schema';
 import * as access from './access';
@@ -25,39 +24,17 @@ import * as authorizations from './authorizations';
 import type { ControlPlaneStoreOptions } from './context';
 import { StoreContext } from './context';
 import * as deletion from './deletion';
-import type { ExternalIdentity, IdentityPolicy, IdentityView } from './identities';
 import * as identities from './identities';
 import * as memberships from './memberships';
 import * as projects from './projects';
 import * as renewal from './renewal';
-import type { NewProject, NewUpstream, ProjectPatch, UpstreamPatch } from './schemas';
 import * as serving from './serving';
 import * as teams from './teams';
-import type { CredentialSubject } from './token-exchange';
-import type {
-  AuditEvent,
-  ControlPlane,
-  OAuthRegistration,
-  Principal,
-  ProjectRecord,
-  UpstreamCredential,
-  UpstreamRecord,
-} from './types';
+import type { AuditEvent, ControlPlane, Principal, ProjectRecord } from './types';
 import * as upstreams from './upstreams';
 import * as userTokens from './user-tokens';
 import * as users from './users';
-import type {
-  ApiKeyView,
-  AuditRecord,
-  AuthorizationView,
-  MemberView,
-  ProjectView,
-  TeamView,
-  TokenView,
-  Updated,
-  UpstreamView,
-  UserView,
-} from './views';
+import type { AuditRecord, MemberView, TeamView, Updated, UserView } from './views';
 
 export { actorId } from './audit';
 export type { ControlPlaneStoreOptions, ExchangeToken, RevokeAtServer } from './context';
@@ -97,18 +74,99 @@ export type {
   UserView,
 } from './views';
 
+/**
+ * A module's functions over the store context, as the facade's methods: the context bound, the rest of
+ * the signature (and the documentation) the module's own. Most of the facade is this; what it does
+ * itself (a renamed or combined call, the serving cache) is written out in the class below.
+ */
+type Delegated<M, K extends keyof M> = {
+  [P in K]: M[P] extends (ctx: StoreContext, ...args: infer A) => infer R ? (...args: A) => R : never;
+};
+
+function delegate<M, K extends keyof M>(ctx: StoreContext, mod: M, names: readonly K[]): Delegated<M, K> {
+  return Object.fromEntries(
+    names.map((name) => {
+      const fn = mod[name] as (ctx: StoreContext, ...args: unknown[]) => unknown;
+      return [name, (...args: unknown[]) => fn(ctx, ...args)];
+    }),
+  ) as Delegated<M, K>;
+}
+
+/** The functions of each aggregate's module the facade hands on unchanged, by module. */
+const BY_SERVING = ['authenticate', 'upstreamCredential', 'authorizationValid'] as const;
+const BY_ACCESS = ['projectRole', 'canManageProject'] as const;
+const BY_IDENTITIES = [
+  'externalUser',
+  'identityId',
+  'linkIdentity',
+  'listIdentities',
+  'unlinkIdentity',
+] as const;
+const BY_RENEWAL = ['attachRenewal'] as const;
+const BY_TEAMS = ['createTeam', 'updateTeam', 'listTeams', 'getTeam'] as const;
+const BY_USERS = ['createUser', 'updateUser', 'listUsers'] as const;
+const BY_USER_TOKENS = ['issueUserToken', 'ensureUserToken', 'listUserTokens', 'revokeToken'] as const;
+const BY_PROJECTS = ['createProject', 'listProjects', 'getProject', 'updateProject'] as const;
+const BY_DELETION = ['markProjectDeleting', 'projectsBeingDeleted', 'deleteProject'] as const;
+const BY_MEMBERSHIPS = ['listProjectMembers'] as const;
+const BY_API_KEYS = ['createApiKey', 'ensureApiKey', 'listApiKeys', 'revokeApiKey'] as const;
+const BY_UPSTREAMS = [
+  'addUpstream',
+  'listUpstreams',
+  'updateUpstream',
+  'removeUpstream',
+  'recordOAuthRegistration',
+  'recordUpstreamProbe',
+] as const;
+const BY_AUTHORIZATIONS = [
+  'grantUpstreamAuthorization',
+  'revokeUpstreamAuthorization',
+  'listUpstreamAuthorizations',
+] as const;
+
+// The class gets these methods from `delegate` in its constructor; the interface declares them.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface ControlPlaneStore
+  extends
+    Delegated<typeof serving, (typeof BY_SERVING)[number]>,
+    Delegated<typeof access, (typeof BY_ACCESS)[number]>,
+    Delegated<typeof identities, (typeof BY_IDENTITIES)[number]>,
+    Delegated<typeof renewal, (typeof BY_RENEWAL)[number]>,
+    Delegated<typeof teams, (typeof BY_TEAMS)[number]>,
+    Delegated<typeof users, (typeof BY_USERS)[number]>,
+    Delegated<typeof userTokens, (typeof BY_USER_TOKENS)[number]>,
+    Delegated<typeof projects, (typeof BY_PROJECTS)[number]>,
+    Delegated<typeof deletion, (typeof BY_DELETION)[number]>,
+    Delegated<typeof memberships, (typeof BY_MEMBERSHIPS)[number]>,
+    Delegated<typeof apiKeys, (typeof BY_API_KEYS)[number]>,
+    Delegated<typeof upstreams, (typeof BY_UPSTREAMS)[number]>,
+    Delegated<typeof authorizations, (typeof BY_AUTHORIZATIONS)[number]> {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class ControlPlaneStore implements ControlPlane {
   private readonly ctx: StoreContext;
 
   constructor(db: Kysely<Database>, cipher: Cipher, options: ControlPlaneStoreOptions = {}) {
     this.ctx = new StoreContext(db, cipher, options);
+    Object.assign(
+      this,
+      delegate(this.ctx, serving, BY_SERVING),
+      delegate(this.ctx, access, BY_ACCESS),
+      delegate(this.ctx, identities, BY_IDENTITIES),
+      delegate(this.ctx, renewal, BY_RENEWAL),
+      delegate(this.ctx, teams, BY_TEAMS),
+      delegate(this.ctx, users, BY_USERS),
+      delegate(this.ctx, userTokens, BY_USER_TOKENS),
+      delegate(this.ctx, projects, BY_PROJECTS),
+      delegate(this.ctx, deletion, BY_DELETION),
+      delegate(this.ctx, memberships, BY_MEMBERSHIPS),
+      delegate(this.ctx, apiKeys, BY_API_KEYS),
+      delegate(this.ctx, upstreams, BY_UPSTREAMS),
+      delegate(this.ctx, authorizations, BY_AUTHORIZATIONS),
+    );
   }
 
   // ------------------------------------------ ControlPlane (serving.ts, access.ts)
-
-  authenticate(token: string): Promise<Principal | undefined> {
-    return serving.authenticate(this.ctx, token);
-  }
 
   userToken = (token: string) => userTokens.userToken(this.ctx, token);
   projectBySlug = (slug: string) => serving.projectBySlug(this.ctx, slug);
@@ -126,77 +184,12 @@ export class ControlPlaneStore implements ControlPlane {
     this.ctx.serving.clear();
   }
 
-  projectRole(userId: string, project: ProjectRecord): Promise<'team' | 'member' | undefined> {
-    return access.projectRole(this.ctx, userId, project);
-  }
-
-  canManageProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
-    return access.canManageProject(this.ctx, principal, project);
-  }
-
-  upstreamCredential(
-    principal: Principal,
-    project: ProjectRecord,
-    upstream: UpstreamRecord,
-    subject?: CredentialSubject,
-  ): Promise<UpstreamCredential> {
-    return serving.upstreamCredential(this.ctx, principal, project, upstream, subject);
-  }
-
-  authorizationValid(authorizationId: string): Promise<boolean> {
-    return serving.authorizationValid(this.ctx, authorizationId);
-  }
-
   /** The gateway's own events (refusals): recorded outside a transaction, changing nothing. */
   audit(event: AuditEvent): Promise<void> {
     return writeAudit(this.ctx, this.ctx.db, [event]);
   }
 
-  // ------------------------------------------ External identities (identities.ts)
-
-  /** The user an external subject is (found, linked or provisioned per `policy`); undefined if none. */
-  externalUser(identity: ExternalIdentity, policy: IdentityPolicy): Promise<string | undefined> {
-    return identities.externalUser(this.ctx, identity, policy);
-  }
-
-  /** Records what an authorization made by connecting with OAuth needs to renew itself (renewal.ts). */
-  attachRenewal(authorizationId: string, r: { refreshToken: string; clientId: string; resource: string }) {
-    return renewal.attachRenewal(this.ctx, authorizationId, r);
-  }
-
-  identityId(issuer: string, subject: string): Promise<string | undefined> {
-    return identities.identityId(this.ctx, issuer, subject);
-  }
-
-  linkIdentity(actor: Principal, userRef: string, input: { issuer: string; subject: string }) {
-    return identities.linkIdentity(this.ctx, actor, userRef, input);
-  }
-
-  listIdentities(actor: Principal, userRef: string): Promise<IdentityView[]> {
-    return identities.listIdentities(this.ctx, actor, userRef);
-  }
-
-  unlinkIdentity(actor: Principal, id: string): Promise<void> {
-    return identities.unlinkIdentity(this.ctx, actor, id);
-  }
-
   // ------------------------------------------ Teams (teams.ts, memberships.ts)
-
-  createTeam(actor: Principal, input: { slug: string; name: string }): Promise<TeamView> {
-    return teams.createTeam(this.ctx, actor, input);
-  }
-
-  updateTeam(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<TeamView>> {
-    return teams.updateTeam(this.ctx, actor, ref, input);
-  }
-
-  listTeams(actor: Principal): Promise<TeamView[]> {
-    return teams.listTeams(this.ctx, actor);
-  }
-
-  getTeam(actor: Principal, ref: string): Promise<TeamView & { members: MemberView[] }> {
-    return teams.getTeam(this.ctx, actor, ref);
-  }
 
   addTeamMember(actor: Principal, teamRef: string, userRef: string): Promise<Updated<MemberView>> {
     return memberships.addMember(this.ctx, actor, { team: teamRef }, userRef);
@@ -208,18 +201,6 @@ export class ControlPlaneStore implements ControlPlane {
 
   // ------------------------------------------ Users and tokens (users.ts, user-tokens.ts)
 
-  createUser(actor: Principal, input: { handle: string; name: string }): Promise<UserView> {
-    return users.createUser(this.ctx, actor, input);
-  }
-
-  updateUser(actor: Principal, ref: string, input: { name?: string }): Promise<Updated<UserView>> {
-    return users.updateUser(this.ctx, actor, ref, input);
-  }
-
-  listUsers(actor: Principal): Promise<UserView[]> {
-    return users.listUsers(this.ctx, actor);
-  }
-
   getUser(
     actor: Principal,
     ref: string,
@@ -229,59 +210,7 @@ export class ControlPlaneStore implements ControlPlane {
     return users.getUser(this.ctx, actor, ref);
   }
 
-  issueUserToken(
-    actor: Principal,
-    userRef: string,
-    input: { name: string; expiresAt?: string },
-  ): Promise<{ token: string; record: TokenView }> {
-    return userTokens.issueUserToken(this.ctx, actor, userRef, input);
-  }
-
-  ensureUserToken(
-    actor: Principal,
-    userRef: string,
-    input: { name: string; token: string },
-  ): Promise<Updated<TokenView>> {
-    return userTokens.ensureUserToken(this.ctx, actor, userRef, input);
-  }
-
-  listUserTokens(actor: Principal, userRef: string): Promise<TokenView[]> {
-    return userTokens.listUserTokens(this.ctx, actor, userRef);
-  }
-
-  revokeToken(actor: Principal, tokenId: string): Promise<TokenView> {
-    return userTokens.revokeToken(this.ctx, actor, tokenId);
-  }
-
   // ------------------------------------------ Projects (projects.ts, deletion.ts)
-
-  createProject(actor: Principal, input: NewProject): Promise<ProjectView> {
-    return projects.createProject(this.ctx, actor, input);
-  }
-
-  listProjects(actor: Principal): Promise<ProjectView[]> {
-    return projects.listProjects(this.ctx, actor);
-  }
-
-  getProject(actor: Principal, ref: string): Promise<ProjectView> {
-    return projects.getProject(this.ctx, actor, ref);
-  }
-
-  updateProject(actor: Principal, ref: string, patch: ProjectPatch): Promise<Updated<ProjectView>> {
-    return projects.updateProject(this.ctx, actor, ref, patch);
-  }
-
-  markProjectDeleting(actor: Principal, ref: string): Promise<ProjectRecord> {
-    return deletion.markProjectDeleting(this.ctx, actor, ref);
-  }
-
-  projectsBeingDeleted(): Promise<string[]> {
-    return deletion.projectsBeingDeleted(this.ctx);
-  }
-
-  deleteProject(actor: Principal, ref: string): Promise<ProjectRecord> {
-    return deletion.deleteProject(this.ctx, actor, ref);
-  }
 
   /** Approval policies and who may approve (approval-policies.ts). */
   get approvalPolicies(): ApprovalPolicies {
@@ -289,10 +218,6 @@ export class ControlPlaneStore implements ControlPlane {
   }
 
   // ------------------------------------------ Direct project members (memberships.ts)
-
-  listProjectMembers(actor: Principal, projectRef: string): Promise<MemberView[]> {
-    return memberships.listProjectMembers(this.ctx, actor, projectRef);
-  }
 
   addProjectMember(actor: Principal, projectRef: string, userRef: string): Promise<Updated<MemberView>> {
     return memberships.addMember(this.ctx, actor, { project: projectRef }, userRef);
@@ -302,91 +227,10 @@ export class ControlPlaneStore implements ControlPlane {
     return memberships.removeMember(this.ctx, actor, { project: projectRef }, userRef);
   }
 
-  // ------------------------------------------ API keys (api-keys.ts)
-
-  createApiKey(
-    actor: Principal,
-    projectRef: string,
-    input: { name: string },
-  ): Promise<{ key: string; record: ApiKeyView }> {
-    return apiKeys.createApiKey(this.ctx, actor, projectRef, input);
-  }
-
-  ensureApiKey(
-    actor: Principal,
-    projectRef: string,
-    input: { name: string; key: string },
-  ): Promise<Updated<ApiKeyView>> {
-    return apiKeys.ensureApiKey(this.ctx, actor, projectRef, input);
-  }
-
-  listApiKeys(actor: Principal, projectRef: string): Promise<ApiKeyView[]> {
-    return apiKeys.listApiKeys(this.ctx, actor, projectRef);
-  }
-
-  revokeApiKey(actor: Principal, projectRef: string, keyId: string): Promise<ApiKeyView> {
-    return apiKeys.revokeApiKey(this.ctx, actor, projectRef, keyId);
-  }
-
   // ------------------------------------------ Upstreams (upstreams.ts)
-
-  addUpstream(actor: Principal, projectRef: string, input: NewUpstream): Promise<UpstreamView> {
-    return upstreams.addUpstream(this.ctx, actor, projectRef, input);
-  }
-
-  listUpstreams(actor: Principal, projectRef: string): Promise<UpstreamView[]> {
-    return upstreams.listUpstreams(this.ctx, actor, projectRef);
-  }
-
-  updateUpstream(
-    actor: Principal,
-    projectRef: string,
-    alias: string,
-    patch: UpstreamPatch,
-  ): Promise<Updated<UpstreamView>> {
-    return upstreams.updateUpstream(this.ctx, actor, projectRef, alias, patch);
-  }
-
-  removeUpstream(actor: Principal, projectRef: string, alias: string): Promise<void> {
-    return upstreams.removeUpstream(this.ctx, actor, projectRef, alias);
-  }
 
   /** The client an upstream names at its authorization server, and how the last connect got one. */
   upstreamOAuthClient = (upstreamId: string) => upstreams.upstreamOAuthClient(this.ctx, upstreamId);
-  recordOAuthRegistration(upstreamId: string, registration: OAuthRegistration): Promise<void> {
-    return upstreams.recordOAuthRegistration(this.ctx, upstreamId, registration);
-  }
-
-  /** Records what probing an upstream found out (src/upstream/eras.ts); shown in upstream views. */
-  recordUpstreamProbe(upstreamId: string, probe: UpstreamProbe): Promise<void> {
-    return upstreams.recordUpstreamProbe(this.ctx, upstreamId, probe);
-  }
-
-  // ------------------------------------------ Per-user authorizations (authorizations.ts)
-
-  grantUpstreamAuthorization(
-    actor: Principal,
-    projectRef: string,
-    alias: string,
-    input: { credential: string; expiresAt?: string; user?: string },
-    /** `forAddress`: only while the upstream still has this address (a token got for it by connecting). */
-    opts: { forAddress?: string } = {},
-  ): Promise<AuthorizationView> {
-    return authorizations.grantUpstreamAuthorization(this.ctx, actor, projectRef, alias, input, opts);
-  }
-
-  revokeUpstreamAuthorization(
-    actor: Principal,
-    projectRef: string,
-    alias: string,
-    input: { user?: string } = {},
-  ): Promise<AuthorizationView> {
-    return authorizations.revokeUpstreamAuthorization(this.ctx, actor, projectRef, alias, input);
-  }
-
-  listUpstreamAuthorizations(actor: Principal, projectRef: string): Promise<AuthorizationView[]> {
-    return authorizations.listUpstreamAuthorizations(this.ctx, actor, projectRef);
-  }
 
   // ------------------------------------------ Audit (audit-log.ts)
 
