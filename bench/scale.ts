@@ -29,7 +29,6 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
@@ -50,6 +49,7 @@ import { McpHttpClient, percentile, ratio, replyProblem, round, sleep, summarize
 import { createTask, effectivePollMs, historyOf, many } from './task-support';
 import { CompletionWatch, PER_STREAM, peakInFlight } from './scale-completions';
 import { liveHeap, sampleRss } from './scale-memory';
+import { readFlags } from './options';
 
 const TARGET = { rssGiB: 1, loadedP50: 1.5, visibilityP99: 1.2, historyWithin: 0.5 };
 const STREAMS_PER_CALLER = 16;
@@ -71,45 +71,33 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      tasks: { type: 'string', default: '5000' },
-      seconds: { type: 'string', default: '90' },
-      poll: { type: 'string', default: '5000' },
-      clients: { type: 'string', default: '32' },
-      calls: { type: 'string', default: '200' },
-      watch: { type: 'string', default: '100' },
-      short: { type: 'string', default: '60' },
-      long: { type: 'string', default: '600' },
-      root: { type: 'string' },
-      'watch-by': { type: 'string', default: 'activity' },
-      help: { type: 'boolean', default: false },
+  const flags = readFlags(
+    argv,
+    {
+      tasks: '5000',
+      seconds: '90',
+      poll: '5000',
+      clients: '32',
+      calls: '200',
+      watch: '100',
+      short: '60',
+      long: '600',
+      root: undefined,
+      'watch-by': 'activity',
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
-        '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
-        '  --tasks    tasks created (all meant to be in flight at once)\n' +
-        '  --seconds  how long each runs at the upstream (plus up to one poll interval)\n' +
-        '  --poll     the poll interval the upstreams suggest, ms\n' +
-        '  --clients  clients creating tasks at once\n' +
-        '  --calls    ordinary calls timed unloaded and loaded\n' +
-        '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
-        '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
-        "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
-        '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default activity)\n',
-    );
-    process.exit(0);
-  }
-  const num = (name: keyof typeof values, min: number, max = Infinity): number => {
-    const v = Number(values[name]);
-    if (!Number.isFinite(v) || v < min || v > max) {
-      throw new Error(`--${name} must be a number in [${min}, ${max}] (got ${String(values[name])})`);
-    }
-    return v;
-  };
+    'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
+      '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
+      '  --tasks    tasks created (all meant to be in flight at once)\n' +
+      '  --seconds  how long each runs at the upstream (plus up to one poll interval)\n' +
+      '  --poll     the poll interval the upstreams suggest, ms\n' +
+      '  --clients  clients creating tasks at once\n' +
+      '  --calls    ordinary calls timed unloaded and loaded\n' +
+      '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
+      '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
+      "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
+      '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default activity)\n',
+  );
+  const { range: num, values } = flags;
   const watchBy = values['watch-by'];
   if (watchBy !== 'activity' && watchBy !== 'hub') throw new Error('--watch-by must be activity or hub');
   return {
