@@ -48,9 +48,9 @@ import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
 import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import { note, onCleanup, runBench } from './env';
 import type { GatewayProject } from './processes';
-import { benchUsers, buildIfNeeded, startGatewayProcess, startUpstreamProcess } from './processes';
+import { benchUsers, startBench, startGatewayProcess, startUpstreamProcess } from './processes';
 import type { ApprovalFigures } from './approvals-runs';
 import { AdminApi, approveAll, listPending, waiting } from './approvals-runs';
 import { McpHttpClient, percentile, replyProblem, round, table } from './support';
@@ -114,11 +114,7 @@ function sdkDefaultCachedWorkflows(): number {
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const upstream = await startUpstreamProcess('bench-upstream-approvals', {
     advertiseTasks: false,
     recordCallTimes: true,

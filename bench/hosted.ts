@@ -46,10 +46,10 @@ import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
 import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import { note, onCleanup, runBench } from './env';
 import type { Figures } from './measure';
 import type { GatewayProject } from './processes';
-import { benchUsers, buildIfNeeded, startGatewayProcess, startUpstreamProcess } from './processes';
+import { benchUsers, startBench, startGatewayProcess, startUpstreamProcess } from './processes';
 import type { HostedOptions } from './hosted-runs';
 import { inFlight, promotedOutcomes, promotion, quickSync } from './hosted-runs';
 import { McpHttpClient, ratio, replyProblem, round, table } from './support';
@@ -112,11 +112,7 @@ function parseOptions(argv: string[]): HostedOptions {
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const upstream = await startUpstreamProcess('bench-upstream-hosted', { advertiseTasks: false });
   const tools = ['slow_compute'];
   const fleet = Array.from({ length: Math.ceil(opts.inflight / opts.perUpstream) }, (_, k) => ({

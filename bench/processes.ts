@@ -9,13 +9,14 @@ import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ApprovalPolicyInput } from '../src/config/approvals';
 import type { HostingPolicyInput } from '../src/config/hosting';
 import { findRepoRoot } from '../src/config/paths';
 import { getFreePort } from '../src/tooling/processes';
 import type { DevServer } from '../src/tooling/temporal-dev-server';
-import { gatewayBasics, note, onCleanup } from './env';
+import { gatewayBasics, note, onCleanup, startTemporal, tempDir } from './env';
 import { sleep } from './support';
 import type { Legacy2025Mode } from './upstream-2025';
 import type {
@@ -30,6 +31,18 @@ export const ROOT = findRepoRoot(__dirname);
 export function buildIfNeeded(): void {
   note('building dist/ if missing or stale (npm run build)');
   execFileSync(process.execPath, ['scripts/build.mjs', '--if-needed'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/**
+ * How a bench starts: the time it starts from, its options noted, dist/ built if missing or stale, a Temporal dev
+ * server and a temporary directory (both cleaned up on exit).
+ */
+export async function startBench(opts: unknown): Promise<{ t0: number; temporal: DevServer; dir: string }> {
+  const t0 = performance.now();
+  note(`options ${JSON.stringify(opts)}`);
+  buildIfNeeded();
+  const temporal = await startTemporal();
+  return { t0, temporal, dir: tempDir() };
 }
 
 /** Resident set size of a process, from /proc/<pid>/status (Linux), in bytes. */

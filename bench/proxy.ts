@@ -45,7 +45,17 @@ import {
   startUpstreamProcess,
 } from './processes';
 import type { RpcReply, SideSample } from './support';
-import { abba, McpHttpClient, percentile, ratio, replyProblem, round, table } from './support';
+import {
+  abba,
+  finishReport,
+  machine,
+  McpHttpClient,
+  percentile,
+  ratio,
+  replyProblem,
+  round,
+  table,
+} from './support';
 import { readFlags } from './options';
 
 const TARGET = { p50: 1.15, p99: 1.3 };
@@ -420,12 +430,7 @@ async function main(): Promise<void> {
         `(target <= ${TARGET.p50}): ${v.p50}; p99 ratio ${c.ratio.p99} (target <= ${TARGET.p99}): ${v.p99}`,
     );
   }
-  out.push(`errors: ${errors.length}; gateway log: ${log.warnings} warnings, ${log.errors} errors`);
-  for (const e of errors.slice(0, 5)) out.push(`  e.g. ${e}`);
-  for (const s of log.samples) out.push(`  log: ${s}`);
-  const totalSeconds = round((performance.now() - t0) / 1000, 1);
-  out.push(`total ${totalSeconds} s`, '');
-  process.stdout.write(`${out.join('\n')}\n`);
+  const totalSeconds = finishReport(out, { count: errors.length, examples: errors }, log, t0);
   const json = cells.map((c) => ({
     ...c,
     direct: roundFigures(c.direct),
@@ -435,7 +440,7 @@ async function main(): Promise<void> {
     `${JSON.stringify({
       bench: 'proxy',
       options: opts,
-      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      machine: machine(),
       results: json,
       target: { ...TARGET, concurrency: opts.targetAt },
       verdict,

@@ -36,16 +36,27 @@ import { getFreePort } from '../src/tooling/processes';
 import { taskKeyOf } from '../src/store/tasks/task-store';
 import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import { note, onCleanup, runBench } from './env';
 import {
   benchUsers,
-  buildIfNeeded,
+  startBench,
   cpuMs,
   rssBytes,
   startGatewayProcess,
   startUpstreamProcess,
 } from './processes';
-import { McpHttpClient, percentile, ratio, replyProblem, round, sleep, summarize, table } from './support';
+import {
+  finishReport,
+  machine,
+  McpHttpClient,
+  percentile,
+  ratio,
+  replyProblem,
+  round,
+  sleep,
+  summarize,
+  table,
+} from './support';
 import { createTask, effectivePollMs, historyOf, many } from './task-support';
 import { CompletionWatch, PER_STREAM, peakInFlight } from './scale-completions';
 import { liveHeap, sampleRss } from './scale-memory';
@@ -131,11 +142,7 @@ async function ordinaryCalls(client: McpHttpClient, count: number) {
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const [example, bulk, short, long] = await Promise.all([
     startUpstreamProcess('scale-upstream', {}),
     startUpstreamProcess('scale-upstream-bulk', { pollIntervalMs: opts.poll }),
@@ -399,20 +406,21 @@ async function main(): Promise<void> {
     ]),
     `   long / short events ${ratio(longH.events, shortH.events)} (target within +-${TARGET.historyWithin * 100}%): ${pf(verdict.history)}`,
     '',
-    `errors: ${creation.errors.length + unloaded.errors.length + loaded.errors.length + watch.failures.length}; ` +
-      `gateway log: ${log.warnings} warnings, ${log.errors} errors`,
   );
-  for (const e of [...creation.errors, ...loaded.errors, ...watch.failures].slice(0, 5))
-    out.push(`  e.g. ${e}`);
-  for (const s of log.samples) out.push(`  log: ${s}`);
-  const totalSeconds = round((performance.now() - t0) / 1000, 1);
-  out.push(`total ${totalSeconds} s`, '');
-  process.stdout.write(`${out.join('\n')}\n`);
+  const totalSeconds = finishReport(
+    out,
+    {
+      count: creation.errors.length + unloaded.errors.length + loaded.errors.length + watch.failures.length,
+      examples: [...creation.errors, ...loaded.errors, ...watch.failures],
+    },
+    log,
+    t0,
+  );
   process.stdout.write(
     `${JSON.stringify({
       bench: 'scale',
       options: opts,
-      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      machine: machine(),
       effectivePollMs: pollMs,
       creation: {
         created: creation.ok.length,

@@ -55,8 +55,8 @@ import { Client, Connection } from '@temporalio/client';
 import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
-import { benchUsers, buildIfNeeded, startGatewayProcess, startUpstreamProcess } from './processes';
+import { note, onCleanup, runBench } from './env';
+import { benchUsers, startBench, startGatewayProcess, startUpstreamProcess } from './processes';
 import { McpHttpClient, ratio } from './support';
 import { createTask, many } from './task-support';
 import { completionByPolling, completionByPush } from './tasks-completion';
@@ -70,11 +70,7 @@ import { throughput } from './tasks-throughput';
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const [example, bulk, short, long] = await Promise.all([
     startUpstreamProcess('bench-upstream', { pollIntervalMs: opts.poll }),
     startUpstreamProcess('bench-upstream-bulk', { pollIntervalMs: opts.inflightPoll }),
