@@ -43,17 +43,20 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
-import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
-import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench } from './env';
+import { note, runBench } from './env';
 import type { GatewayProject } from './processes';
-import { benchUsers, startBench, startGatewayProcess, startUpstreamProcess } from './processes';
+import {
+  benchClient,
+  benchUsers,
+  gatewayTemporalClient,
+  startBench,
+  startGatewayProcess,
+  startUpstreamProcess,
+} from './processes';
 import type { ApprovalFigures } from './approvals-runs';
 import { AdminApi, approveAll, listPending, waiting } from './approvals-runs';
-import { McpHttpClient, percentile, replyProblem, round, table } from './support';
+import { percentile, replyProblem, round, table } from './support';
 import { many } from './task-support';
 import { readFlags } from './options';
 
@@ -141,19 +144,9 @@ async function main(): Promise<void> {
   });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  onCleanup('http agent', () => agent.close());
-  const [user] = users;
-  if (!user) throw new Error('no user');
-  const client = new McpHttpClient(`${gateway.url}/v1/mcp/bench`, agent, { token: user.token });
+  const { agent, client } = benchClient(gateway, users);
   const admin = new AdminApi(gateway.url, adminToken, agent);
-  const connection = await Connection.connect({ address: temporal.address });
-  onCleanup('temporal client', () => connection.close());
-  const temporalClient = new Client({
-    connection,
-    namespace: temporal.namespace,
-    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
-  });
+  const temporalClient = await gatewayTemporalClient(temporal, gateway);
 
   const direct = async () => {
     const problem = replyProblem(await client.callTool('direct.slow_compute', { seconds: 0 }));

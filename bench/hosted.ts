@@ -41,18 +41,21 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
-import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
-import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench } from './env';
+import { note, runBench } from './env';
 import type { Figures } from './measure';
 import type { GatewayProject } from './processes';
-import { benchUsers, startBench, startGatewayProcess, startUpstreamProcess } from './processes';
+import {
+  benchClient,
+  benchUsers,
+  gatewayTemporalClient,
+  startBench,
+  startGatewayProcess,
+  startUpstreamProcess,
+} from './processes';
 import type { HostedOptions } from './hosted-runs';
 import { inFlight, promotedOutcomes, promotion, quickSync } from './hosted-runs';
-import { McpHttpClient, ratio, replyProblem, round, table } from './support';
+import { ratio, replyProblem, round, table } from './support';
 import { many } from './task-support';
 import { creationTimeline } from './tasks-latency';
 import { hostedCallTimeline } from './hosted-timeline';
@@ -141,11 +144,7 @@ async function main(): Promise<void> {
   const gateway = await startGatewayProcess({ temporal, dir, users, projects: [project] });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  onCleanup('http agent', () => agent.close());
-  const [user] = users;
-  if (!user) throw new Error('no user');
-  const client = new McpHttpClient(`${gateway.url}/v1/mcp/bench`, agent, { token: user.token });
+  const { client } = benchClient(gateway, users);
   const pids = { gateway: gateway.pid, temporal: temporal.pid };
 
   // Warm-up: discovery of every alias, HTTP connections, workflow isolate, JIT. Not measured.
@@ -176,13 +175,7 @@ async function main(): Promise<void> {
       )
     : undefined;
   // Where a promoted creation's time goes: the median time from the call to each event of its workflow.
-  const connection = await Connection.connect({ address: temporal.address });
-  onCleanup('temporal client', () => connection.close());
-  const temporalClient = new Client({
-    connection,
-    namespace: temporal.namespace,
-    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
-  });
+  const temporalClient = await gatewayTemporalClient(temporal, gateway);
   const quickTimeline = await hostedCallTimeline(temporalClient, quickSince, quickUntil, 20);
   const timelines: Array<{ side: string; events: Array<{ event: string; ms: number }> }> = [];
   for (const p of promote ?? []) {

@@ -13,11 +13,15 @@ import { performance } from 'node:perf_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ApprovalPolicyInput } from '../src/config/approvals';
 import type { HostingPolicyInput } from '../src/config/hosting';
+import { Client, Connection } from '@temporalio/client';
+import { Agent } from 'undici';
 import { findRepoRoot } from '../src/config/paths';
+import { Cipher } from '../src/store/cipher';
+import { createDataConverter } from '../src/temporal/codec';
 import { getFreePort } from '../src/tooling/processes';
 import type { DevServer } from '../src/tooling/temporal-dev-server';
 import { gatewayBasics, note, onCleanup, startTemporal, tempDir } from './env';
-import { sleep } from './support';
+import { McpHttpClient, sleep } from './support';
 import type { Legacy2025Mode } from './upstream-2025';
 import type {
   UpstreamCallTimesMessage,
@@ -306,4 +310,30 @@ export async function startGatewayProcess(opts: {
       return { warnings, errors, samples };
     },
   };
+}
+
+/** The HTTP agent of a bench's calls (closed on exit) and an MCP client of the `bench` project as its first user. */
+export function benchClient(
+  gateway: Pick<GatewayProcess, 'url'>,
+  users: readonly BenchUser[],
+): { agent: Agent; client: McpHttpClient } {
+  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  onCleanup('http agent', () => agent.close());
+  const [user] = users;
+  if (!user) throw new Error('no user');
+  return { agent, client: new McpHttpClient(`${gateway.url}/v1/mcp/bench`, agent, { token: user.token }) };
+}
+
+/** A Temporal client that reads the gateway's task workflows (its data converter, with its keys); closed on exit. */
+export async function gatewayTemporalClient(
+  temporal: Pick<DevServer, 'address' | 'namespace'>,
+  gateway: Pick<GatewayProcess, 'config'>,
+): Promise<Client> {
+  const connection = await Connection.connect({ address: temporal.address });
+  onCleanup('temporal client', () => connection.close());
+  return new Client({
+    connection,
+    namespace: temporal.namespace,
+    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
+  });
 }
