@@ -337,3 +337,21 @@ export async function gatewayTemporalClient(
     dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
   });
 }
+
+/** The `bench` project, with one upstream alias per upstream process (named as the keys). */
+export function benchProject(upstreams: Record<string, { url: string }>): GatewayProject {
+  return { slug: 'bench', upstreams: Object.entries(upstreams).map(([alias, u]) => ({ alias, url: u.url })) };
+}
+
+/**
+ * The HTTP agents of a bench that both calls and follows listen streams: one for calls, one without a body
+ * timeout for the streams; both closed on exit.
+ */
+export function callAndStreamAgents(): { agent: Agent; streamAgent: Agent } {
+  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
+  onCleanup('http agents', async () => {
+    await Promise.all([agent.close(), streamAgent.destroy()]);
+  });
+  return { agent, streamAgent };
+}

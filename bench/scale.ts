@@ -30,7 +30,6 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
 import { taskKeyOf } from '../src/store/tasks/task-store';
@@ -38,7 +37,9 @@ import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
 import { note, onCleanup, runBench } from './env';
 import {
+  benchProject,
   benchUsers,
+  callAndStreamAgents,
   startBench,
   cpuMs,
   rssBytes,
@@ -161,23 +162,9 @@ async function main(): Promise<void> {
     dir,
     users,
     ...(opts.watchBy === 'hub' && { sections: { tasks: { watchBy: 'hub' } } }),
-    projects: [
-      {
-        slug: 'bench',
-        upstreams: [
-          { alias: 'example', url: example.url },
-          { alias: 'bulk', url: bulk.url },
-          { alias: 'short', url: short.url },
-          { alias: 'long', url: long.url },
-        ],
-      },
-    ],
+    projects: [benchProject({ example, bulk, short, long })],
   });
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
-  onCleanup('http agents', async () => {
-    await Promise.all([agent.close(), streamAgent.destroy()]);
-  });
+  const { agent, streamAgent } = callAndStreamAgents();
   const endpoint = `${gateway.url}/v1/mcp/bench`;
   const [main] = users;
   if (!main) throw new Error('no user');

@@ -52,11 +52,17 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { createDataConverter } from '../src/temporal/codec';
 import { note, onCleanup, runBench } from './env';
-import { benchUsers, startBench, startGatewayProcess, startUpstreamProcess } from './processes';
+import {
+  benchProject,
+  benchUsers,
+  callAndStreamAgents,
+  startBench,
+  startGatewayProcess,
+  startUpstreamProcess,
+} from './processes';
 import { McpHttpClient, ratio } from './support';
 import { createTask, many } from './task-support';
 import { completionByPolling, completionByPush } from './tasks-completion';
@@ -83,27 +89,13 @@ async function main(): Promise<void> {
     temporal,
     dir,
     users,
-    projects: [
-      {
-        slug: 'bench',
-        upstreams: [
-          { alias: 'example', url: example.url },
-          { alias: 'bulk', url: bulk.url },
-          { alias: 'short', url: short.url },
-          { alias: 'long', url: long.url },
-        ],
-      },
-    ],
+    projects: [benchProject({ example, bulk, short, long })],
     // Thousands of idle streams on one project are the point here: above the per-project default (256).
     sections: { streams: { maxPerProject: opts.streams + opts.push } },
   });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
-  onCleanup('http agents', async () => {
-    await Promise.all([agent.close(), streamAgent.destroy()]);
-  });
+  const { agent, streamAgent } = callAndStreamAgents();
   const endpoint = `${gateway.url}/v1/mcp/bench`;
   const [main, ...streamUsers] = users;
   if (!main) throw new Error('no user');
