@@ -43,19 +43,22 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
-import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
-import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import { note, runBench } from './env';
 import type { GatewayProject } from './processes';
-import { benchUsers, buildIfNeeded, startGatewayProcess, startUpstreamProcess } from './processes';
+import {
+  benchClient,
+  benchUsers,
+  gatewayTemporalClient,
+  startBench,
+  startGatewayProcess,
+  startUpstreamProcess,
+} from './processes';
 import type { ApprovalFigures } from './approvals-runs';
 import { AdminApi, approveAll, listPending, waiting } from './approvals-runs';
-import { McpHttpClient, percentile, replyProblem, round, table } from './support';
+import { percentile, replyProblem, round, table } from './support';
 import { many } from './task-support';
+import { readFlags } from './options';
 
 interface Options {
   waiting: number;
@@ -69,51 +72,38 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      waiting: { type: 'string', default: '10000' },
-      clients: { type: 'string', default: '32' },
-      'create-seconds': { type: 'string', default: '300' },
-      history: { type: 'string', default: '20' },
-      approve: { type: 'string', default: '200' },
-      concurrency: { type: 'string', default: '1,4' },
-      direct: { type: 'string', default: '200' },
-      warmup: { type: 'string', default: '10' },
-      help: { type: 'boolean', default: false },
+  const flags = readFlags(
+    argv,
+    {
+      waiting: '10000',
+      clients: '32',
+      'create-seconds': '300',
+      history: '20',
+      approve: '200',
+      concurrency: '1,4',
+      direct: '200',
+      warmup: '10',
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run bench:approvals -- [options]\n' +
-        '  --waiting 10000        1: calls left waiting for approval\n' +
-        '  --clients 32           1: clients creating them at once\n' +
-        '  --create-seconds 300   1: stop creating after this long (reports how many were reached)\n' +
-        '  --history 20           1: waiting workflows whose Temporal history is read\n' +
-        '  --approve 200          2: approvals per concurrency (spread over the waiting ones)\n' +
-        '  --concurrency 1,4      2: approvals sent at once, one run each\n' +
-        '  --direct 200           2: ordinary calls of the same tool, one at a time, for scale\n' +
-        '  --warmup 10            unmeasured approved calls and ordinary calls first\n',
-    );
-    process.exit(0);
-  }
-  const int = (name: string, raw: string, min: number): number => {
-    const v = Math.floor(Number(raw));
-    if (!Number.isFinite(v) || v < min) throw new Error(`--${name} must be a number >= ${min} (got ${raw})`);
-    return v;
-  };
+    'usage: npm run bench:approvals -- [options]\n' +
+      '  --waiting 10000        1: calls left waiting for approval\n' +
+      '  --clients 32           1: clients creating them at once\n' +
+      '  --create-seconds 300   1: stop creating after this long (reports how many were reached)\n' +
+      '  --history 20           1: waiting workflows whose Temporal history is read\n' +
+      '  --approve 200          2: approvals per concurrency (spread over the waiting ones)\n' +
+      '  --concurrency 1,4      2: approvals sent at once, one run each\n' +
+      '  --direct 200           2: ordinary calls of the same tool, one at a time, for scale\n' +
+      '  --warmup 10            unmeasured approved calls and ordinary calls first\n',
+  );
+  const { int } = flags;
   const opts: Options = {
-    waiting: int('waiting', values.waiting, 1),
-    clients: int('clients', values.clients, 1),
-    createSeconds: int('create-seconds', values['create-seconds'], 1),
-    history: int('history', values.history, 0),
-    approve: int('approve', values.approve, 0),
-    concurrency: values.concurrency
-      .split(',')
-      .filter((c) => c.trim() !== '')
-      .map((c) => int('concurrency', c, 1)),
-    direct: int('direct', values.direct, 1),
-    warmup: int('warmup', values.warmup, 0),
+    waiting: int('waiting', 1),
+    clients: int('clients', 1),
+    createSeconds: int('create-seconds', 1),
+    history: int('history', 0),
+    approve: int('approve', 0),
+    concurrency: flags.ints('concurrency', 1),
+    direct: int('direct', 1),
+    warmup: int('warmup', 0),
   };
   if (opts.concurrency.length === 0) throw new Error('--concurrency names at least one value');
   return opts;
@@ -127,11 +117,7 @@ function sdkDefaultCachedWorkflows(): number {
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const upstream = await startUpstreamProcess('bench-upstream-approvals', {
     advertiseTasks: false,
     recordCallTimes: true,
@@ -158,19 +144,9 @@ async function main(): Promise<void> {
   });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  onCleanup('http agent', () => agent.close());
-  const [user] = users;
-  if (!user) throw new Error('no user');
-  const client = new McpHttpClient(`${gateway.url}/v1/mcp/bench`, agent, { token: user.token });
+  const { agent, client } = benchClient(gateway, users);
   const admin = new AdminApi(gateway.url, adminToken, agent);
-  const connection = await Connection.connect({ address: temporal.address });
-  onCleanup('temporal client', () => connection.close());
-  const temporalClient = new Client({
-    connection,
-    namespace: temporal.namespace,
-    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
-  });
+  const temporalClient = await gatewayTemporalClient(temporal, gateway);
 
   const direct = async () => {
     const problem = replyProblem(await client.callTool('direct.slow_compute', { seconds: 0 }));

@@ -2,7 +2,7 @@
  * bench:floor's options and targets: what each section measures against (issue 23's targets) and the
  * command line that chooses sections, levels and sizes.
  */
-import { parseArgs } from 'node:util';
+import { readFlags } from './options';
 
 export const TARGET = {
   ordinaryP50: 1.15,
@@ -37,28 +37,21 @@ export interface Options {
 }
 
 export function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      n: { type: 'string', default: '300' },
-      ms: { type: 'string', default: '5' },
-      concurrency: { type: 'string', default: '1,64' },
-      users: { type: 'string', default: '4' },
-      sections: { type: 'string', default: SECTIONS.join(',') },
-      'old-root': { type: 'string' },
-      seconds: { type: 'string', default: '2' },
-      block: { type: 'string', default: '25' },
-      clients: { type: 'string', default: '32' },
-      burst: { type: 'string', default: '300' },
-      warmup: { type: 'string', default: '50' },
-    },
+  const flags = readFlags(argv, {
+    n: '300',
+    ms: '5',
+    concurrency: '1,64',
+    users: '4',
+    sections: SECTIONS.join(','),
+    'old-root': undefined,
+    seconds: '2',
+    block: '25',
+    clients: '32',
+    burst: '300',
+    warmup: '50',
   });
-  const num = (name: keyof typeof values): number => {
-    const v = Number(values[name]);
-    if (!Number.isFinite(v) || v < 0)
-      throw new Error(`--${name} must be a number >= 0 (got ${values[name]})`);
-    return v;
-  };
+  const { values } = flags;
+  const num = (name: Parameters<typeof flags.num>[0]): number => flags.num(name, 0);
   const sections = values.sections.split(',').map((x) => x.trim());
   for (const x of sections) {
     if (!(SECTIONS as readonly string[]).includes(x))

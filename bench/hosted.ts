@@ -41,81 +41,70 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
-import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
-import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import { note, runBench } from './env';
 import type { Figures } from './measure';
 import type { GatewayProject } from './processes';
-import { benchUsers, buildIfNeeded, startGatewayProcess, startUpstreamProcess } from './processes';
+import {
+  benchClient,
+  benchUsers,
+  gatewayTemporalClient,
+  startBench,
+  startGatewayProcess,
+  startUpstreamProcess,
+} from './processes';
 import type { HostedOptions } from './hosted-runs';
 import { inFlight, promotedOutcomes, promotion, quickSync } from './hosted-runs';
-import { McpHttpClient, ratio, replyProblem, round, table } from './support';
+import { ratio, replyProblem, round, table } from './support';
 import { many } from './task-support';
 import { creationTimeline } from './tasks-latency';
 import { hostedCallTimeline } from './hosted-timeline';
+import { readFlags } from './options';
 
 function parseOptions(argv: string[]): HostedOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      n: { type: 'string', default: '200' },
-      block: { type: 'string', default: '20' },
-      concurrency: { type: 'string', default: '1' },
-      promotions: { type: 'string', default: '40' },
-      windows: { type: 'string', default: '500,2000' },
-      'promote-seconds': { type: 'string', default: '3' },
-      inflight: { type: 'string', default: '1000' },
-      seconds: { type: 'string', default: '60' },
-      'per-upstream': { type: 'string', default: '100' },
-      clients: { type: 'string', default: '32' },
-      wait: { type: 'string', default: '60' },
-      warmup: { type: 'string', default: '10' },
-      help: { type: 'boolean', default: false },
+  const flags = readFlags(
+    argv,
+    {
+      n: '200',
+      block: '20',
+      concurrency: '1',
+      promotions: '40',
+      windows: '500,2000',
+      'promote-seconds': '3',
+      inflight: '1000',
+      seconds: '60',
+      'per-upstream': '100',
+      clients: '32',
+      wait: '60',
+      warmup: '10',
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run bench:hosted -- [options]\n' +
-        '  --n 200               1: quick calls per side (hosted, direct); --block 20 per ABBA block\n' +
-        '  --concurrency 1       1: calls in flight\n' +
-        '  --promotions 40       2: promoted tasks per window (and ordinary calls of the first) per side\n' +
-        '  --windows 500,2000    2: promoteAfterMs of each `promoted<ms>` alias\n' +
-        '  --promote-seconds 3   2: how long the promoted calls run (longer than every window)\n' +
-        '  --inflight 1000       3: hosted calls held in flight at once (0: skip 3)\n' +
-        '  --seconds 60          3: how long each runs\n' +
-        '  --per-upstream 100    3: most calls per project upstream alias (its pool has 128 connections)\n' +
-        '  --clients 32          3: clients creating them at once\n' +
-        '  --wait 60             3: how long past their due time to wait for all to finish, s\n' +
-        '  --warmup 10           unmeasured calls per alias first\n',
-    );
-    process.exit(0);
-  }
-  const num = (name: string, raw: string, min: number): number => {
-    const v = Number(raw);
-    if (!Number.isFinite(v) || v < min) throw new Error(`--${name} must be a number >= ${min} (got ${raw})`);
-    return v;
-  };
-  const int = (name: string, raw: string, min: number) => Math.floor(num(name, raw, min));
+    'usage: npm run bench:hosted -- [options]\n' +
+      '  --n 200               1: quick calls per side (hosted, direct); --block 20 per ABBA block\n' +
+      '  --concurrency 1       1: calls in flight\n' +
+      '  --promotions 40       2: promoted tasks per window (and ordinary calls of the first) per side\n' +
+      '  --windows 500,2000    2: promoteAfterMs of each `promoted<ms>` alias\n' +
+      '  --promote-seconds 3   2: how long the promoted calls run (longer than every window)\n' +
+      '  --inflight 1000       3: hosted calls held in flight at once (0: skip 3)\n' +
+      '  --seconds 60          3: how long each runs\n' +
+      '  --per-upstream 100    3: most calls per project upstream alias (its pool has 128 connections)\n' +
+      '  --clients 32          3: clients creating them at once\n' +
+      '  --wait 60             3: how long past their due time to wait for all to finish, s\n' +
+      '  --warmup 10           unmeasured calls per alias first\n',
+  );
+  const { int, num } = flags;
   const opts: HostedOptions = {
-    n: int('n', values.n, 1),
-    block: int('block', values.block, 1),
-    concurrency: int('concurrency', values.concurrency, 1),
-    promotions: int('promotions', values.promotions, 0),
-    windows: values.windows
-      .split(',')
-      .filter((w) => w.trim() !== '')
-      .map((w) => int('windows', w, 1)),
-    promoteSeconds: num('promote-seconds', values['promote-seconds'], 0),
-    inflight: int('inflight', values.inflight, 0),
-    seconds: num('seconds', values.seconds, 1),
-    perUpstream: int('per-upstream', values['per-upstream'], 1),
-    clients: int('clients', values.clients, 1),
-    wait: num('wait', values.wait, 0),
-    warmup: int('warmup', values.warmup, 0),
+    n: int('n', 1),
+    block: int('block', 1),
+    concurrency: int('concurrency', 1),
+    promotions: int('promotions', 0),
+    windows: flags.ints('windows', 1),
+    promoteSeconds: num('promote-seconds', 0),
+    inflight: int('inflight', 0),
+    seconds: num('seconds', 1),
+    perUpstream: int('per-upstream', 1),
+    clients: int('clients', 1),
+    wait: num('wait', 0),
+    warmup: int('warmup', 0),
   };
   if (opts.windows.length === 0) throw new Error('--windows names at least one window');
   if (opts.windows.some((w) => opts.promoteSeconds * 1000 <= w)) {
@@ -126,11 +115,7 @@ function parseOptions(argv: string[]): HostedOptions {
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const upstream = await startUpstreamProcess('bench-upstream-hosted', { advertiseTasks: false });
   const tools = ['slow_compute'];
   const fleet = Array.from({ length: Math.ceil(opts.inflight / opts.perUpstream) }, (_, k) => ({
@@ -159,11 +144,7 @@ async function main(): Promise<void> {
   const gateway = await startGatewayProcess({ temporal, dir, users, projects: [project] });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  onCleanup('http agent', () => agent.close());
-  const [user] = users;
-  if (!user) throw new Error('no user');
-  const client = new McpHttpClient(`${gateway.url}/v1/mcp/bench`, agent, { token: user.token });
+  const { client } = benchClient(gateway, users);
   const pids = { gateway: gateway.pid, temporal: temporal.pid };
 
   // Warm-up: discovery of every alias, HTTP connections, workflow isolate, JIT. Not measured.
@@ -194,13 +175,7 @@ async function main(): Promise<void> {
       )
     : undefined;
   // Where a promoted creation's time goes: the median time from the call to each event of its workflow.
-  const connection = await Connection.connect({ address: temporal.address });
-  onCleanup('temporal client', () => connection.close());
-  const temporalClient = new Client({
-    connection,
-    namespace: temporal.namespace,
-    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
-  });
+  const temporalClient = await gatewayTemporalClient(temporal, gateway);
   const quickTimeline = await hostedCallTimeline(temporalClient, quickSince, quickUntil, 20);
   const timelines: Array<{ side: string; events: Array<{ event: string; ms: number }> }> = [];
   for (const p of promote ?? []) {

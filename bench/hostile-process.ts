@@ -58,6 +58,22 @@ async function main(): Promise<void> {
       stats.calls++;
       const args = (message.params.arguments ?? {}) as Record<string, number>;
       const frame = (result: unknown) => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+      /** A task that is still working, as a create (`task`) or a tasks/get (`complete`) result. */
+      const workingTask = (resultType: 'task' | 'complete', taskId: string) => {
+        const now = new Date().toISOString();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          frame({
+            resultType,
+            taskId,
+            status: 'working',
+            createdAt: now,
+            lastUpdatedAt: now,
+            ttlMs: 3_600_000,
+            pollIntervalMs: 5_000,
+          }),
+        );
+      };
       const name = message.method === 'tools/call' ? String(message.params.name) : message.method;
       switch (name) {
         case 'flood_progress': {
@@ -113,37 +129,11 @@ async function main(): Promise<void> {
           return;
         }
         case 'slow_task': {
-          void sleep(args['ms'] ?? 30_000).then(() => {
-            const now = new Date().toISOString();
-            res.writeHead(200, { 'content-type': 'application/json' });
-            res.end(
-              frame({
-                resultType: 'task',
-                taskId: randomUUID(),
-                status: 'working',
-                createdAt: now,
-                lastUpdatedAt: now,
-                ttlMs: 3_600_000,
-                pollIntervalMs: 5_000,
-              }),
-            );
-          });
+          void sleep(args['ms'] ?? 30_000).then(() => workingTask('task', randomUUID()));
           return;
         }
         case 'tasks/get': {
-          const now = new Date().toISOString();
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(
-            frame({
-              resultType: 'complete',
-              taskId: String(message.params.taskId),
-              status: 'working',
-              createdAt: now,
-              lastUpdatedAt: now,
-              ttlMs: 3_600_000,
-              pollIntervalMs: 5_000,
-            }),
-          );
+          workingTask('complete', String(message.params.taskId));
           return;
         }
         default:

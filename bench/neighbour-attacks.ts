@@ -93,6 +93,16 @@ function callFlood(
   };
 }
 
+/** The body of a hand-made tools/call request (an attacker's, sent without the bench client). */
+function toolsCallBody(id: number, params: Record<string, unknown>, meta: Record<string, unknown>): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { ...params, _meta: meta } });
+}
+
+/** The headers of such a request (content type, accept and protocol headers), with the attacker's token. */
+function toolsCallHeaders(params: Record<string, unknown>, token: string): Record<string, string> {
+  return { ...requestHeaders('tools/call', params, PROTOCOL_VERSION), authorization: `Bearer ${token}` };
+}
+
 /** Clients that send a call to the flooding tool and never read their sockets. */
 const stalledSse: Attack = {
   name: 'stalled-sse',
@@ -101,18 +111,8 @@ const stalledSse: Attack = {
     const clients: StalledClient[] = [];
     for (let i = 0; i < 4; i++) {
       const params = { name: 'hostile.flood_progress', arguments: {} };
-      const body = JSON.stringify({
-        jsonrpc: '2.0',
-        id: i + 1,
-        method: 'tools/call',
-        params: { ...params, _meta: { ...envelope(), progressToken: `p${i}` } },
-      });
-      clients.push(
-        await stalledClient(ctx.url, body, {
-          ...requestHeaders('tools/call', params, PROTOCOL_VERSION),
-          authorization: `Bearer ${ctx.token}`,
-        }),
-      );
+      const body = toolsCallBody(i + 1, params, { ...envelope(), progressToken: `p${i}` });
+      clients.push(await stalledClient(ctx.url, body, toolsCallHeaders(params, ctx.token)));
     }
     await sleep(3000);
     return async () => {
@@ -125,22 +125,12 @@ const stalledSse: Attack = {
 function costlyRequests(): Attack {
   const meta = Object.fromEntries(Array.from({ length: 162_000 }, (_, i) => [`k${i}`, 1]));
   const params = { name: 'shared.work', arguments: { ms: 1 } };
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: { ...params, _meta: { ...meta, ...envelope() } },
-  });
+  const body = toolsCallBody(1, params, { ...meta, ...envelope() });
   return {
     name: 'costly-requests',
     what: `16 clients send requests whose _meta has 162,000 keys (${(body.length / 1e6).toFixed(1)} MB)`,
     async start(ctx) {
-      const headers = {
-        ...requestHeaders('tools/call', params, PROTOCOL_VERSION),
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${ctx.token}`,
-      };
+      const headers = toolsCallHeaders(params, ctx.token);
       const stop = lanes(16, async () => {
         const res = await request(ctx.url, { method: 'POST', headers, body, dispatcher: ctx.dispatcher });
         await res.body.dump();

@@ -19,7 +19,7 @@
  */
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { readFlags } from './options';
 import { Agent } from 'undici';
 import { note, runBench, startTemporal, tempDir } from './env';
 import type { Attack } from './neighbour-attacks';
@@ -51,15 +51,13 @@ interface Row {
 }
 
 function options() {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      seconds: { type: 'string', default: '10' },
-      lanes: { type: 'string', default: '4' },
-      only: { type: 'string', default: '' },
-      root: { type: 'string' },
-    },
+  const flags = readFlags(process.argv.slice(2), {
+    seconds: '10',
+    lanes: '4',
+    only: '',
+    root: undefined,
   });
+  const { values } = flags;
   return {
     seconds: Math.max(2, Number(values.seconds)),
     lanes: Math.max(1, Number(values.lanes)),

@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { readFlags } from './options';
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import pino from 'pino';
@@ -37,21 +37,14 @@ const TARGET_P50 = 1.03;
 const API_TOKEN = 'trp_bench-oauth-api-token-0000000000000';
 
 function options() {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: {
-      n: { type: 'string', default: '2000' },
-      concurrency: { type: 'string', default: '4' },
-      ms: { type: 'string', default: '5' },
-      block: { type: 'string', default: '50' },
-      warmup: { type: 'string', default: '200' },
-    },
+  const flags = readFlags(process.argv.slice(2), {
+    n: '2000',
+    concurrency: '4',
+    ms: '5',
+    block: '50',
+    warmup: '200',
   });
-  const num = (name: keyof typeof values) => {
-    const v = Number(values[name]);
-    if (!Number.isInteger(v) || v < 0) throw new Error(`--${name} must be a whole number >= 0`);
-    return v;
-  };
+  const num = (name: Parameters<typeof flags.whole>[0]): number => flags.whole(name, 0);
   return {
     n: num('n'),
     concurrency: num('concurrency'),

@@ -17,7 +17,6 @@
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
 import { note, runBench, startTemporal, tempDir } from './env';
 import type { Figures } from './measure';
@@ -26,28 +25,22 @@ import type { BenchUser, GatewayProcess } from './processes';
 import { benchUsers, buildIfNeeded, startGatewayProcess, startUpstreamProcess } from './processes';
 import { McpHttpClient, ratio, replyProblem, table } from './support';
 import { createTask } from './task-support';
+import { readFlags } from './options';
 
 const TARGET_RATE = 0.8;
 
 function parseOptions(argv: string[]) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      n: { type: 'string', default: '2000' },
-      concurrency: { type: 'string', default: '64' },
-      tasks: { type: 'string', default: '16' },
-      users: { type: 'string', default: '4' },
-      ms: { type: 'string', default: '5' },
-      block: { type: 'string', default: '500' },
-      'old-root': { type: 'string' },
-      waiting: { type: 'boolean', default: false },
-    },
+  const flags = readFlags(argv, {
+    n: '2000',
+    concurrency: '64',
+    tasks: '16',
+    users: '4',
+    ms: '5',
+    block: '500',
+    'old-root': undefined,
+    waiting: false,
   });
-  const int = (name: 'n' | 'concurrency' | 'tasks' | 'users' | 'ms' | 'block', min: number): number => {
-    const v = Math.floor(Number(values[name]));
-    if (!Number.isFinite(v) || v < min) throw new Error(`--${name} must be a number >= ${min}`);
-    return v;
-  };
+  const { int, values } = flags;
   return {
     n: int('n', 1),
     concurrency: int('concurrency', 1),

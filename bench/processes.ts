@@ -9,14 +9,19 @@ import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ApprovalPolicyInput } from '../src/config/approvals';
 import type { HostingPolicyInput } from '../src/config/hosting';
+import { Client, Connection } from '@temporalio/client';
+import { Agent } from 'undici';
 import { findRepoRoot } from '../src/config/paths';
+import { Cipher } from '../src/store/cipher';
+import { createDataConverter } from '../src/temporal/codec';
 import { getFreePort } from '../src/tooling/processes';
 import type { DevServer } from '../src/tooling/temporal-dev-server';
-import { gatewayBasics, note, onCleanup } from './env';
-import { sleep } from './support';
+import { gatewayBasics, note, onCleanup, startTemporal, tempDir } from './env';
+import { McpHttpClient, sleep } from './support';
 import type { Legacy2025Mode } from './upstream-2025';
 import type {
   UpstreamCallTimesMessage,
@@ -30,6 +35,18 @@ export const ROOT = findRepoRoot(__dirname);
 export function buildIfNeeded(): void {
   note('building dist/ if missing or stale (npm run build)');
   execFileSync(process.execPath, ['scripts/build.mjs', '--if-needed'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/**
+ * How a bench starts: the time it starts from, its options noted, dist/ built if missing or stale, a Temporal dev
+ * server and a temporary directory (both cleaned up on exit).
+ */
+export async function startBench(opts: unknown): Promise<{ t0: number; temporal: DevServer; dir: string }> {
+  const t0 = performance.now();
+  note(`options ${JSON.stringify(opts)}`);
+  buildIfNeeded();
+  const temporal = await startTemporal();
+  return { t0, temporal, dir: tempDir() };
 }
 
 /** Resident set size of a process, from /proc/<pid>/status (Linux), in bytes. */
@@ -293,4 +310,48 @@ export async function startGatewayProcess(opts: {
       return { warnings, errors, samples };
     },
   };
+}
+
+/** The HTTP agent of a bench's calls (closed on exit) and an MCP client of the `bench` project as its first user. */
+export function benchClient(
+  gateway: Pick<GatewayProcess, 'url'>,
+  users: readonly BenchUser[],
+): { agent: Agent; client: McpHttpClient } {
+  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  onCleanup('http agent', () => agent.close());
+  const [user] = users;
+  if (!user) throw new Error('no user');
+  return { agent, client: new McpHttpClient(`${gateway.url}/v1/mcp/bench`, agent, { token: user.token }) };
+}
+
+/** A Temporal client that reads the gateway's task workflows (its data converter, with its keys); closed on exit. */
+export async function gatewayTemporalClient(
+  temporal: Pick<DevServer, 'address' | 'namespace'>,
+  gateway: Pick<GatewayProcess, 'config'>,
+): Promise<Client> {
+  const connection = await Connection.connect({ address: temporal.address });
+  onCleanup('temporal client', () => connection.close());
+  return new Client({
+    connection,
+    namespace: temporal.namespace,
+    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
+  });
+}
+
+/** The `bench` project, with one upstream alias per upstream process (named as the keys). */
+export function benchProject(upstreams: Record<string, { url: string }>): GatewayProject {
+  return { slug: 'bench', upstreams: Object.entries(upstreams).map(([alias, u]) => ({ alias, url: u.url })) };
+}
+
+/**
+ * The HTTP agents of a bench that both calls and follows listen streams: one for calls, one without a body
+ * timeout for the streams; both closed on exit.
+ */
+export function callAndStreamAgents(): { agent: Agent; streamAgent: Agent } {
+  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
+  onCleanup('http agents', async () => {
+    await Promise.all([agent.close(), streamAgent.destroy()]);
+  });
+  return { agent, streamAgent };
 }

@@ -31,7 +31,6 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
 import { CACHE_META_KEY } from '../src/gateway/gateway';
@@ -46,7 +45,18 @@ import {
   startUpstreamProcess,
 } from './processes';
 import type { RpcReply, SideSample } from './support';
-import { abba, McpHttpClient, percentile, ratio, replyProblem, round, table } from './support';
+import {
+  abba,
+  finishReport,
+  machine,
+  McpHttpClient,
+  percentile,
+  ratio,
+  replyProblem,
+  round,
+  table,
+} from './support';
+import { readFlags } from './options';
 
 const TARGET = { p50: 1.15, p99: 1.3 };
 const SIDES = ['direct', 'gateway'] as const;
@@ -68,37 +78,27 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      n: { type: 'string', default: '1000' },
-      concurrency: { type: 'string', default: '1,8,64' },
-      ms: { type: 'string', default: '5' },
-      block: { type: 'string', default: '50' },
-      warmup: { type: 'string', default: '100' },
-      cache: { type: 'string', default: 'miss,hit' },
-      'target-at': { type: 'string', default: '1' },
-      scenarios: { type: 'string', default: SCENARIO_LABELS.join(',') },
-      help: { type: 'boolean', default: false },
+  const flags = readFlags(
+    argv,
+    {
+      n: '1000',
+      concurrency: '1,8,64',
+      ms: '5',
+      block: '50',
+      warmup: '100',
+      cache: 'miss,hit',
+      'target-at': '1',
+      scenarios: SCENARIO_LABELS.join(','),
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run bench:proxy -- [--n 1000] [--concurrency 1,8,64] [--ms 5] [--block 50] [--warmup 100]\n' +
-        `       [--cache miss,hit] [--target-at 1] [--scenarios ${SCENARIO_LABELS.join(',')}]\n` +
-        '  --n          calls per side at each concurrency level and cache mode\n' +
-        '  --block      calls per ABBA block (at least 4 x the concurrency)\n' +
-        '  --warmup     unmeasured calls per side before each measurement\n' +
-        '  --target-at  the concurrency level whose cache-miss latency is judged against the targets\n' +
-        '  --scenarios  client era -> upstream era paths to measure (see bench/proxy.ts)\n',
-    );
-    process.exit(0);
-  }
-  const num = (name: string, raw: string, min: number): number => {
-    const v = Number(raw);
-    if (!Number.isFinite(v) || v < min) throw new Error(`--${name} must be a number >= ${min} (got ${raw})`);
-    return v;
-  };
+    'usage: npm run bench:proxy -- [--n 1000] [--concurrency 1,8,64] [--ms 5] [--block 50] [--warmup 100]\n' +
+      `       [--cache miss,hit] [--target-at 1] [--scenarios ${SCENARIO_LABELS.join(',')}]\n` +
+      '  --n          calls per side at each concurrency level and cache mode\n' +
+      '  --block      calls per ABBA block (at least 4 x the concurrency)\n' +
+      '  --warmup     unmeasured calls per side before each measurement\n' +
+      '  --target-at  the concurrency level whose cache-miss latency is judged against the targets\n' +
+      '  --scenarios  client era -> upstream era paths to measure (see bench/proxy.ts)\n',
+  );
+  const { int, num, values } = flags;
   const cache = values.cache.split(',').map((s) => s.trim());
   for (const c of cache) {
     if (c !== 'miss' && c !== 'hit') throw new Error(`--cache must list miss and/or hit (got ${c})`);
@@ -109,15 +109,14 @@ function parseOptions(argv: string[]): Options {
       throw new Error(`--scenarios must list some of ${SCENARIO_LABELS.join(', ')} (got ${x})`);
     }
   }
-  const concurrency = values.concurrency.split(',').map((c) => Math.floor(num('concurrency', c, 1)));
   return {
-    n: Math.floor(num('n', values.n, 1)),
-    concurrency,
-    ms: num('ms', values.ms, 0),
-    block: Math.floor(num('block', values.block, 1)),
-    warmup: Math.floor(num('warmup', values.warmup, 0)),
+    n: int('n', 1),
+    concurrency: flags.ints('concurrency', 1),
+    ms: num('ms', 0),
+    block: int('block', 1),
+    warmup: int('warmup', 0),
     cache: cache as CacheMode[],
-    targetAt: Math.floor(num('target-at', values['target-at'], 1)),
+    targetAt: int('target-at', 1),
     scenarios: scenarios as ScenarioLabel[],
   };
 }
@@ -431,12 +430,7 @@ async function main(): Promise<void> {
         `(target <= ${TARGET.p50}): ${v.p50}; p99 ratio ${c.ratio.p99} (target <= ${TARGET.p99}): ${v.p99}`,
     );
   }
-  out.push(`errors: ${errors.length}; gateway log: ${log.warnings} warnings, ${log.errors} errors`);
-  for (const e of errors.slice(0, 5)) out.push(`  e.g. ${e}`);
-  for (const s of log.samples) out.push(`  log: ${s}`);
-  const totalSeconds = round((performance.now() - t0) / 1000, 1);
-  out.push(`total ${totalSeconds} s`, '');
-  process.stdout.write(`${out.join('\n')}\n`);
+  const totalSeconds = finishReport(out, { count: errors.length, examples: errors }, log, t0);
   const json = cells.map((c) => ({
     ...c,
     direct: roundFigures(c.direct),
@@ -446,7 +440,7 @@ async function main(): Promise<void> {
     `${JSON.stringify({
       bench: 'proxy',
       options: opts,
-      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      machine: machine(),
       results: json,
       target: { ...TARGET, concurrency: opts.targetAt },
       verdict,

@@ -29,27 +29,39 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
 import { taskKeyOf } from '../src/store/tasks/task-store';
 import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
+import { note, onCleanup, runBench } from './env';
 import {
+  benchProject,
   benchUsers,
-  buildIfNeeded,
+  callAndStreamAgents,
+  startBench,
   cpuMs,
   rssBytes,
   startGatewayProcess,
   startUpstreamProcess,
 } from './processes';
-import { McpHttpClient, percentile, ratio, replyProblem, round, sleep, summarize, table } from './support';
+import {
+  finishReport,
+  machine,
+  McpHttpClient,
+  percentile,
+  ratio,
+  replyProblem,
+  round,
+  sleep,
+  summarize,
+  table,
+} from './support';
 import { createTask, effectivePollMs, historyOf, many } from './task-support';
 import { CompletionWatch, PER_STREAM, peakInFlight } from './scale-completions';
 import { liveHeap, sampleRss } from './scale-memory';
+import { readFlags } from './options';
 
 const TARGET = { rssGiB: 1, loadedP50: 1.5, visibilityP99: 1.2, historyWithin: 0.5 };
 const STREAMS_PER_CALLER = 16;
@@ -71,45 +83,33 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      tasks: { type: 'string', default: '5000' },
-      seconds: { type: 'string', default: '90' },
-      poll: { type: 'string', default: '5000' },
-      clients: { type: 'string', default: '32' },
-      calls: { type: 'string', default: '200' },
-      watch: { type: 'string', default: '100' },
-      short: { type: 'string', default: '60' },
-      long: { type: 'string', default: '600' },
-      root: { type: 'string' },
-      'watch-by': { type: 'string', default: 'activity' },
-      help: { type: 'boolean', default: false },
+  const flags = readFlags(
+    argv,
+    {
+      tasks: '5000',
+      seconds: '90',
+      poll: '5000',
+      clients: '32',
+      calls: '200',
+      watch: '100',
+      short: '60',
+      long: '600',
+      root: undefined,
+      'watch-by': 'activity',
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
-        '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
-        '  --tasks    tasks created (all meant to be in flight at once)\n' +
-        '  --seconds  how long each runs at the upstream (plus up to one poll interval)\n' +
-        '  --poll     the poll interval the upstreams suggest, ms\n' +
-        '  --clients  clients creating tasks at once\n' +
-        '  --calls    ordinary calls timed unloaded and loaded\n' +
-        '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
-        '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
-        "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
-        '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default activity)\n',
-    );
-    process.exit(0);
-  }
-  const num = (name: keyof typeof values, min: number, max = Infinity): number => {
-    const v = Number(values[name]);
-    if (!Number.isFinite(v) || v < min || v > max) {
-      throw new Error(`--${name} must be a number in [${min}, ${max}] (got ${String(values[name])})`);
-    }
-    return v;
-  };
+    'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
+      '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
+      '  --tasks    tasks created (all meant to be in flight at once)\n' +
+      '  --seconds  how long each runs at the upstream (plus up to one poll interval)\n' +
+      '  --poll     the poll interval the upstreams suggest, ms\n' +
+      '  --clients  clients creating tasks at once\n' +
+      '  --calls    ordinary calls timed unloaded and loaded\n' +
+      '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
+      '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
+      "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
+      '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default activity)\n',
+  );
+  const { range: num, values } = flags;
   const watchBy = values['watch-by'];
   if (watchBy !== 'activity' && watchBy !== 'hub') throw new Error('--watch-by must be activity or hub');
   return {
@@ -143,11 +143,7 @@ async function ordinaryCalls(client: McpHttpClient, count: number) {
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const [example, bulk, short, long] = await Promise.all([
     startUpstreamProcess('scale-upstream', {}),
     startUpstreamProcess('scale-upstream-bulk', { pollIntervalMs: opts.poll }),
@@ -166,23 +162,9 @@ async function main(): Promise<void> {
     dir,
     users,
     ...(opts.watchBy === 'hub' && { sections: { tasks: { watchBy: 'hub' } } }),
-    projects: [
-      {
-        slug: 'bench',
-        upstreams: [
-          { alias: 'example', url: example.url },
-          { alias: 'bulk', url: bulk.url },
-          { alias: 'short', url: short.url },
-          { alias: 'long', url: long.url },
-        ],
-      },
-    ],
+    projects: [benchProject({ example, bulk, short, long })],
   });
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
-  onCleanup('http agents', async () => {
-    await Promise.all([agent.close(), streamAgent.destroy()]);
-  });
+  const { agent, streamAgent } = callAndStreamAgents();
   const endpoint = `${gateway.url}/v1/mcp/bench`;
   const [main] = users;
   if (!main) throw new Error('no user');
@@ -411,20 +393,21 @@ async function main(): Promise<void> {
     ]),
     `   long / short events ${ratio(longH.events, shortH.events)} (target within +-${TARGET.historyWithin * 100}%): ${pf(verdict.history)}`,
     '',
-    `errors: ${creation.errors.length + unloaded.errors.length + loaded.errors.length + watch.failures.length}; ` +
-      `gateway log: ${log.warnings} warnings, ${log.errors} errors`,
   );
-  for (const e of [...creation.errors, ...loaded.errors, ...watch.failures].slice(0, 5))
-    out.push(`  e.g. ${e}`);
-  for (const s of log.samples) out.push(`  log: ${s}`);
-  const totalSeconds = round((performance.now() - t0) / 1000, 1);
-  out.push(`total ${totalSeconds} s`, '');
-  process.stdout.write(`${out.join('\n')}\n`);
+  const totalSeconds = finishReport(
+    out,
+    {
+      count: creation.errors.length + unloaded.errors.length + loaded.errors.length + watch.failures.length,
+      examples: [...creation.errors, ...loaded.errors, ...watch.failures],
+    },
+    log,
+    t0,
+  );
   process.stdout.write(
     `${JSON.stringify({
       bench: 'scale',
       options: opts,
-      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      machine: machine(),
       effectivePollMs: pollMs,
       creation: {
         created: creation.ok.length,

@@ -5,6 +5,7 @@
  * `subscriptions/listen` streams, percentiles, ABBA interleaving and a plain-text table.
  */
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
@@ -348,4 +349,28 @@ export function table(rows: ReadonlyArray<ReadonlyArray<string | number>>): stri
 function formatNumber(n: number): string {
   if (Number.isNaN(n)) return '-';
   return Number.isInteger(n) ? String(n) : n.toFixed(Math.abs(n) < 10 ? 2 : 1);
+}
+
+/** What a bench's JSON line says about the machine it ran on. */
+export function machine(): { cpus: number; node: string; loadavg: number[] } {
+  return { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() };
+}
+
+/**
+ * The last lines of a bench's text report (errors, up to five of them, the gateway log's samples, the total
+ * time since `t0`), and the report written to stdout; returns the total seconds for the JSON line.
+ */
+export function finishReport(
+  out: string[],
+  errors: { count: number; examples: readonly string[] },
+  log: { warnings: number; errors: number; samples: string[] },
+  t0: number,
+): number {
+  out.push(`errors: ${errors.count}; gateway log: ${log.warnings} warnings, ${log.errors} errors`);
+  for (const e of errors.examples.slice(0, 5)) out.push(`  e.g. ${e}`);
+  for (const s of log.samples) out.push(`  log: ${s}`);
+  const totalSeconds = round((performance.now() - t0) / 1000, 1);
+  out.push(`total ${totalSeconds} s`, '');
+  process.stdout.write(`${out.join('\n')}\n`);
+  return totalSeconds;
 }

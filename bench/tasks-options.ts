@@ -3,8 +3,8 @@
  * the targets the report judges against, and the clients and process ids the measurements are given.
  * Kept apart so that each measurement module depends on these and not on the entry point.
  */
-import { parseArgs } from 'node:util';
 import type { McpHttpClient } from './support';
+import { readFlags } from './options';
 
 export const TARGET = {
   creationP50: 3,
@@ -43,91 +43,76 @@ export interface Options {
 }
 
 export function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      n: { type: 'string', default: '200' },
-      concurrency: { type: 'string', default: '1' },
-      block: { type: 'string', default: '20' },
-      seconds: { type: 'string', default: '1' },
-      due: { type: 'string', default: '10' },
-      poll: { type: 'string', default: '500' },
-      visibility: { type: 'string', default: '45' },
-      'poll-every': { type: 'string', default: '50' },
-      lanes: { type: 'string', default: '3' },
-      push: { type: 'string', default: '100' },
-      'per-stream': { type: 'string', default: '25' },
-      streams: { type: 'string', default: '4000' },
-      levels: { type: 'string', default: '300,2000' },
-      burst: { type: 'string', default: '200' },
-      clients: { type: 'string', default: '32' },
-      'inflight-poll': { type: 'string', default: '5000' },
-      quiet: { type: 'string', default: '3' },
-      'ramp-seconds': { type: 'string', default: '45' },
-      'burst-seconds': { type: 'string', default: '20' },
-      short: { type: 'string', default: '5' },
-      long: { type: 'string', default: '60' },
-      warmup: { type: 'string', default: '10' },
-      help: { type: 'boolean', default: false },
+  const flags = readFlags(
+    argv,
+    {
+      n: '200',
+      concurrency: '1',
+      block: '20',
+      seconds: '1',
+      due: '10',
+      poll: '500',
+      visibility: '45',
+      'poll-every': '50',
+      lanes: '3',
+      push: '100',
+      'per-stream': '25',
+      streams: '4000',
+      levels: '300,2000',
+      burst: '200',
+      clients: '32',
+      'inflight-poll': '5000',
+      quiet: '3',
+      'ramp-seconds': '45',
+      'burst-seconds': '20',
+      short: '5',
+      long: '60',
+      warmup: '10',
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run bench:tasks -- [options]\n' +
-        '  --n 200               creation latency: calls per side (task-aware and ordinary)\n' +
-        '  --concurrency 1       creation latency: calls in flight\n' +
-        '  --block 20            creation latency: calls per ABBA block\n' +
-        '  --seconds 1           how long the tasks of 1 and 2 run\n' +
-        '  --due 10              how long the tasks of 3 run (all are created before the first is due)\n' +
-        '  --poll 500            pollIntervalMs the example upstream suggests\n' +
-        '  --visibility 45       tasks polled with tasks/get until completed\n' +
-        '  --poll-every 50       client poll period, ms; --lanes 3 tasks watched at a time\n' +
-        '  --push 100            tasks followed on subscriptions/listen; --per-stream 25 task ids each\n' +
-        '  --streams 4000        idle listen streams held for the memory figure\n' +
-        '  --levels 300,2000     tasks in flight at which creation throughput is measured\n' +
-        '  --burst 200           tasks created (and timed) at each level; --clients 32 concurrent clients\n' +
-        '  --inflight-poll 5000  pollIntervalMs the bulk upstream suggests for its long tasks\n' +
-        '  --quiet 3             seconds of quiet before each burst, to see what the tasks in flight cost\n' +
-        '  --ramp-seconds 45     longest ramp to a level (the level reached is reported)\n' +
-        '  --burst-seconds 20    no burst call starts later (tasks/s counts the tasks it created)\n' +
-        '  --short 5 --long 60   history tasks, seconds\n' +
-        '  --warmup 10           unmeasured calls per side first\n',
-    );
-    process.exit(0);
-  }
-  const num = (name: string, raw: string, min: number): number => {
-    const v = Number(raw);
-    if (!Number.isFinite(v) || v < min) throw new Error(`--${name} must be a number >= ${min} (got ${raw})`);
-    return v;
-  };
-  const int = (name: string, raw: string, min: number) => Math.floor(num(name, raw, min));
-  const levels = values.levels
-    .split(',')
-    .filter((l) => l.trim() !== '')
-    .map((l) => int('levels', l, 0));
+    'usage: npm run bench:tasks -- [options]\n' +
+      '  --n 200               creation latency: calls per side (task-aware and ordinary)\n' +
+      '  --concurrency 1       creation latency: calls in flight\n' +
+      '  --block 20            creation latency: calls per ABBA block\n' +
+      '  --seconds 1           how long the tasks of 1 and 2 run\n' +
+      '  --due 10              how long the tasks of 3 run (all are created before the first is due)\n' +
+      '  --poll 500            pollIntervalMs the example upstream suggests\n' +
+      '  --visibility 45       tasks polled with tasks/get until completed\n' +
+      '  --poll-every 50       client poll period, ms; --lanes 3 tasks watched at a time\n' +
+      '  --push 100            tasks followed on subscriptions/listen; --per-stream 25 task ids each\n' +
+      '  --streams 4000        idle listen streams held for the memory figure\n' +
+      '  --levels 300,2000     tasks in flight at which creation throughput is measured\n' +
+      '  --burst 200           tasks created (and timed) at each level; --clients 32 concurrent clients\n' +
+      '  --inflight-poll 5000  pollIntervalMs the bulk upstream suggests for its long tasks\n' +
+      '  --quiet 3             seconds of quiet before each burst, to see what the tasks in flight cost\n' +
+      '  --ramp-seconds 45     longest ramp to a level (the level reached is reported)\n' +
+      '  --burst-seconds 20    no burst call starts later (tasks/s counts the tasks it created)\n' +
+      '  --short 5 --long 60   history tasks, seconds\n' +
+      '  --warmup 10           unmeasured calls per side first\n',
+  );
+  const { int, num } = flags;
   return {
-    n: int('n', values.n, 1),
-    concurrency: int('concurrency', values.concurrency, 1),
-    block: int('block', values.block, 1),
-    seconds: num('seconds', values.seconds, 0),
-    due: num('due', values.due, 0),
-    poll: int('poll', values.poll, 1),
-    visibility: int('visibility', values.visibility, 0),
-    pollEvery: num('poll-every', values['poll-every'], 1),
-    lanes: int('lanes', values.lanes, 1),
-    push: int('push', values.push, 0),
-    perStream: Math.min(100, int('per-stream', values['per-stream'], 1)),
-    streams: int('streams', values.streams, 0),
-    levels: [...levels].sort((a, b) => a - b),
-    burst: int('burst', values.burst, 1),
-    clients: int('clients', values.clients, 1),
-    inflightPoll: int('inflight-poll', values['inflight-poll'], 1),
-    quiet: num('quiet', values.quiet, 0.5),
-    rampSeconds: num('ramp-seconds', values['ramp-seconds'], 0),
-    burstSeconds: num('burst-seconds', values['burst-seconds'], 0),
-    short: num('short', values.short, 0),
-    long: num('long', values.long, 0),
-    warmup: int('warmup', values.warmup, 0),
+    n: int('n', 1),
+    concurrency: int('concurrency', 1),
+    block: int('block', 1),
+    seconds: num('seconds', 0),
+    due: num('due', 0),
+    poll: int('poll', 1),
+    visibility: int('visibility', 0),
+    pollEvery: num('poll-every', 1),
+    lanes: int('lanes', 1),
+    push: int('push', 0),
+    perStream: Math.min(100, int('per-stream', 1)),
+    streams: int('streams', 0),
+    levels: flags.ints('levels', 0).sort((a, b) => a - b),
+    burst: int('burst', 1),
+    clients: int('clients', 1),
+    inflightPoll: int('inflight-poll', 1),
+    quiet: num('quiet', 0.5),
+    rampSeconds: num('ramp-seconds', 0),
+    burstSeconds: num('burst-seconds', 0),
+    short: num('short', 0),
+    long: num('long', 0),
+    warmup: int('warmup', 0),
   };
 }
 

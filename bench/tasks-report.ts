@@ -3,9 +3,9 @@
  * the targets, then one JSON line with every figure.
  */
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
 import type { GatewayProcess } from './processes';
-import { ratio, round, table } from './support';
+import type { Summary } from './support';
+import { finishReport, machine, ratio, table } from './support';
 import { effectivePollMs } from './task-support';
 import type { completionByPolling, completionByPush } from './tasks-completion';
 import type { finishHistoryTask } from './tasks-history';
@@ -35,6 +35,11 @@ export interface TasksResults {
 }
 
 /** Prints the tables, then the JSON line. */
+/** A row of the completion table: how long after the upstream's completion the client saw it. */
+function lagRow(label: string, l: Summary, pollMs: number): Array<string | number> {
+  return [label, l.count, l.p50, l.p99, l.mean, l.max, ratio(l.p50, pollMs), ratio(l.p99, pollMs)];
+}
+
 export function printReport(results: TasksResults): void {
   const { opts, t0, creation, timeline, gets, polling, push, idle, tput, history, log } = results;
   const { short: shortHistory, long: longHistory } = history;
@@ -119,41 +124,11 @@ export function printReport(results: TasksResults): void {
       ],
     ];
     if (polling) {
-      const l = polling.lag;
-      rows.push([
-        'polling tasks/get',
-        l.count,
-        l.p50,
-        l.p99,
-        l.mean,
-        l.max,
-        ratio(l.p50, pollMs),
-        ratio(l.p99, pollMs),
-      ]);
-      const lo = polling.lagLower;
-      rows.push([
-        '  lower bound',
-        lo.count,
-        lo.p50,
-        lo.p99,
-        lo.mean,
-        lo.max,
-        ratio(lo.p50, pollMs),
-        ratio(lo.p99, pollMs),
-      ]);
+      rows.push(lagRow('polling tasks/get', polling.lag, pollMs));
+      rows.push(lagRow('  lower bound', polling.lagLower, pollMs));
     }
     if (push) {
-      const l = push.lag;
-      rows.push([
-        'push notifications/tasks',
-        l.count,
-        l.p50,
-        l.p99,
-        l.mean,
-        l.max,
-        ratio(l.p50, pollMs),
-        ratio(l.p99, pollMs),
-      ]);
+      rows.push(lagRow('push notifications/tasks', push.lag, pollMs));
     }
     out.push(table(rows));
     if (polling) {
@@ -274,19 +249,14 @@ export function printReport(results: TasksResults): void {
     ...(idle?.errors ?? []),
     ...(tput?.levels.flatMap((l) => l.errors) ?? []),
   ];
-  out.push(`errors: ${errors.length}; gateway log: ${log.warnings} warnings, ${log.errors} errors`);
-  for (const e of errors.slice(0, 5)) out.push(`  e.g. ${e}`);
-  for (const s of log.samples) out.push(`  log: ${s}`);
-  const totalSeconds = round((performance.now() - t0) / 1000, 1);
-  out.push(`total ${totalSeconds} s`, '');
-  process.stdout.write(`${out.join('\n')}\n`);
+  const totalSeconds = finishReport(out, { count: errors.length, examples: errors }, log, t0);
   const strip = <T extends { errors?: string[]; failures?: string[] }>(x: T | undefined) =>
     x && { ...x, errors: x.errors?.length, failures: x.failures?.length };
   process.stdout.write(
     `${JSON.stringify({
       bench: 'tasks',
       options: opts,
-      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg() },
+      machine: machine(),
       effectivePollMs: pollMs,
       creation: { ...strip(creation), timed: undefined },
       creationTimeline: timeline,

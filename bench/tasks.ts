@@ -52,11 +52,17 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
-import { Agent } from 'undici';
 import { Cipher } from '../src/store/cipher';
 import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench, startTemporal, tempDir } from './env';
-import { benchUsers, buildIfNeeded, startGatewayProcess, startUpstreamProcess } from './processes';
+import { note, onCleanup, runBench } from './env';
+import {
+  benchProject,
+  benchUsers,
+  callAndStreamAgents,
+  startBench,
+  startGatewayProcess,
+  startUpstreamProcess,
+} from './processes';
 import { McpHttpClient, ratio } from './support';
 import { createTask, many } from './task-support';
 import { completionByPolling, completionByPush } from './tasks-completion';
@@ -70,11 +76,7 @@ import { throughput } from './tasks-throughput';
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
-  const t0 = performance.now();
-  note(`options ${JSON.stringify(opts)}`);
-  buildIfNeeded();
-  const temporal = await startTemporal();
-  const dir = tempDir();
+  const { t0, temporal, dir } = await startBench(opts);
   const [example, bulk, short, long] = await Promise.all([
     startUpstreamProcess('bench-upstream', { pollIntervalMs: opts.poll }),
     startUpstreamProcess('bench-upstream-bulk', { pollIntervalMs: opts.inflightPoll }),
@@ -87,27 +89,13 @@ async function main(): Promise<void> {
     temporal,
     dir,
     users,
-    projects: [
-      {
-        slug: 'bench',
-        upstreams: [
-          { alias: 'example', url: example.url },
-          { alias: 'bulk', url: bulk.url },
-          { alias: 'short', url: short.url },
-          { alias: 'long', url: long.url },
-        ],
-      },
-    ],
+    projects: [benchProject({ example, bulk, short, long })],
     // Thousands of idle streams on one project are the point here: above the per-project default (256).
     sections: { streams: { maxPerProject: opts.streams + opts.push } },
   });
   note(`gateway up after ${Math.round(performance.now() - t0)} ms`);
 
-  const agent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  const streamAgent = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 120_000, bodyTimeout: 0 });
-  onCleanup('http agents', async () => {
-    await Promise.all([agent.close(), streamAgent.destroy()]);
-  });
+  const { agent, streamAgent } = callAndStreamAgents();
   const endpoint = `${gateway.url}/v1/mcp/bench`;
   const [main, ...streamUsers] = users;
   if (!main) throw new Error('no user');
