@@ -36,6 +36,11 @@ import {
   UPSTREAM_ENTRY,
 } from './topology';
 
+const WATCH_BY = process.env['CLUSTER_WATCH_BY'];
+if (WATCH_BY !== undefined && WATCH_BY !== 'hub' && WATCH_BY !== 'activity') {
+  throw new Error('CLUSTER_WATCH_BY must be hub or activity');
+}
+
 const run = promisify(execFile);
 
 export const PROJECT = 'cluster';
@@ -194,6 +199,8 @@ export async function prepareGateway(opts: {
       temporal: { ...base['temporal'], address: opts.temporalAddress },
       // Not in config/compose.json: the cluster test's own addition (docker-compose.yml runs no catalog).
       stdio: opts.stdio.config,
+      // `CLUSTER_WATCH_BY=hub`: the same storm with tasks watched by the workers' watch hub (tasks.watchBy).
+      ...(WATCH_BY !== undefined && { tasks: { ...base['tasks'], watchBy: WATCH_BY } }),
       ...(healthPort !== undefined && { health: { ...base['health'], port: healthPort } }),
     };
     writeFileSync(file, JSON.stringify(config, null, 2));
