@@ -46,6 +46,11 @@ export interface WatchHubDeps {
   owner?: string;
 }
 
+/** A lease owner unique to one hub instance (host, pid, random). */
+function newOwner(): string {
+  return `${os.hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+}
+
 /** How often due tasks are looked for in memory. */
 const DISPATCH_EVERY_MS = 100;
 /** A failed signal or store write is tried again after this. */
@@ -63,7 +68,7 @@ interface Held {
 }
 
 export class WatchHub {
-  readonly owner: string;
+  private ownerId: string;
   private readonly held = new Map<string, Held>();
   private readonly pollsByGroup = new Map<string, number>();
   private readonly abort = new AbortController();
@@ -75,9 +80,14 @@ export class WatchHub {
   private stopped = false;
 
   constructor(private readonly deps: WatchHubDeps) {
-    this.owner = deps.owner ?? `${os.hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+    this.ownerId = deps.owner ?? newOwner();
     // Every poll in flight (up to maxPolls) listens on this one signal while its request runs.
     setMaxListeners(0, this.abort.signal);
+  }
+
+  /** This hub's lease owner (a new one after it dropped what it held: see dispatch). */
+  get owner(): string {
+    return this.ownerId;
   }
 
   /** Tasks this hub holds now. */
@@ -160,6 +170,11 @@ export class WatchHub {
   }
 
   async renew(): Promise<void> {
+    // Holding nothing, it has no lease to extend (dispatch's new owner leaves none behind).
+    if (this.held.size === 0) {
+      this.lastRenewed = Date.now();
+      return;
+    }
     const still = await this.deps.store.renew(this.owner, this.deps.settings.leaseMs);
     this.lastRenewed = Date.now();
     const current = new Set(still.map((r) => `${r.taskKey}\u0000${r.generation}`));
@@ -173,10 +188,14 @@ export class WatchHub {
   /** Starts the polls that are due, within the caps, taking one per upstream in turn. */
   private dispatch(): void {
     if (this.stopped) return;
-    // Leases not renewed for a whole lease may belong to another hub by now: stop polling them.
+    // Leases not renewed for a whole lease may belong to another hub by now: stop polling them, and
+    // go on as another owner, so the next renewal cannot extend the leases of rows nobody here polls
+    // any more; they expire and any hub (this one too) claims them again.
     if (Date.now() - this.lastRenewed > this.deps.settings.leaseMs) {
       this.held.clear();
       watchHubTasks.set(0);
+      this.ownerId = newOwner();
+      this.lastRenewed = Date.now();
       return;
     }
     const { maxPolls, maxPollsPerUpstream } = this.deps.settings;

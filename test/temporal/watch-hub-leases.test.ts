@@ -1,0 +1,81 @@
+/**
+ * What a watch hub does with its leases when it could not renew them for a whole lease
+ * (src/temporal/watch-hub.ts): it stops polling what it held and goes on as another lease owner, so a
+ * later renewal never extends the leases of rows nobody polls any more (they expire; any hub claims
+ * them again). The store and the poll are stand-ins recording the calls: what is under test is the
+ * hub's own bookkeeping, not the database (test/integration/watch-hub.test.ts runs the real thing).
+ */
+import pino from 'pino';
+import type { WatchHubDeps } from '../../src/temporal/watch-hub';
+import { WatchHub } from '../../src/temporal/watch-hub';
+
+const LEASE_MS = 300;
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+test('a hub that lost its leases renews none of them later, and claims again as another owner', async () => {
+  const claims: string[] = [];
+  const renewals: string[] = [];
+  let renewFails = false;
+  const row = {
+    taskKey: 'k1',
+    workflowId: 'wf-1',
+    project: 'p',
+    upstream: 'u',
+    generation: 'run/1',
+    watch: {},
+    pollIntervalMs: 1000,
+    leaseUntil: '',
+  };
+  const store = {
+    claim: (owner: string) => {
+      claims.push(owner);
+      return Promise.resolve([row]);
+    },
+    renew: (owner: string) => {
+      renewals.push(owner);
+      return renewFails
+        ? Promise.reject(new Error('database unreachable'))
+        : Promise.resolve([{ taskKey: row.taskKey, generation: row.generation }]);
+    },
+    release: () => Promise.resolve(0),
+    remove: () => Promise.resolve(),
+  };
+  const hub = new WatchHub({
+    store: store as unknown as WatchHubDeps['store'],
+    poll: { startCursor: () => Promise.resolve({}), pollOnce: () => Promise.resolve({ againMs: 10_000 }) },
+    signal: () => Promise.resolve('sent'),
+    settings: {
+      maxTasks: 10,
+      maxPolls: 4,
+      maxPollsPerUpstream: 4,
+      leaseMs: LEASE_MS,
+      claimEveryMs: 50,
+      claimBatch: 10,
+    },
+    logger: pino({ level: 'silent' }),
+  } as unknown as WatchHubDeps);
+  hub.start();
+  try {
+    const first = hub.owner;
+    await until(() => hub.size === 1, 'the first claim');
+    renewFails = true;
+    await until(() => hub.size === 0, 'the held row dropped after a lease without renewal');
+    expect(hub.owner).not.toBe(first);
+    const renewedBefore = renewals.length;
+    const claimedBefore = claims.length;
+    renewFails = false;
+    await until(() => claims.filter((o) => o === hub.owner).length > 0 && hub.size === 1, 'a claim again');
+    // Never again the old owner: its leases, on rows this hub no longer polls, run out.
+    expect(renewals.slice(renewedBefore)).not.toContain(first);
+    expect(claims.slice(claimedBefore)).not.toContain(first);
+  } finally {
+    await hub.stop({ release: false });
+  }
+});
