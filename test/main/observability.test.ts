@@ -18,6 +18,7 @@ import { healthRoutes } from '../../src/api/health';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
 import { killChildren, spawnServe, waitFor, writeServeConfig } from '../helpers/serve-process';
+import { metricSample } from '../helpers/metrics';
 
 let dir: string;
 let upstream: ExampleUpstream;
@@ -54,18 +55,6 @@ interface OtlpSpan {
 }
 
 /** The value of the sample of `name` with exactly these labels (in any order), if there is one. */
-function sample(metrics: string, name: string, labels: Record<string, string>): number | undefined {
-  const want = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .sort();
-  for (const line of metrics.split('\n')) {
-    const m = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const have = (m[2] ?? '').split(/,(?=\w+=")/).sort();
-    if (JSON.stringify(have) === JSON.stringify(want)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 function spans(): OtlpSpan[] {
   return exported.flatMap((e) =>
@@ -161,13 +150,13 @@ test('health, readiness, metrics, traces and request logs of a serve process', a
   // Upstream calls by project, alias, method and outcome: the ordinary call (API) and the task's (worker).
   const upstreamLabels = { project: 'demo', upstream: 'example', method: 'tools/call' };
   expect(
-    sample(metrics, 'taskrouter_upstream_calls_total', { ...upstreamLabels, outcome: 'ok' }),
+    metricSample(metrics, 'taskrouter_upstream_calls_total', { ...upstreamLabels, outcome: 'ok' }),
   ).toBeGreaterThanOrEqual(2);
   expect(
-    sample(metrics, 'taskrouter_upstream_call_duration_seconds_count', upstreamLabels),
+    metricSample(metrics, 'taskrouter_upstream_call_duration_seconds_count', upstreamLabels),
   ).toBeGreaterThanOrEqual(2);
   expect(
-    sample(metrics, 'taskrouter_upstream_calls_total', {
+    metricSample(metrics, 'taskrouter_upstream_calls_total', {
       ...upstreamLabels,
       method: 'tasks/get',
       outcome: 'ok',

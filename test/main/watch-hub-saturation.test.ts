@@ -9,6 +9,7 @@
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { metricSample, metricsText, readyz as readyzOf } from '../helpers/metrics';
 
 /** Runs `check` until it holds (every 100 ms); throws `failure()` after `timeoutMs`. */
 async function until(check: () => Promise<boolean>, failure: () => string, timeoutMs: number) {
@@ -47,35 +48,9 @@ afterAll(async () => {
 });
 
 const base = () => gw.client.url.replace(/\/v1\/mcp\/demo$/, '');
-
-async function readyz(): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${base()}/readyz`);
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-async function metrics(): Promise<string> {
-  const res = await fetch(`${base()}/metrics`);
-  expect(res.status).toBe(200);
-  return res.text();
-}
-
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  const want = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .sort()
-    .join(',');
-  for (const line of text.split('\n')) {
-    const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const have = (m[2] ?? '')
-      .split(/,(?=\w+=")/)
-      .filter(Boolean)
-      .sort()
-      .join(',');
-    if (have === want) return Number(m[3]);
-  }
-  return undefined;
-}
+const readyz = () => readyzOf(base());
+const metrics = () => metricsText(base());
+const sample = metricSample;
 
 test('a hub at its cap says so on /readyz, /metrics and tasks/get, and recovers', async () => {
   const ids: string[] = [];
