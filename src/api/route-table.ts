@@ -16,7 +16,7 @@ export interface TableRoute {
   path: string;
 }
 
-export interface RouteMatch<R extends TableRoute> {
+interface RouteMatch<R extends TableRoute> {
   route?: R;
   /** The route's parameters, decoded, in the order its path names them. */
   params: string[];
@@ -36,7 +36,7 @@ export class RouteTable<R extends TableRoute> {
     }
   }
 
-  match(method: string, path: string): RouteMatch<R> {
+  private match(method: string, path: string): RouteMatch<R> {
     const found = this.router.match(path, method);
     // A GET route also answers HEAD (the library's rule); `Allow` lists the methods as declared.
     const allowed = [...new Set(found.path.flatMap((l) => l.methods).filter((m) => m !== 'HEAD'))];
@@ -57,8 +57,8 @@ export class RouteTable<R extends TableRoute> {
   }
 
   /** The request's route and its parameters, or the 404 / 405 answer. */
-  require(ctx: Context, what: string, path = ctx.path): { route: R; params: string[] } {
-    const m = this.match(ctx.method, path);
+  require(ctx: Context, what: string): { route: R; params: string[] } {
+    const m = this.match(ctx.method, ctx.path);
     if (m.route) return { route: m.route, params: m.params };
     if (m.allowed.length > 0) {
       ctx.set('Allow', m.allowed.join(', '));
