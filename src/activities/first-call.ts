@@ -14,27 +14,12 @@ import { METHOD } from '../protocol';
 import type { FirstCalls } from '../store/tasks/first-calls';
 import type { PayloadStore } from '../store/tasks/payload-store';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
-import {
-  boundError,
-  UpstreamAddressRefusedError,
-  UpstreamAnswerTooLarge,
-  UpstreamDeadlineExceeded,
-  UpstreamTransportError,
-} from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { UpstreamCallPayload, UpstreamCallRequest } from '../workflows/messages';
+import { FAILURE } from './failures';
+import { sendRetryingUndelivered, toolCallParams } from './upstream-send';
 import type { CallUpstreamToolInput, UpstreamAccess } from './types';
 import { cancellableSleep } from './sleep';
-
-/** Failure types the workflow's retry policies refer to. */
-export const FAILURE = {
-  /** The first tools/call may have reached the upstream; re-sending could repeat a side effect. */
-  callOutcomeUnknown: 'UpstreamCallOutcomeUnknown',
-  /** The task did not start before its deadline (the client was told so): nothing is sent. */
-  notStarted: 'TaskNotStarted',
-  upstreamUnreachable: 'UpstreamUnreachable',
-  upstreamProtocol: 'UpstreamProtocolViolation',
-} as const;
 
 /** A synchronous answer to the first call, as recorded (kinds `result`, `error`) with its payload id. */
 export type RecordedAnswer =
@@ -61,9 +46,6 @@ interface SendDeps {
   resolveUpstream(access: UpstreamAccess): Promise<UpstreamEndpoint>;
   gatewayInfo: Implementation;
 }
-
-/** In-activity retries for failures that certainly did not reach the upstream (connection refused). */
-export const CONNECT_RETRY_DELAYS_MS = [200, 500, 1000, 2000, 4000];
 
 function notStarted(): ApplicationFailure {
   return ApplicationFailure.create({
@@ -173,46 +155,27 @@ export async function sendToolCall(
   opts: { signal?: AbortSignal; sleep: (ms: number) => Promise<void> },
 ): Promise<UpstreamReply> {
   const { call } = input;
-  const params = {
-    name: call.tool,
-    ...(request.arguments !== undefined && { arguments: request.arguments }),
-    ...(request.inputResponses !== undefined && { inputResponses: request.inputResponses }),
-    ...(request.requestState !== undefined && { requestState: request.requestState }),
-    _meta: upstreamMeta({
+  const params = toolCallParams(
+    call.tool,
+    request,
+    upstreamMeta({
       relayedMeta: request.relayedMeta,
       protocolVersion: call.protocolVersion,
       capabilities: taskPathCapabilities(call.elicitationForm),
       gatewayInfo: deps.gatewayInfo,
     }),
-  };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
+  );
+  return sendRetryingUndelivered(
+    () =>
+      deps.upstream.send(endpoint, METHOD.toolsCall, params, {
         ...(opts.signal && { signal: opts.signal }),
         ...(request.headers && { headers: request.headers }),
-      });
-    } catch (err) {
-      // Past a bound or the deadline: the upstream's answer (or what it did) is no better a second
-      // time; the client hears which bound, as an error or as the task's failure.
-      if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
-        const { kind: _kind, ...error } = boundError(err);
-        return { kind: 'error', error, httpStatus: 200 };
-      }
-      if (!(err instanceof UpstreamTransportError)) throw err;
-      // A refused address is refused again: no retry.
-      const retryable =
-        !(err instanceof UpstreamAddressRefusedError) && (!err.mayHaveReached || call.idempotent);
-      const delay = CONNECT_RETRY_DELAYS_MS[attempt];
-      if (!retryable || delay === undefined) {
-        throw ApplicationFailure.create({
-          message: err.mayHaveReached
-            ? `The call to upstream "${input.upstream}" failed after it may have been delivered; it was not repeated because the tool is not idempotent`
-            : err.message,
-          type: err.mayHaveReached ? FAILURE.callOutcomeUnknown : FAILURE.upstreamUnreachable,
-          nonRetryable: true,
-        });
-      }
-      await opts.sleep(delay);
-    }
-  }
+      }),
+    {
+      upstream: input.upstream,
+      repeatDelivered: call.idempotent,
+      notRepeatedBecause: 'because the tool is not idempotent',
+      sleep: opts.sleep,
+    },
+  );
 }

@@ -9,19 +9,13 @@
  * upstream and sends it again only when the policy (or the tool's annotations) allow it.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { InputResponses, TaskSnapshot } from '../protocol';
 import { METHOD } from '../protocol';
 import type { ResumePoint, UpstreamReply } from '../upstream/client';
-import {
-  boundError,
-  UpstreamAddressRefusedError,
-  UpstreamAnswerTooLarge,
-  UpstreamDeadlineExceeded,
-  UpstreamTransportError,
-} from '../upstream/errors';
 import { upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
-import { CONNECT_RETRY_DELAYS_MS, FAILURE } from './first-call';
+import { FAILURE } from './failures';
+import { sendRetryingUndelivered, toolCallParams } from './upstream-send';
 import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
@@ -322,16 +316,10 @@ export function createHostedActivities(deps: ActivityDeps) {
       // The gateway's own token: the client's, if any, belongs to a request that may be gone.
       progressToken: `hosted-${input.taskKey.slice(0, 16)}`,
     };
-    const params = {
-      name: input.call.tool,
-      ...(request.arguments !== undefined && { arguments: request.arguments }),
-      ...(request.inputResponses !== undefined && { inputResponses: request.inputResponses }),
-      ...(request.requestState !== undefined && { requestState: request.requestState }),
-      _meta,
-    };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await deps.upstream.send(endpoint, METHOD.toolsCall, params, {
+    const params = toolCallParams(input.call.tool, request, _meta);
+    return sendRetryingUndelivered(
+      () =>
+        deps.upstream.send(endpoint, METHOD.toolsCall, params, {
           signal: ctx.cancellationSignal,
           onNotification,
           ...(input.call.elicitationForm && { onServerRequest: questionRelay(input) }),
@@ -340,27 +328,16 @@ export function createHostedActivities(deps: ActivityDeps) {
             deadline: { ms: input.callDeadlineMs, limit: 'hosting.callDeadlineMs' as const },
           }),
           ...(request.headers && { headers: request.headers }),
-        });
-      } catch (err) {
-        if (ctx.cancellationSignal.aborted) throw err;
-        if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
-          const { kind: _kind, ...error } = boundError(err);
-          return { kind: 'error', error: error as JsonRpcErrorObject, httpStatus: 200 };
-        }
-        if (!(err instanceof UpstreamTransportError)) throw err;
-        const delay = CONNECT_RETRY_DELAYS_MS[attempt];
-        if (err instanceof UpstreamAddressRefusedError || err.mayHaveReached || delay === undefined) {
-          throw ApplicationFailure.create({
-            message: err.mayHaveReached
-              ? `The call to upstream "${input.upstream}" failed after it may have been delivered; it was not repeated`
-              : err.message,
-            type: err.mayHaveReached ? FAILURE.callOutcomeUnknown : FAILURE.upstreamUnreachable,
-            nonRetryable: true,
-          });
-        }
-        await cancellableSleep(delay, ctx.cancellationSignal);
-      }
-    }
+        }),
+      {
+        upstream: input.upstream,
+        // Whether a hosted call that may have been delivered runs again is decided from the store, by the
+        // next attempt of the activity (the hosting policy's `repeatable`), never here.
+        repeatDelivered: false,
+        sleep: (ms) => cancellableSleep(ms, ctx.cancellationSignal),
+        signal: ctx.cancellationSignal,
+      },
+    );
   }
 }
 

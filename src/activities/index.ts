@@ -9,7 +9,8 @@ import { taskTerminal, taskTransitions, watchesRunning } from '../telemetry/metr
 import type { TaskObservation } from '../workflows/messages';
 import type { UpstreamReply } from '../upstream/client';
 import type { RecordedAnswer } from './first-call';
-import { claimFirstCall, FAILURE, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
+import { claimFirstCall, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
+import { FAILURE } from './failures';
 import type { TaskDetail } from './observation';
 import type { ActivityDeps } from './deps';
 import { createHostedActivities } from './hosted-call';
@@ -31,7 +32,7 @@ import type {
 } from './types';
 
 export type { ActivityDeps, TaskActivitySettings } from './deps';
-export { FAILURE } from './first-call';
+export { FAILURE } from './failures';
 
 export function createActivities(deps: ActivityDeps) {
   const { settings, logger } = deps;

@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import type { VersionedApprovalPolicy } from '../../config/approvals';
 import { needsApproval } from '../../config/approvals';
 import { HostingPolicySchema } from '../../config/hosting';
-import type { CallToolParams } from '../../protocol';
 import { ProtocolError } from '../../protocol';
 import { newId } from '../../store/control-plane';
 import { approverRuleOf } from '../../store/control-plane/approval-policies';
@@ -19,6 +18,7 @@ import type { Hosting } from './hosted-call';
 import { callHosted, taskSupportOf } from './hosted-call';
 import { canonicalJson } from '../responses/result-cache';
 import type { RoutedTool } from '../name-owners';
+import type { RoutedCall } from './routed-call';
 
 /** The project's policy, when it names this call. */
 export function approvalOf(ctx: RequestContext, routed: RoutedTool): VersionedApprovalPolicy | undefined {
@@ -30,12 +30,11 @@ export function approvalOf(ctx: RequestContext, routed: RoutedTool): VersionedAp
 
 export async function callWithApproval(
   ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
+  toolCall: RoutedCall,
   approvals: VersionedApprovalPolicy,
   hosting: Hosting | undefined,
 ): Promise<Result> {
+  const { params, routed } = toolCall;
   const { call, deps } = ctx;
   // An approved call is made as an ordinary call the gateway holds: a tool the upstream runs only as its
   // own task cannot be made so, and is refused before anyone is asked to approve it (docs/approvals.md).
@@ -60,7 +59,7 @@ export async function callWithApproval(
     policy: HostingPolicySchema.parse({ tools: [] }),
     upstreamId: upstream?.id ?? '',
   };
-  return callHosted(ctx, params, routed, headers, run, gate);
+  return callHosted(ctx, toolCall, run, gate);
 }
 
 /** SHA-256 (hex) of the arguments in canonical JSON (keys sorted): what an approval is bound to. */

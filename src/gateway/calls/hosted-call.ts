@@ -11,7 +11,6 @@
  */
 import type { HostingPolicy } from '../../config/hosting';
 import { isHosted, mayRepeat } from '../../config/hosting';
-import type { CallToolParams } from '../../protocol';
 import { META, PROTOCOL_VERSION, ProtocolError } from '../../protocol';
 import type { RequestContext, Result } from '../context';
 import { discoverUpstream } from '../forwarding';
@@ -21,6 +20,7 @@ import { createTaskResult } from '../responses/responses';
 import type { RoutedTool } from '../name-owners';
 import type { ApprovalGate, HostedCall } from '../../workflows/messages';
 import { firstResult, launchTask } from './task-call';
+import type { RoutedCall } from './routed-call';
 
 export interface Hosting {
   policy: HostingPolicy;
@@ -58,12 +58,11 @@ export function taskSupportOf(routed: RoutedTool): unknown {
 
 export async function callHosted(
   ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
+  toolCall: RoutedCall,
   { policy, upstreamId }: Hosting,
   approval?: ApprovalGate,
 ): Promise<Result> {
+  const { routed } = toolCall;
   const { call, deps } = ctx;
   const hosted: HostedCall = {
     // A call waiting for approval is a task at once (approval-call.ts).
@@ -72,7 +71,7 @@ export async function callHosted(
     callDeadlineMs: policy.callDeadlineMs,
     ...(policy.maxConcurrent !== undefined && { maxConcurrent: policy.maxConcurrent, upstreamId }),
   };
-  const launched = await launchTask(ctx, params, routed, headers, hosted, approval);
+  const launched = await launchTask(ctx, toolCall, hosted, approval);
   if (launched.outcome.kind !== 'task') return firstResult(ctx, launched);
   if (takesTask(ctx)) {
     // Durable before return: the workflow recorded the task before its start update answered.

@@ -13,31 +13,26 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_INLINE_TASK_WAIT_MS } from '../../config/config';
-import type { CallToolParams, TaskSnapshot } from '../../protocol';
+import type { TaskSnapshot } from '../../protocol';
 import { ProtocolError, RelayedError, TERMINAL_TASK_STATUSES } from '../../protocol';
 import type { RequestContext, Result } from '../context';
 import { errorName } from '../context';
 import { finishToolResult } from './ordinary-call';
 import { revealId } from '../responses/responses';
-import type { RoutedTool } from '../name-owners';
 import type { LaunchedTask } from './task-call';
 import { firstResult, launchTask } from './task-call';
 import { currentSnapshot, ownedTask } from '../tasks/task-methods';
 import { taskKeyOf } from '../../store/tasks/task-store';
 import { taskWorkflowId } from '../../workflows/messages';
+import type { RoutedCall } from './routed-call';
 
 /** How often the wait looks at the task (the store has every change the workflow records). */
 const CHECK_EVERY_MS = 250;
 /** SSE comment interval: under the idle timeouts of common proxies. */
 const KEEP_ALIVE_MS = 15_000;
 
-export async function runTaskInline(
-  ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
-): Promise<Result> {
-  const launched = await launchTask(ctx, params, routed, headers);
+export async function runTaskInline(ctx: RequestContext, toolCall: RoutedCall): Promise<Result> {
+  const launched = await launchTask(ctx, toolCall);
   if (launched.outcome.kind !== 'task') return firstResult(ctx, launched);
   ctx.call.tasks?.onStarted?.(launched.taskId);
   return waitForTask(ctx, launched);

@@ -2,7 +2,6 @@
  * A tools/call on the ordinary path: the result cache (lookup, hit marker, store), forwarding to the
  * upstream, and the response processing every non-task tools/call result gets (gateway meta, limits).
  */
-import type { CallToolParams } from '../../protocol';
 import { METHOD } from '../../protocol';
 import { resultCache } from '../../telemetry/metrics';
 import { principalId } from '../../store/control-plane/types';
@@ -10,18 +9,17 @@ import type { RequestContext, Result } from '../context';
 import { processToolResult, toolResultPreparation } from '../responses/answer-preparation';
 import { forwardReply } from '../forwarding';
 import { cacheKey, isCacheableCall, isCacheableResult } from '../responses/result-cache';
-import type { RoutedTool } from '../name-owners';
+import type { RoutedCall } from './routed-call';
 
 /** Gateway-owned `_meta` key telling the client a result came from the result cache. */
 export const CACHE_META_KEY = 'com.taskrouter/cache';
 
 export async function ordinaryCall(
   ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
+  toolCall: RoutedCall,
   isRetry: boolean,
 ): Promise<Result> {
+  const { params, routed, headers } = toolCall;
   const { call, deps } = ctx;
   const project = call.project;
   const cacheable = isCacheableCall({

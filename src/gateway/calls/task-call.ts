@@ -3,7 +3,7 @@
  * task workflow's first step), and its first outcome (a task, a synchronous result or an error) becomes
  * the answer. A call becomes a workflow once it is a task (docs/decisions.md).
  */
-import type { CallToolParams, JsonRpcErrorObject, Tool } from '../../protocol';
+import type { JsonRpcErrorObject, Tool } from '../../protocol';
 import { META, PROTOCOL_VERSION, ProtocolError } from '../../protocol';
 import { principalId } from '../../store/control-plane/types';
 import { addressOf } from '../../store/control-plane/upstream-addresses';
@@ -23,19 +23,14 @@ import { errorName, shareOwner } from '../context';
 import { finishToolResult } from './ordinary-call';
 import { declaresFormElicitation } from './qualification';
 import { createTaskResult } from '../responses/responses';
-import type { RoutedTool } from '../name-owners';
 import { mintTaskId } from '../tasks/task-ids';
 import { fromUpstream } from '../upstream-errors';
 import { addLogContext } from '../../telemetry/log-context';
 import { taskCreations } from '../../telemetry/metrics';
+import type { RoutedCall } from './routed-call';
 
-export async function startTask(
-  ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
-): Promise<Result> {
-  const launched = await launchTask(ctx, params, routed, headers);
+export async function startTask(ctx: RequestContext, toolCall: RoutedCall): Promise<Result> {
+  const launched = await launchTask(ctx, toolCall);
   if (launched.outcome.kind !== 'task') return firstResult(ctx, launched);
   // Durable before return: the workflow recorded the task (with its detail) before answering.
   const record = await ctx.deps.store.getTask(launched.taskKey);
@@ -62,9 +57,7 @@ export interface LaunchedTask {
  */
 export async function launchTask(
   ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
+  toolCall: RoutedCall,
   hosted?: HostedCall,
   approval?: ApprovalGate,
 ): Promise<LaunchedTask> {
@@ -75,12 +68,26 @@ export async function launchTask(
   // the worker path that is as long as the creation occupies a worker's local-activity slot.
   const lease = deps.shares.admitCreation(shareOwner(call), { perSecond: !direct });
   try {
-    return direct
-      ? await launchDirect(ctx, params, routed, headers, direct)
-      : await launchAdmitted(ctx, params, routed, headers, hosted, approval);
+    const taskId = mintTaskId();
+    const taskKey = taskKeyOf(taskId);
+    addLogContext({ taskKey });
+    const draft = { taskId, endpoint: toolCall.routed.endpoint, ...workflowInput(ctx, toolCall, taskKey) };
+    const outcome = direct
+      ? await firstCallFromApi(ctx, draft, direct)
+      : await startWorkflow(ctx, draft, hosted, approval);
+    if (outcome.kind === 'task') taskCreations.inc({ project: call.project.slug });
+    return { taskId, taskKey, upstream: toolCall.routed.endpoint.alias, outcome };
   } finally {
     lease.release();
   }
+}
+
+/** What both paths start from: the task's id, its upstream, its workflow input (request not stored yet), the request. */
+interface TaskDraft {
+  taskId: string;
+  endpoint: RoutedCall['routed']['endpoint'];
+  input: TaskWorkflowInput;
+  request: UpstreamCallPayload;
 }
 
 /**
@@ -88,44 +95,31 @@ export async function launchTask(
  * occupies no worker and no Temporal unless it becomes a task, and a task the upstream created is never
  * refused (docs/decisions.md, "The first call from the API").
  */
-async function launchDirect(
+async function firstCallFromApi(
   ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
+  { taskId, endpoint, input, request }: TaskDraft,
   firstCall: FirstCallPort,
-): Promise<LaunchedTask> {
-  const { call } = ctx;
-  const taskId = mintTaskId();
-  const taskKey = taskKeyOf(taskId);
-  addLogContext({ taskKey });
-  const { input, request } = workflowInput(ctx, params, routed, headers, taskKey);
-  const outcome = await firstCall.run(routed.endpoint, {
+): Promise<LaunchOutcome> {
+  return firstCall.run(endpoint, {
     input,
     request,
-    ...(call.tasks && { taskIdForListing: taskId }),
+    ...(ctx.call.tasks && { taskIdForListing: taskId }),
   });
-  if (outcome.kind === 'task') taskCreations.inc({ project: call.project.slug });
-  return { taskId, taskKey, upstream: routed.endpoint.alias, outcome };
 }
 
-async function launchAdmitted(
+/** The worker's path: the request stored, the workflow started with update-with-start. */
+async function startWorkflow(
   ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
+  draft: TaskDraft,
   hosted?: HostedCall,
   approval?: ApprovalGate,
-): Promise<LaunchedTask> {
+): Promise<FirstOutcome> {
   const { call, deps } = ctx;
-  const taskId = mintTaskId();
-  const taskKey = taskKeyOf(taskId);
-  addLogContext({ taskKey });
-  const draft = workflowInput(ctx, params, routed, headers, taskKey);
+  const { taskKey } = draft.input;
   // The payload goes to the payload store; Temporal gets its id only.
   const requestRef = await deps.payloads.put(taskKey, 'request', draft.request);
   // 2025-era clients list their tasks by id (tasks/list); the store otherwise keeps hashes only.
-  if (call.tasks) await deps.payloads.put(taskKey, 'task_id', taskId);
+  if (call.tasks) await deps.payloads.put(taskKey, 'task_id', draft.taskId);
   const input: TaskWorkflowInput = {
     ...draft.input,
     startDeadline: new Date(Date.parse(draft.input.createdAt) + deps.startTimeoutMs).toISOString(),
@@ -133,25 +127,21 @@ async function launchAdmitted(
     ...(hosted && { hosted }),
     ...(approval && { approval }),
   };
-  let outcome: FirstOutcome;
   try {
     // A hosted call's start update answers after its promotion window at the latest.
-    outcome = await deps.engine.start(input, deps.startTimeoutMs + (hosted?.promoteAfterMs ?? 0));
+    return await deps.engine.start(input, deps.startTimeoutMs + (hosted?.promoteAfterMs ?? 0));
   } catch (err) {
-    outcome = await afterFailedStart(ctx, taskKey, err);
+    return afterFailedStart(ctx, taskKey, err);
   }
-  if (outcome.kind === 'task') taskCreations.inc({ project: call.project.slug });
-  return { taskId, taskKey, upstream: routed.endpoint.alias, outcome };
 }
 
 /** The task workflow's input (its request not stored yet) and the request's payload. */
 function workflowInput(
   ctx: RequestContext,
-  params: CallToolParams,
-  routed: RoutedTool,
-  headers: Record<string, string>,
+  toolCall: RoutedCall,
   taskKey: string,
 ): { input: TaskWorkflowInput; request: UpstreamCallPayload } {
+  const { params, routed, headers } = toolCall;
   const { call } = ctx;
   const capabilities = call.params._meta[META.clientCapabilities];
   const request: UpstreamCallPayload = {

@@ -24,6 +24,7 @@ import { runTaskInline } from './inline-task';
 import { declaresTasks, qualifyForTaskPath, upstreamRunsTasks } from './qualification';
 import type { RoutedTool } from '../name-owners';
 import { startTask } from './task-call';
+import type { RoutedCall } from './routed-call';
 
 export async function callTool(ctx: RequestContext, asked: CallToolParams): Promise<Result> {
   const { call, deps } = ctx;
@@ -37,14 +38,14 @@ export async function callTool(ctx: RequestContext, asked: CallToolParams): Prom
     if (ask) return ask;
     throw err;
   }
-  const headers = paramHeaders(call, routed, params);
+  const toolCall: RoutedCall = { params, routed, headers: paramHeaders(call, routed, params) };
   const capabilities = call.params._meta[META.clientCapabilities];
   const isRetry = params.inputResponses !== undefined || params.requestState !== undefined;
   // Named by the approval policy: waits for sign-off, retries included (each is a new call upstream).
   const approval = approvalOf(ctx, routed);
-  if (approval) return callWithApproval(ctx, params, routed, headers, approval, await hostingOf(ctx, routed));
+  if (approval) return callWithApproval(ctx, toolCall, approval, await hostingOf(ctx, routed));
   const hosting = isRetry ? undefined : await hostingOf(ctx, routed);
-  if (hosting) return callHosted(ctx, params, routed, headers, hosting);
+  if (hosting) return callHosted(ctx, toolCall, hosting);
   // MRTR retries of a task-aware call stay on the task path: the last round may become a task.
   if (declaresTasks(capabilities)) {
     const decision = qualifyForTaskPath({
@@ -54,17 +55,17 @@ export async function callTool(ctx: RequestContext, asked: CallToolParams): Prom
       profileSupportsTasks: call.project.toolProfile === 'tasks',
       upstreamDiscover: await discoverUpstream(deps.discovery, routed.endpoint),
     });
-    if (decision.taskPath) return startTask(ctx, params, routed, headers);
+    if (decision.taskPath) return startTask(ctx, toolCall);
     deps.logger.debug({ project: call.project.slug, reason: decision.reason }, 'ordinary path');
-    return ordinaryCall(ctx, params, routed, headers, isRetry);
+    return ordinaryCall(ctx, toolCall, isRetry);
   }
   try {
-    return await ordinaryCall(ctx, params, routed, headers, isRetry);
+    return await ordinaryCall(ctx, toolCall, isRetry);
   } catch (err) {
     // The upstream runs this tool only as a task, and the client cannot take one: the gateway takes it.
     // The upstream refused before doing anything (-32021), so the call is not repeated.
     if (!requiresTasks(err) || !(await projectRunsTasks(ctx, routed))) throw err;
-    return runTaskInline(ctx, params, routed, headers);
+    return runTaskInline(ctx, toolCall);
   }
 }
 
