@@ -17,7 +17,7 @@ import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstrea
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { UpstreamCallPayload, UpstreamCallRequest } from '../workflows/messages';
 import { FAILURE } from './failures';
-import { sendRetryingUndelivered, toolCallParams } from './upstream-send';
+import { requiredPayload, sendRetryingUndelivered, toolCallParams } from './upstream-send';
 import type { CallUpstreamToolInput, UpstreamAccess } from './types';
 import { cancellableSleep } from './sleep';
 
@@ -122,18 +122,11 @@ export async function recordAnswer(
 /** The client's tools/call, sent upstream; only failures that certainly preceded delivery are retried. */
 export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput): Promise<UpstreamReply> {
   const endpoint = await deps.resolveUpstream(input);
-  const request = await deps.payloads.get<UpstreamCallPayload>(
-    input.call.requestRef,
-    input.taskKey,
-    'request',
+  const request = await requiredPayload<UpstreamCallPayload>(
+    deps.payloads,
+    { ref: input.call.requestRef, taskKey: input.taskKey, kind: 'request' },
+    'The request of this task is no longer stored',
   );
-  if (!request) {
-    throw ApplicationFailure.create({
-      message: 'The request of this task is no longer stored',
-      type: FAILURE.upstreamProtocol,
-      nonRetryable: true,
-    });
-  }
   const ctx = Context.current();
   return sendToolCall(deps, endpoint, input, request, {
     signal: ctx.cancellationSignal,

@@ -14,8 +14,9 @@ import { METHOD } from '../protocol';
 import type { ResumePoint, UpstreamReply } from '../upstream/client';
 import { upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
+import { taskRowOf } from '../workflows/messages';
 import { FAILURE } from './failures';
-import { sendRetryingUndelivered, toolCallParams } from './upstream-send';
+import { requiredPayload, sendRetryingUndelivered, toolCallParams } from './upstream-send';
 import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
@@ -74,17 +75,7 @@ export function createHostedActivities(deps: ActivityDeps) {
         ttlMs: settings.finishedTaskTtlMs ?? null,
       };
       const observation = await record(input.taskKey, snapshot);
-      await deps.store.insertTask({
-        taskKey: input.taskKey,
-        workflowId: input.workflowId,
-        project: input.project,
-        caller: input.caller,
-        upstream: input.upstream,
-        tool: input.call.tool,
-        authorizationId: input.authorizationId,
-        snapshot,
-        hosted: true,
-      });
+      await deps.store.insertTask({ ...taskRowOf(input, input.workflowId), snapshot, hosted: true });
       // The claim decided start against abandonment; the task record is what counts from here on.
       await deps.firstCalls?.move(input.taskKey, 'sending', 'done');
       return observation;
@@ -271,26 +262,20 @@ export function createHostedActivities(deps: ActivityDeps) {
 
   /** This round's request: the call as the client made it, or a retry with the client's answers merged. */
   async function requestOf(input: CallHostedToolInput): Promise<UpstreamCallPayload> {
-    const ref = input.roundRequestRef ?? input.call.requestRef;
-    const request = await deps.payloads.get<UpstreamCallPayload>(ref, input.taskKey, 'request');
-    if (!request) {
-      throw ApplicationFailure.create({
-        message: 'The request of this task is no longer stored',
-        type: FAILURE.upstreamProtocol,
-        nonRetryable: true,
-      });
-    }
+    const { taskKey } = input;
+    const request = await requiredPayload<UpstreamCallPayload>(
+      deps.payloads,
+      { ref: input.roundRequestRef ?? input.call.requestRef, taskKey, kind: 'request' },
+      'The request of this task is no longer stored',
+    );
     if (!input.answers?.length) return request;
     const inputResponses: InputResponses = {};
-    for (const answerRef of input.answers) {
-      const answers = await deps.payloads.get<InputResponses>(answerRef, input.taskKey, 'input_responses');
-      if (!answers) {
-        throw ApplicationFailure.create({
-          message: "The answers to the upstream's questions are no longer stored",
-          type: FAILURE.upstreamProtocol,
-          nonRetryable: true,
-        });
-      }
+    for (const ref of input.answers) {
+      const answers = await requiredPayload<InputResponses>(
+        deps.payloads,
+        { ref, taskKey, kind: 'input_responses' },
+        "The answers to the upstream's questions are no longer stored",
+      );
       Object.assign(inputResponses, answers);
     }
     return { ...request, inputResponses };

@@ -12,6 +12,7 @@ import {
   UpstreamDeadlineExceeded,
   UpstreamTransportError,
 } from '../upstream/errors';
+import type { PayloadKind, PayloadStore } from '../store/tasks/payload-store';
 import type { UpstreamCallPayload } from '../workflows/messages';
 import { FAILURE } from './failures';
 
@@ -81,4 +82,20 @@ export async function sendRetryingUndelivered(
       await retries.sleep(delay);
     }
   }
+}
+
+/**
+ * A payload the call cannot be made without (the request, the client's answers). Gone, it is gone for
+ * good (payload retention removed it): the activity fails without retrying, saying `missing`.
+ */
+export async function requiredPayload<T>(
+  payloads: PayloadStore,
+  at: { ref: string; taskKey: string; kind: PayloadKind },
+  missing: string,
+): Promise<T> {
+  const value = await payloads.get<T>(at.ref, at.taskKey, at.kind);
+  if (value === undefined) {
+    throw ApplicationFailure.create({ message: missing, type: FAILURE.upstreamProtocol, nonRetryable: true });
+  }
+  return value;
 }

@@ -33,7 +33,7 @@ import { taskWorkflowStartSeconds } from '../telemetry/metrics';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, TaskWorkflowInput, UpstreamCallPayload } from '../workflows/messages';
-import { taskWorkflowId } from '../workflows/messages';
+import { taskRowOf, taskWorkflowId } from '../workflows/messages';
 import type { TaskEngine } from './task-engine';
 import { errorText } from '../telemetry/log-context';
 
@@ -157,16 +157,7 @@ export class DirectFirstCall {
         },
       };
       await payloads.put(taskKey, 'start_input', input, trx);
-      await store.insertTaskIn(trx, {
-        taskKey,
-        workflowId: taskWorkflowId(taskKey),
-        project: input.project,
-        caller: input.caller,
-        upstream: input.upstream,
-        tool: input.call.tool,
-        authorizationId: input.authorizationId,
-        snapshot,
-      });
+      await store.insertTaskIn(trx, { ...taskRowOf(input, taskWorkflowId(taskKey)), snapshot });
     });
     await recording.catch((err: unknown) => {
       // The claim stays `sending`: the reconciler declares it lost (counted), and nothing sends it again.

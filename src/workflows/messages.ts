@@ -232,6 +232,27 @@ export interface WatchObserved {
 /** Sent by a worker's watch hub when a task it polls changed; an older enlistment's is ignored. */
 export const watchObservedSignal = defineSignal<[WatchObserved]>('watchObserved');
 
+/**
+ * A new task's row as the store records it (snapshot aside), from what its creation knows: the same
+ * fields whether the workflow, the hosted call or the API's own first call records it.
+ */
+export function taskRowOf(
+  input: Pick<TaskWorkflowInput, 'taskKey' | 'project' | 'caller' | 'upstream' | 'authorizationId'> & {
+    call: { tool: string };
+  },
+  workflowId: string,
+) {
+  return {
+    taskKey: input.taskKey,
+    workflowId,
+    project: input.project,
+    caller: input.caller,
+    upstream: input.upstream,
+    tool: input.call.tool,
+    authorizationId: input.authorizationId,
+  };
+}
+
 /** Workflow id of a task: derived from the task key, so it reveals nothing usable as a task id. */
 export function taskWorkflowId(taskKey: string): string {
   return `task-${taskKey.slice(0, 32)}`;

@@ -31,7 +31,7 @@ import type {
   TaskWorkflowInput,
   TaskWorkflowResult,
 } from './messages';
-import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
+import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate, taskRowOf } from './messages';
 import { HubWatch } from './hub-watch';
 import { accessOf, publishStatus, statusDetails } from './published-status';
 import { TaskState } from './task-state';
@@ -131,16 +131,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       cancelSent: false,
     });
     // Durable before return: the client learns the task id only after its record exists.
-    await recordTaskCreated({
-      taskKey: input.taskKey,
-      workflowId: workflowInfo().workflowId,
-      project: input.project,
-      caller: input.caller,
-      upstream: input.upstream,
-      tool: input.call.tool,
-      authorizationId: input.authorizationId,
-      observation: state.present(),
-    });
+    await recordTaskCreated({ ...taskRowOf(input, workflowInfo().workflowId), observation: state.present() });
     publishStatus(state.present().status);
     first = { kind: 'task', observation: state.present() };
   }
