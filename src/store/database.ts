@@ -4,8 +4,8 @@
  * - SQLite (better-sqlite3): the embedded default, one file, for a single gateway/worker host.
  * - PostgreSQL (`pg` pool): for several gateway/worker processes; `store.postgresUrl` selects it.
 
- * Migrations (src/store/migrations) use the dialect helpers in ./dialect.ts; its header says how to write
- * a migration that runs on both.
+ * Migrations (src/store/migrations) are DDL text (src/store/migrations/ddl.ts) with the dialect
+ * placeholders of ./dialect.ts; its header says how to write a migration that runs on both.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -3,10 +3,9 @@
  * authorization is still valid. (The `project` column now holds the project id, not its slug: a project
  * deleted and re-created under the same slug must not inherit the old one's tasks.)
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0003TaskBinding: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('tasks').addColumn('authorization_id', 'text').execute();
-  },
-};
+export const m0003TaskBinding: Migration = ddlMigration(`
+  alter table tasks add column authorization_id text;
+`);

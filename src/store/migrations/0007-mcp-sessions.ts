@@ -4,31 +4,20 @@
  * answers such a client POSTs to requests the gateway sent it mid-call, parked (encrypted) until the
  * replica waiting on them picks them up.
  */
-import type { Kysely, Migration } from 'kysely';
-import { blobType } from '../dialect';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0007McpSessions: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema
-      .createTable('ended_mcp_sessions')
-      .addColumn('nonce', 'text', (c) => c.primaryKey())
-      .addColumn('expires_at', 'text', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createIndex('ended_mcp_sessions_expires')
-      .on('ended_mcp_sessions')
-      .column('expires_at')
-      .execute();
-    await db.schema
-      .createTable('mcp_client_answers')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addColumn('ciphertext', blobType(db), (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createIndex('mcp_client_answers_created')
-      .on('mcp_client_answers')
-      .column('created_at')
-      .execute();
-  },
-};
+export const m0007McpSessions: Migration = ddlMigration(`
+  create table ended_mcp_sessions (
+    nonce text primary key,
+    expires_at text not null
+  );
+  create index ended_mcp_sessions_expires on ended_mcp_sessions (expires_at);
+
+  create table mcp_client_answers (
+    id text primary key,
+    created_at text not null,
+    ciphertext {blob} not null
+  );
+  create index mcp_client_answers_created on mcp_client_answers (created_at);
+`);

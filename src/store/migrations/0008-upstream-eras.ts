@@ -4,29 +4,24 @@
  * and credential scope, shared by every replica and worker. The session state (the upstream's
  * `Mcp-Session-Id` and its `initialize` result) is sealed, bound to its scope and nonce.
  */
-import type { Kysely, Migration } from 'kysely';
-import { blobType } from '../dialect';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0008UpstreamEras: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    for (const column of ['protocol_era', 'protocol_version', 'probed_at', 'probe_error']) {
-      await db.schema.alterTable('upstreams').addColumn(column, 'text').execute();
-    }
-    await db.schema
-      .createTable('upstream_sessions')
-      .addColumn('scope', 'text', (c) => c.primaryKey())
-      .addColumn('upstream_id', 'text')
-      .addColumn('nonce', 'text', (c) => c.notNull())
-      .addColumn('url', 'text', (c) => c.notNull())
-      .addColumn('protocol_version', 'text', (c) => c.notNull())
-      .addColumn('state', blobType(db), (c) => c.notNull())
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addColumn('pinned_until', 'text')
-      .execute();
-    await db.schema
-      .createIndex('upstream_sessions_upstream')
-      .on('upstream_sessions')
-      .column('upstream_id')
-      .execute();
-  },
-};
+export const m0008UpstreamEras: Migration = ddlMigration(`
+  alter table upstreams add column protocol_era text;
+  alter table upstreams add column protocol_version text;
+  alter table upstreams add column probed_at text;
+  alter table upstreams add column probe_error text;
+
+  create table upstream_sessions (
+    scope text primary key,
+    upstream_id text,
+    nonce text not null,
+    url text not null,
+    protocol_version text not null,
+    state {blob} not null,
+    created_at text not null,
+    pinned_until text
+  );
+  create index upstream_sessions_upstream on upstream_sessions (upstream_id);
+`);

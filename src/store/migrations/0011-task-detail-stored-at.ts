@@ -4,11 +4,10 @@
  * clock, so the payload purge counts from there for running and finished tasks alike. Rows from before
  * this migration count from `last_updated_at`.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0011TaskDetailStoredAt: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('tasks').addColumn('detail_stored_at', 'text').execute();
-    await db.schema.createIndex('tasks_detail_stored').on('tasks').column('detail_stored_at').execute();
-  },
-};
+export const m0011TaskDetailStoredAt: Migration = ddlMigration(`
+  alter table tasks add column detail_stored_at text;
+  create index tasks_detail_stored on tasks (detail_stored_at);
+`);

@@ -7,37 +7,31 @@
  * resource it is for, so it renews itself before the access token expires.
  * Numbered 0012 (not 0011) because another branch adds its own 0011; migrations run unordered.
  */
-import type { Kysely, Migration } from 'kysely';
-import { blobType } from '../dialect';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0012OAuth: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema
-      .createTable('external_identities')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('issuer', 'text', (c) => c.notNull())
-      .addColumn('subject', 'text', (c) => c.notNull())
-      .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addUniqueConstraint('external_identities_subject', ['issuer', 'subject'])
-      .execute();
-    await db.schema
-      .createIndex('external_identities_user')
-      .on('external_identities')
-      .column('user_id')
-      .execute();
-    await db.schema
-      .createTable('upstream_oauth_clients')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('issuer', 'text', (c) => c.notNull())
-      .addColumn('redirect_uri', 'text', (c) => c.notNull())
-      .addColumn('client_id', 'text', (c) => c.notNull())
-      .addColumn('client_secret', blobType(db))
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addUniqueConstraint('upstream_oauth_clients_key', ['issuer', 'redirect_uri'])
-      .execute();
-    await db.schema.alterTable('upstream_authorizations').addColumn('refresh_token', blobType(db)).execute();
-    await db.schema.alterTable('upstream_authorizations').addColumn('oauth_client_id', 'text').execute();
-    await db.schema.alterTable('upstream_authorizations').addColumn('oauth_resource', 'text').execute();
-  },
-};
+export const m0012OAuth: Migration = ddlMigration(`
+  create table external_identities (
+    id text primary key,
+    issuer text not null,
+    subject text not null,
+    user_id text not null references users (id) on delete cascade,
+    created_at text not null,
+    constraint external_identities_subject unique (issuer, subject)
+  );
+  create index external_identities_user on external_identities (user_id);
+
+  create table upstream_oauth_clients (
+    id text primary key,
+    issuer text not null,
+    redirect_uri text not null,
+    client_id text not null,
+    client_secret {blob},
+    created_at text not null,
+    constraint upstream_oauth_clients_key unique (issuer, redirect_uri)
+  );
+
+  alter table upstream_authorizations add column refresh_token {blob};
+  alter table upstream_authorizations add column oauth_client_id text;
+  alter table upstream_authorizations add column oauth_resource text;
+`);

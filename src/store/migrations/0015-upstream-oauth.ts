@@ -7,16 +7,11 @@
  * still makes every `per_user` upstream connectable.
  * Numbered 0015 (not 0014) because another branch adds its own 0014; migrations run unordered.
  */
-import type { Kysely, Migration } from 'kysely';
-import { blobType } from '../dialect';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0015UpstreamOAuth: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema
-      .alterTable('upstreams')
-      .addColumn('oauth', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-    await db.schema.alterTable('upstreams').addColumn('oauth_client_id', 'text').execute();
-    await db.schema.alterTable('upstreams').addColumn('oauth_client_secret', blobType(db)).execute();
-  },
-};
+export const m0015UpstreamOAuth: Migration = ddlMigration(`
+  alter table upstreams add column oauth integer not null default 0;
+  alter table upstreams add column oauth_client_id text;
+  alter table upstreams add column oauth_client_secret {blob};
+`);

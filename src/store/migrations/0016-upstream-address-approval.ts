@@ -10,13 +10,9 @@
  * restating its URL there (`PATCH … {"url": …}` with the admin token) or with the CLI.
  * Numbered 0016; migrations run unordered, so another branch's own 0016 does not collide with it.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0016UpstreamAddressApproval: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema
-      .alterTable('upstreams')
-      .addColumn('address_approved', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-  },
-};
+export const m0016UpstreamAddressApproval: Migration = ddlMigration(`
+  alter table upstreams add column address_approved integer not null default 0;
+`);

@@ -4,11 +4,10 @@
  * recorded, before its first watch), cleared when a watch starts or the task ends. Null for a task being
  * watched, or finished. The oldest value per project and upstream is the watch lag `/metrics` reports.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0017TaskWatchDue: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('tasks').addColumn('watch_due_at', 'text').execute();
-    await db.schema.createIndex('tasks_watch_due').on('tasks').column('watch_due_at').execute();
-  },
-};
+export const m0017TaskWatchDue: Migration = ddlMigration(`
+  alter table tasks add column watch_due_at text;
+  create index tasks_watch_due on tasks (watch_due_at);
+`);

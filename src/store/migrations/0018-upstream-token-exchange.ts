@@ -8,25 +8,23 @@
  * expiry and the upstream address they were obtained for.
  * Numbered 0018 (0017 is another branch's); migrations run unordered.
  */
-import type { Kysely, Migration } from 'kysely';
-import { blobType } from '../dialect';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0018UpstreamTokenExchange: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('upstreams').addColumn('oauth_registration', 'text').execute();
-    await db.schema.alterTable('upstreams').addColumn('token_exchange', 'text').execute();
-    await db.schema.alterTable('upstreams').addColumn('token_exchange_secret', blobType(db)).execute();
-    await db.schema
-      .createTable('upstream_token_exchange')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('upstream_id', 'text', (c) => c.notNull())
-      .addColumn('user_id', 'text', (c) => c.notNull())
-      .addColumn('token', blobType(db), (c) => c.notNull())
-      .addColumn('expires_at', 'text')
-      .addColumn('address', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addColumn('updated_at', 'text', (c) => c.notNull())
-      .addUniqueConstraint('upstream_token_exchange_user_upstream', ['upstream_id', 'user_id'])
-      .execute();
-  },
-};
+export const m0018UpstreamTokenExchange: Migration = ddlMigration(`
+  alter table upstreams add column oauth_registration text;
+  alter table upstreams add column token_exchange text;
+  alter table upstreams add column token_exchange_secret {blob};
+
+  create table upstream_token_exchange (
+    id text primary key,
+    upstream_id text not null,
+    user_id text not null,
+    token {blob} not null,
+    expires_at text,
+    address text not null,
+    created_at text not null,
+    updated_at text not null,
+    constraint upstream_token_exchange_user_upstream unique (upstream_id, user_id)
+  );
+`);

@@ -5,10 +5,9 @@
  * this index keeps that look-up off a scan of the table, which holds every declaring call of the last
  * payload retention period.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0019FirstCallStates: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.createIndex('first_calls_state_at').on('first_calls').columns(['state', 'at']).execute();
-  },
-};
+export const m0019FirstCallStates: Migration = ddlMigration(`
+  create index first_calls_state_at on first_calls (state, at);
+`);

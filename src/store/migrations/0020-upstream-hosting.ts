@@ -5,10 +5,9 @@
  * and the configuration and bootstrap files like the upstream's other settings.
  * Numbered 0020; migrations run unordered, so another branch's own 0020 does not collide with it.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0020UpstreamHosting: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('upstreams').addColumn('hosting', 'text').execute();
-  },
-};
+export const m0020UpstreamHosting: Migration = ddlMigration(`
+  alter table upstreams add column hosting text;
+`);

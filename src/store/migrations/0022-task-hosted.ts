@@ -5,13 +5,9 @@
  * (rows from before this migration included: hosting arrived with migration 0020, and tasks hosted
  * before this one are not marked).
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0022TaskHosted: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema
-      .alterTable('tasks')
-      .addColumn('hosted', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-  },
-};
+export const m0022TaskHosted: Migration = ddlMigration(`
+  alter table tasks add column hosted integer not null default 0;
+`);

@@ -6,42 +6,34 @@
  * version), its state and the decisions made on it. The arguments themselves stay in the payload store
  * (encrypted), under the task's key.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0023Approvals: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('projects').addColumn('approval_policy', 'text').execute();
-    await db.schema
-      .alterTable('projects')
-      .addColumn('approval_version', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-    await db.schema
-      .createTable('approvals')
-      .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('project_id', 'text', (c) => c.notNull())
-      .addColumn('task_key', 'text', (c) => c.notNull().unique())
-      .addColumn('upstream', 'text', (c) => c.notNull())
-      .addColumn('tool', 'text', (c) => c.notNull())
-      .addColumn('caller_kind', 'text', (c) => c.notNull())
-      .addColumn('caller_id', 'text', (c) => c.notNull())
-      .addColumn('args_sha256', 'text', (c) => c.notNull())
-      .addColumn('policy_version', 'integer', (c) => c.notNull())
-      /** The policy's approvers, self-approval and count as they were at this version (JSON). */
-      .addColumn('policy', 'text', (c) => c.notNull())
-      /** `pending` | `approved` | `denied` | `expired` | `withdrawn` | `revoked`. */
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'text', (c) => c.notNull())
-      .addColumn('expires_at', 'text', (c) => c.notNull())
-      .addColumn('decided_at', 'text')
-      /** JSON array of `{ by, decision, comment?, at }`. */
-      .addColumn('decisions', 'text', (c) => c.notNull())
-      /** Payload id of the call's request (its arguments), kind `request`. */
-      .addColumn('request_ref', 'text', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .createIndex('approvals_project_status')
-      .on('approvals')
-      .columns(['project_id', 'status', 'created_at'])
-      .execute();
-  },
-};
+export const m0023Approvals: Migration = ddlMigration(`
+  alter table projects add column approval_policy text;
+  alter table projects add column approval_version integer not null default 0;
+
+  create table approvals (
+    id text primary key,
+    project_id text not null,
+    task_key text not null unique,
+    upstream text not null,
+    tool text not null,
+    caller_kind text not null,
+    caller_id text not null,
+    args_sha256 text not null,
+    policy_version integer not null,
+    -- The policy's approvers, self-approval and count as they were at this version (JSON).
+    policy text not null,
+    -- 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn' | 'revoked'.
+    status text not null,
+    created_at text not null,
+    expires_at text not null,
+    decided_at text,
+    -- JSON array of { by, decision, comment?, at }.
+    decisions text not null,
+    -- Payload id of the call's request (its arguments), kind 'request'.
+    request_ref text not null
+  );
+  create index approvals_project_status on approvals (project_id, status, created_at);
+`);

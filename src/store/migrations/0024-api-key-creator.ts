@@ -3,10 +3,9 @@
  * made with a key counts as its creator's own for self-approval (docs/approvals.md). Keys created before
  * have none: their calls are nobody's own.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0024ApiKeyCreator: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('api_keys').addColumn('created_by', 'text').execute();
-  },
-};
+export const m0024ApiKeyCreator: Migration = ddlMigration(`
+  alter table api_keys add column created_by text;
+`);

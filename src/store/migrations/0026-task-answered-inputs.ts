@@ -4,10 +4,9 @@
  * (and says `working` once all are answered) without asking the live workflow. Hashes of the keys, comma
  * terminated (store/tasks/answered-inputs.ts); null while none is answered.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { Migration } from 'kysely';
+import { ddlMigration } from './ddl';
 
-export const m0026TaskAnsweredInputs: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('tasks').addColumn('answered_inputs', 'text').execute();
-  },
-};
+export const m0026TaskAnsweredInputs: Migration = ddlMigration(`
+  alter table tasks add column answered_inputs text;
+`);

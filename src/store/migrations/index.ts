@@ -1,4 +1,7 @@
-/** Schema migrations, applied in order at start-up by Kysely's migrator. One file per migration. */
+/**
+ * Schema migrations, applied in order at start-up by Kysely's migrator. One file per migration, each its
+ * DDL text (./ddl.ts); test/store/schema-snapshot.test.ts pins the schema they make.
+ */
 import type { Migration, MigrationProvider } from 'kysely';
 import { m0001Tasks } from './0001-tasks';
 import { m0002ControlPlane } from './0002-control-plane';
