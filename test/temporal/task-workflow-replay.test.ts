@@ -8,7 +8,8 @@
  * offline). `hub-task-completed` and `hub-task-input` were recorded the same way at the watch hub's
  * introduction (issue 23, `tasks.watchBy: hub`): a task watched by the hub that completed, and one that
  * asked for input, was answered with tasks/update and completed. Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
- * to the workflow's commands, and add them here.
+ * to the workflow's commands, store them one event a line like the others (prettier leaves that folder
+ * alone), and add them here.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
