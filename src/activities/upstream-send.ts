@@ -5,13 +5,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { JsonRpcErrorObject } from '../protocol';
 import type { UpstreamReply } from '../upstream/client';
-import {
-  boundError,
-  UpstreamAddressRefusedError,
-  UpstreamAnswerTooLarge,
-  UpstreamDeadlineExceeded,
-  UpstreamTransportError,
-} from '../upstream/errors';
+import { boundErrorOf, UpstreamAddressRefusedError, UpstreamTransportError } from '../upstream/errors';
 import type { PayloadKind, PayloadStore } from '../store/tasks/payload-store';
 import type { UpstreamCallPayload } from '../workflows/messages';
 import { FAILURE } from './failures';
@@ -61,8 +55,9 @@ export async function sendRetryingUndelivered(
       return await send();
     } catch (err) {
       if (retries.signal?.aborted) throw err;
-      if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
-        const { kind: _kind, ...error } = boundError(err);
+      const bound = boundErrorOf(err);
+      if (bound) {
+        const { kind: _kind, ...error } = bound;
         return { kind: 'error', error: error as JsonRpcErrorObject, httpStatus: 200 };
       }
       if (!(err instanceof UpstreamTransportError)) throw err;

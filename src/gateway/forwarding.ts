@@ -12,10 +12,8 @@ import type { UpstreamEndpoint } from '../upstream/client';
 import type { DiscoveryCache } from '../upstream/discovery';
 import {
   AnswerPreparationRefused,
-  boundError,
+  boundErrorOf,
   UpstreamAddressRefusedError,
-  UpstreamAnswerTooLarge,
-  UpstreamDeadlineExceeded,
   UpstreamTransportError,
 } from '../upstream/errors';
 import { upstreamMeta } from '../upstream/meta';
@@ -168,10 +166,8 @@ function relayTo(
  * (e.g. -31005), or the upstream could not be reached or read (-31001). Never its URL or credential.
  */
 export function upstreamUnavailable(endpoint: UpstreamEndpoint, err: unknown): ProtocolError {
-  if (err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded) {
-    const { kind, message, data } = boundError(err);
-    return new ProtocolError(kind, message, data);
-  }
+  const bound = boundErrorOf(err);
+  if (bound) return new ProtocolError(bound.kind, bound.message, bound.data);
   if (err instanceof AnswerPreparationRefused && isErrorKind(err.refusal.kind))
     return new ProtocolError(err.refusal.kind, err.refusal.message, err.refusal.data);
   if (err instanceof UpstreamAddressRefusedError) {

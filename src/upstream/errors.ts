@@ -100,6 +100,13 @@ export function boundError(err: UpstreamAnswerTooLarge | UpstreamDeadlineExceede
   };
 }
 
+/** `boundError` of a failure that is an answer past a bound or a deadline; undefined for any other. */
+export function boundErrorOf(err: unknown): ReturnType<typeof boundError> | undefined {
+  return err instanceof UpstreamAnswerTooLarge || err instanceof UpstreamDeadlineExceeded
+    ? boundError(err)
+    : undefined;
+}
+
 /**
  * The address policy refused the upstream's address (address-policy.ts): no connection was opened and
  * nothing was sent. Not worth retrying: the same address is refused again.
