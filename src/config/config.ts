@@ -225,6 +225,12 @@ const ConfigObject = z.strictObject({
           claimEveryMs: z.int().positive().default(500),
           /** Tasks claimed per statement. */
           claimBatch: z.int().positive().max(5_000).default(500),
+          /**
+           * How long a task's workflow waits for the hub's word before it enlists the task again: a safety
+           * net only (a dead hub's tasks are taken over after `leaseMs`), so long enough that history stays
+           * flat in the task's length.
+           */
+          reenlistAfterMs: z.int().positive().default(3_600_000),
         })
         .prefault({}),
     })

@@ -97,7 +97,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     serverInfo,
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,
-    ...(config.tasks.watchBy === 'hub' && { watchByHub: { maxWatchMs: config.tasks.maxWatchMs } }),
+    ...(config.tasks.watchBy === 'hub' && { watchByHub: { maxWatchMs: config.tasks.hub.reenlistAfterMs } }),
     // The arguments are purged with payload retention: an approval expires a little before.
     approvalWaitLimitMs: Math.max(
       1000,

@@ -78,6 +78,8 @@ export class WatchHub {
   private turn = 0;
   private lastRenewed = Date.now();
   private stopped = false;
+  /** A claim round between its statement and taking what it leased in (renew leaves those rows be). */
+  private claiming = false;
 
   constructor(private readonly deps: WatchHubDeps) {
     this.ownerId = deps.owner ?? newOwner();
@@ -154,7 +156,13 @@ export class WatchHub {
     const { maxTasks, claimBatch, leaseMs } = this.deps.settings;
     const room = Math.min(claimBatch, maxTasks - this.held.size);
     if (room <= 0 || this.stopped) return;
-    const rows = await this.deps.store.claim(this.owner, leaseMs, room);
+    this.claiming = true;
+    let rows: ClaimedWatch[];
+    try {
+      rows = await this.deps.store.claim(this.owner, leaseMs, room);
+    } finally {
+      this.claiming = false;
+    }
     const now = Date.now();
     for (const row of rows) {
       const input = row.watch as WatchUpstreamTaskInput;
@@ -175,7 +183,8 @@ export class WatchHub {
       this.lastRenewed = Date.now();
       return;
     }
-    const still = await this.deps.store.renew(this.owner, this.deps.settings.leaseMs);
+    const owner = this.owner;
+    const still = await this.deps.store.renew(owner, this.deps.settings.leaseMs);
     this.lastRenewed = Date.now();
     const current = new Set(still.map((r) => `${r.taskKey}\u0000${r.generation}`));
     for (const [key, h] of this.held) {
@@ -183,6 +192,12 @@ export class WatchHub {
       if (!current.has(`${key}\u0000${h.row.generation}`)) this.held.delete(key);
     }
     watchHubTasks.set(this.held.size);
+    // A row leased to this hub that it does not hold (a claim whose statement leased rows but failed
+    // after) would be renewed and never polled: given back, due now, for any hub to claim. So a lease
+    // this hub renews is always a task it polls, and no task waits on its workflow's re-enlistment.
+    if (this.claiming) return;
+    const strays = still.filter((r) => this.held.get(r.taskKey)?.row.generation !== r.generation);
+    if (strays.length > 0) await this.deps.store.release(owner, [...new Set(strays.map((r) => r.taskKey))]);
   }
 
   /** Starts the polls that are due, within the caps, taking one per upstream in turn. */

@@ -135,7 +135,7 @@ export interface TaskWorkflowInput {
    * watch activity at a time polls it. Decided at creation, carried across continue-as-new.
    */
   watchBy?: 'hub';
-  /** With `watchBy: hub`: how long the workflow waits for a signal before it enlists again (`tasks.maxWatchMs`). */
+  /** With `watchBy: hub`: how long the workflow waits for a signal before it enlists again (`tasks.hub.reenlistAfterMs`). */
   maxWatchMs?: number;
 }
 

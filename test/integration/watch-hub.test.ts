@@ -185,7 +185,9 @@ describe('watched by the hub, enlisting again when nothing is heard', () => {
     // The workflow re-enlists every 100 ms (its safety net; the dev server fires such timers about once
     // a second, six events a round), so a 20-second task's history passes the dev server's lowered
     // continue-as-new threshold (60 events, test/global-setup.ts) and continues as new.
-    gw = await startTestGateway({ config: { tasks: { ...HUB_TASKS, maxWatchMs: 100 } as never } });
+    gw = await startTestGateway({
+      config: { tasks: { ...HUB_TASKS, hub: { ...HUB_TASKS.hub, reenlistAfterMs: 100 } } as never },
+    });
   });
   afterAll(async () => {
     await gw?.close();

@@ -12,7 +12,7 @@ import { WatchHub } from '../../src/temporal/watch-hub';
 const LEASE_MS = 300;
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 500; i++) {
     if (check()) return;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -75,6 +75,60 @@ test('a hub that lost its leases renews none of them later, and claims again as 
     // Never again the old owner: its leases, on rows this hub no longer polls, run out.
     expect(renewals.slice(renewedBefore)).not.toContain(first);
     expect(claims.slice(claimedBefore)).not.toContain(first);
+  } finally {
+    await hub.stop({ release: false });
+  }
+});
+
+test('a row leased to the hub that it does not hold (a claim that failed after its statement) is given back at the next renewal', async () => {
+  const released: string[][] = [];
+  const held = { taskKey: 'held', generation: 'run/1' };
+  const stray = { taskKey: 'stray', generation: 'run/7' };
+  const row = {
+    ...held,
+    workflowId: 'wf-1',
+    project: 'p',
+    upstream: 'u',
+    watch: {},
+    pollIntervalMs: 1000,
+    leaseUntil: '',
+  };
+  let claimed = false;
+  const store = {
+    // One claim round takes `held`; the database also leased `stray` to this owner (a claim round whose
+    // statement went through but whose answer never reached the hub).
+    claim: () => {
+      if (claimed) return Promise.resolve([]);
+      claimed = true;
+      return Promise.resolve([row]);
+    },
+    renew: () => Promise.resolve([held, stray]),
+    release: (_owner: string, keys?: string[]) => {
+      released.push(keys ?? []);
+      return Promise.resolve(keys?.length ?? 0);
+    },
+    remove: () => Promise.resolve(),
+  };
+  const hub = new WatchHub({
+    store: store as unknown as WatchHubDeps['store'],
+    poll: { startCursor: () => Promise.resolve({}), pollOnce: () => Promise.resolve({ againMs: 10_000 }) },
+    signal: () => Promise.resolve('sent'),
+    settings: {
+      maxTasks: 10,
+      maxPolls: 4,
+      maxPollsPerUpstream: 4,
+      leaseMs: LEASE_MS,
+      claimEveryMs: 50,
+      claimBatch: 10,
+    },
+    logger: pino({ level: 'silent' }),
+  } as unknown as WatchHubDeps);
+  hub.start();
+  try {
+    await until(() => released.length > 0, 'the stray row given back');
+    expect(released[0]).toEqual(['stray']);
+    // What it holds, it keeps (and keeps renewing).
+    expect(hub.size).toBe(1);
   } finally {
     await hub.stop({ release: false });
   }
