@@ -131,7 +131,10 @@ export async function exchangedCredential(
     if (usable && until(usable) - RENEW_MARGIN_MS > now) found = usable;
     else {
       try {
-        found = await exchangeOnce(ctx, userId, row, settings, subject.accessToken);
+        const accessToken = subject.accessToken;
+        found = await exchangeOnce(ctx, { upstreamId: row.id, userId }, () =>
+          exchange(ctx, userId, row, settings, accessToken),
+        );
       } catch (err) {
         return {
           ok: false,
@@ -163,23 +166,21 @@ export async function exchangedCredential(
   };
 }
 
-/** One exchange per user and upstream at a time in this process. */
+/** One exchange per user and upstream at a time in this process: a second asker gets the first's. */
 function exchangeOnce(
   ctx: StoreContext,
-  userId: string,
-  row: UpstreamsTable,
-  settings: TokenExchangeSettings,
-  accessToken: string,
+  key: { upstreamId: string; userId: string },
+  work: () => Promise<UpstreamTokenExchangeTable>,
 ): Promise<UpstreamTokenExchangeTable> {
   let inFlight = exchanging.get(ctx);
   if (!inFlight) exchanging.set(ctx, (inFlight = new Map()));
-  const key = `${row.id}|${userId}`;
-  const running = inFlight.get(key);
+  const id = `${key.upstreamId}|${key.userId}`;
+  const running = inFlight.get(id);
   if (running) return running;
   const map = inFlight;
-  const work = exchange(ctx, userId, row, settings, accessToken).finally(() => map.delete(key));
-  map.set(key, work);
-  return work;
+  const started = work().finally(() => map.delete(id));
+  map.set(id, started);
+  return started;
 }
 
 async function exchange(
