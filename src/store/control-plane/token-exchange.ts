@@ -13,14 +13,15 @@
  */
 import type { z } from 'zod';
 import type { UpstreamsTable, UpstreamTokenExchangeTable } from '../schema';
-import { secretsEqual } from './tokens';
 import type { StoreContext } from './context';
 import { newId } from './context';
 import { RENEW_MARGIN_MS } from './renewal';
-import type { NewUpstreamSchema, UpstreamPatchSchema } from './schemas';
+import { patchedClientSecret } from './secrets';
+import type { NewUpstreamSchema } from './schemas';
 import type { CredentialSubject, TokenExchangeSettings, UpstreamCredential } from './types';
 export type { CredentialSubject } from './types';
 import { addressOf } from './upstream-addresses';
+import type { AuthPatchStep } from './upstream-oauth';
 
 /** Without `expires_in`, an exchanged token is kept this long. */
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
@@ -58,13 +59,7 @@ export function tokenExchangeColumns(ctx: StoreContext, id: string, auth: Auth) 
  * A patch's `auth` replaces the token exchange settings; an omitted `clientSecret` keeps the stored one
  * while issuer and client id stay the same, and resending the stored one changes nothing.
  */
-export function patchTokenExchange(
-  ctx: StoreContext,
-  row: UpstreamsTable,
-  next: UpstreamsTable,
-  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
-  fields: string[],
-): void {
+export const patchTokenExchange: AuthPatchStep = (ctx, row, next, a, fields) => {
   const json = settingsJson(a);
   const was = row.token_exchange ?? null;
   if (json !== was) {
@@ -74,17 +69,15 @@ export function patchTokenExchange(
   const t = a.mode === 'per_user' ? a.tokenExchange : undefined;
   const before = settingsOf(was);
   const sameClient = t !== undefined && before?.issuer === t.issuer && before.clientId === t.clientId;
-  const stored = row.token_exchange_secret ?? null;
-  let secret: Buffer | null = sameClient ? stored : null;
-  if (t?.clientSecret !== undefined) {
-    const same = stored !== null && secretsEqual(openSecret(ctx, row.id, stored), t.clientSecret);
-    secret = same ? stored : ctx.cipher.seal(Buffer.from(t.clientSecret), secretAad(row.id));
-  }
-  if (secret !== stored) {
+  const secret = patchedClientSecret(row.token_exchange_secret ?? null, sameClient, t?.clientSecret, {
+    open: (sealed) => openSecret(ctx, row.id, sealed),
+    seal: (given) => ctx.cipher.seal(Buffer.from(given), secretAad(row.id)),
+  });
+  if (secret !== undefined) {
     next.token_exchange_secret = secret;
     fields.push('tokenExchangeSecret');
   }
-}
+};
 
 function settingsOf(json: string | null | undefined): Settings | undefined {
   if (!json) return undefined;
