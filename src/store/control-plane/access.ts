@@ -116,6 +116,39 @@ export async function isTeamMemberOrDirect(db: Db, userId: string, project: { id
   return (await membership(db, direct, userId)) !== undefined;
 }
 
+/** A project a user may call (projectsOfUser). */
+export interface UserProject {
+  id: string;
+  slug: string;
+  /** The owning team's slug. */
+  team: string;
+  deletingAt: string | null;
+  /** `team`: they are a member of its team (which wins); `direct`: a direct member of the project. */
+  role: 'team' | 'direct';
+}
+
+/** The projects a user may call, through their teams or as a direct member, by slug. */
+export async function projectsOfUser(db: Db, userId: string): Promise<UserProject[]> {
+  const projects = db
+    .selectFrom('projects')
+    .innerJoin('teams', 'teams.id', 'projects.team_id')
+    .select(['projects.id', 'projects.slug', 'teams.slug as team', 'projects.deleting_at']);
+  const viaTeam = await projects
+    .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
+    .where('team_members.user_id', '=', userId)
+    .execute();
+  const direct = await projects
+    .innerJoin('project_members', 'project_members.project_id', 'projects.id')
+    .where('project_members.user_id', '=', userId)
+    .execute();
+  const byId = new Map<string, UserProject>();
+  const add = (p: (typeof direct)[number], role: UserProject['role']) =>
+    byId.set(p.id, { id: p.id, slug: p.slug, team: p.team, deletingAt: p.deleting_at ?? null, role });
+  for (const p of direct) add(p, 'direct');
+  for (const p of viaTeam) add(p, 'team');
+  return [...byId.values()].sort((a, b) => a.slug.localeCompare(b.slug));
+}
+
 /** A membership table and whose members it lists: the key column names the team or the project. */
 export type Members =
   | { table: 'team_members'; key: 'team_id'; id: string }
