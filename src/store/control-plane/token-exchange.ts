@@ -17,11 +17,10 @@ import type { StoreContext } from './context';
 import { newId } from './context';
 import { RENEW_MARGIN_MS } from './renewal';
 import { patchedClientSecret } from './secrets';
-import type { NewUpstreamSchema } from './schemas';
+import type { AuthPatchStep, NewUpstreamSchema } from './schemas';
 import type { CredentialSubject, TokenExchangeSettings, UpstreamCredential } from './types';
 export type { CredentialSubject } from './types';
 import { addressOf } from './upstream-addresses';
-import type { AuthPatchStep } from './upstream-oauth';
 
 /** Without `expires_in`, an exchanged token is kept this long. */
 const DEFAULT_LIFETIME_MS = 5 * 60_000;

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import type { UpstreamsTable } from '../schema';
 import type { StoreContext } from './context';
 import { patchedClientSecret } from './secrets';
-import type { NewUpstreamSchema, UpstreamPatchSchema } from './schemas';
+import type { AuthPatchStep, NewUpstreamSchema } from './schemas';
 import { tokenExchangeOf } from './token-exchange';
 import type { OAuthRegistration, UpstreamAuth } from './types';
 
@@ -26,18 +26,6 @@ export function oauthColumns(
       o?.clientSecret === undefined ? null : sealOAuthClientSecret(ctx, id, o.clientSecret),
   };
 }
-
-/**
- * One part of applying a patch's `auth` to an upstream (patchOAuth, patchTokenExchange): what changes is
- * written into `next`, a copy of `row`, and each changed field named in `fields`.
- */
-export type AuthPatchStep = (
-  ctx: StoreContext,
-  row: UpstreamsTable,
-  next: UpstreamsTable,
-  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
-  fields: string[],
-) => void;
 
 /**
  * A patch's `auth` replaces the OAuth settings too; an omitted `clientSecret` keeps the stored one while
