@@ -7,7 +7,8 @@
  * - direct project members may call the project but manage nothing;
  * - every user manages their own tokens and their own upstream authorizations.
  * A user refused on a project they tried to manage leaves an `access.denied` record on its trail.
- * Also here: resolving what callers name (id, slug or handle) to rows, a `not_found` when nothing is.
+ * Also here: resolving what callers name (id, slug or handle) to rows, a `not_found` when nothing is;
+ * who is a member of a team or a project, and which projects a user may call.
  */
 import type { Database, ProjectsTable, TeamsTable, UsersTable } from '../schema';
 import { auditBy } from './audit';
