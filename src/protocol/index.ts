@@ -6,5 +6,6 @@ export * from './core';
 export * from './tasks';
 export * from './headers';
 export * from './legacy';
+export * from './endpoint';
 export * from './prompts';
 export * from './text';

@@ -1,34 +1,10 @@
 /** What the gateway hands the upstream client: where an upstream is, with which credential, and the reply. */
-import type { InputRequests, JsonRpcErrorObject, UpstreamProbe } from '../protocol';
+import type { InputRequests, JsonRpcErrorObject } from '../protocol';
 import type { AnswerPreparation } from './answer-parse';
 import type { DeadlineName } from './errors';
 
-export interface UpstreamEndpoint {
-  alias: string;
-  /** The project's slug: with the alias, what metrics name the upstream by (never ids or credentials). */
-  project?: string;
-  url: string;
-  headers?: Record<string, string>;
-  /**
-   * Identifies the upstream *and the credential* for caches (discovery, catalog) and for 2025-era
-   * sessions: what an upstream offers may depend on whose credential asks. Defaults to the URL.
-   */
-  cacheKey?: string;
-  /** The upstream's control-plane id: what a probe finds out is recorded under it. */
-  upstreamId?: string;
-  /** What the last recorded probe found out; absent when it was never probed (then probed on first use). */
-  probe?: UpstreamProbe;
-  /**
-   * The project's own answer bounds (`limits.maxUpstreamResponseBytes`, `limits.upstreamCallDeadlineMs`):
-   * they only lower the instance's, which the client applies when they are absent or higher.
-   */
-  answerLimits?: { maxResponseBytes?: number | undefined; callDeadlineMs?: number | undefined };
-  /**
-   * An operator set this address (configuration, bootstrap file, instance admin): its connections are
-   * not held to the address policy. Absent or false: every connection is (address-policy.ts).
-   */
-  addressApproved?: boolean;
-}
+/** Defined with the protocol, where the store, which makes them (with a credential), sees it too. */
+export type { UpstreamEndpoint } from '../protocol';
 
 export type UpstreamReply =
   /** `prepared`: the request's `prepare` was applied to the result where it was parsed (a worker thread). */

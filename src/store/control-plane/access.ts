@@ -7,9 +7,10 @@
  * - direct project members may call the project but manage nothing;
  * - every user manages their own tokens and their own upstream authorizations.
  * A user refused on a project they tried to manage leaves an `access.denied` record on its trail.
- * Also here: resolving what callers name (id, slug or handle) to rows, a `not_found` when nothing is.
+ * Also here: resolving what callers name (id, slug or handle) to rows, a `not_found` when nothing is;
+ * who is a member of a team or a project, and which projects a user may call.
  */
-import type { ProjectsTable } from '../schema';
+import type { Database, ProjectsTable, TeamsTable, UsersTable } from '../schema';
 import { auditBy } from './audit';
 import type { Db, StoreContext } from './context';
 import { ControlPlaneError } from './errors';
@@ -107,52 +108,93 @@ export async function projectRole(
 }
 
 export async function isTeamMember(db: Db, userId: string, teamId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('team_members')
-    .select('user_id')
-    .where('team_id', '=', teamId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await membership(db, { table: 'team_members', key: 'team_id', id: teamId }, userId)) !== undefined;
 }
 
 export async function isTeamMemberOrDirect(db: Db, userId: string, project: { id: string; teamId: string }) {
   if (await isTeamMember(db, userId, project.teamId)) return true;
-  const direct = await db
-    .selectFrom('project_members')
-    .select('user_id')
-    .where('project_id', '=', project.id)
+  const direct = { table: 'project_members', key: 'project_id', id: project.id } as const;
+  return (await membership(db, direct, userId)) !== undefined;
+}
+
+/** A project a user may call (projectsOfUser). */
+export interface UserProject {
+  id: string;
+  slug: string;
+  /** The owning team's slug. */
+  team: string;
+  deletingAt: string | null;
+  /** `team`: they are a member of its team (which wins); `direct`: a direct member of the project. */
+  role: 'team' | 'direct';
+}
+
+/** The projects a user may call, through their teams or as a direct member, by slug. */
+export async function projectsOfUser(db: Db, userId: string): Promise<UserProject[]> {
+  const projects = db
+    .selectFrom('projects')
+    .innerJoin('teams', 'teams.id', 'projects.team_id')
+    .select(['projects.id', 'projects.slug', 'teams.slug as team', 'projects.deleting_at']);
+  const viaTeam = await projects
+    .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
+    .where('team_members.user_id', '=', userId)
+    .execute();
+  const direct = await projects
+    .innerJoin('project_members', 'project_members.project_id', 'projects.id')
+    .where('project_members.user_id', '=', userId)
+    .execute();
+  const byId = new Map<string, UserProject>();
+  const add = (p: (typeof direct)[number], role: UserProject['role']) =>
+    byId.set(p.id, { id: p.id, slug: p.slug, team: p.team, deletingAt: p.deleting_at ?? null, role });
+  for (const p of direct) add(p, 'direct');
+  for (const p of viaTeam) add(p, 'team');
+  return [...byId.values()].sort((a, b) => a.slug.localeCompare(b.slug));
+}
+
+/** A membership table and whose members it lists: the key column names the team or the project. */
+export type Members =
+  | { table: 'team_members'; key: 'team_id'; id: string }
+  | { table: 'project_members'; key: 'project_id'; id: string };
+
+/** The user's row in the set (when they joined), if they are a member. */
+export function membership(db: Db, members: Members, userId: string) {
+  return db
+    .selectFrom(members.table)
+    .select('created_at')
+    .where(members.key, '=', members.id)
     .where('user_id', '=', userId)
     .executeTakeFirst();
-  return direct !== undefined;
 }
 
-export async function requireTeam(db: Db, ref: string) {
-  const row = await db
-    .selectFrom('teams')
-    .selectAll()
-    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
-    .executeTakeFirst();
-  if (!row) throw new ControlPlaneError('not_found', `No team "${ref}"`);
-  return row;
+export function requireTeam(db: Db, ref: string): Promise<TeamsTable> {
+  return requireByRef(db, 'teams', ref);
 }
 
-export async function requireUserRow(db: Db, ref: string) {
-  const row = await db
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) => eb.or([eb('id', '=', ref), eb('handle', '=', ref)]))
-    .executeTakeFirst();
-  if (!row) throw new ControlPlaneError('not_found', `No user "${ref}"`);
-  return row;
+export function requireUserRow(db: Db, ref: string): Promise<UsersTable> {
+  return requireByRef(db, 'users', ref);
 }
 
-export async function requireProjectRow(db: Db, ref: string): Promise<ProjectsTable> {
+export function requireProjectRow(db: Db, ref: string): Promise<ProjectsTable> {
+  return requireByRef(db, 'projects', ref);
+}
+
+/** What callers name a team, user or project by besides its id, and what `not_found` calls it. */
+const NAMED_BY = {
+  teams: { column: 'slug', noun: 'team' },
+  users: { column: 'handle', noun: 'user' },
+  projects: { column: 'slug', noun: 'project' },
+} as const;
+
+async function requireByRef<T extends keyof typeof NAMED_BY>(
+  db: Db,
+  table: T,
+  ref: string,
+): Promise<Database[T]> {
+  const { column, noun } = NAMED_BY[table];
   const row = await db
-    .selectFrom('projects')
+    .selectFrom(table as keyof typeof NAMED_BY)
     .selectAll()
-    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
+    .where((eb) => eb.or([eb('id', '=', ref), eb(column, '=', ref)]))
     .executeTakeFirst();
-  if (!row) throw new ControlPlaneError('not_found', `No project "${ref}"`);
-  return row;
+  if (!row) throw new ControlPlaneError('not_found', `No ${noun} "${ref}"`);
+  return row as Database[T];
 }

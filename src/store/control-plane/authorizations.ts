@@ -65,7 +65,7 @@ export async function grantUpstreamAuthorization(
         throw new ControlPlaneError('conflict', `Upstream "${row.alias}" was re-pointed; connect it again`);
       }
     }
-    const active = await activeAuthorization(trx, row.id, user.id, now);
+    const active = await findAuthorization(trx, row.id, user.id, now, 'active');
     const id = active?.id ?? newId('uauth');
     const sealed = ctx.cipher.seal(Buffer.from(g.credential, 'utf8'), authorizationAad(id, row.id, user.id));
     if (active) {
@@ -140,7 +140,7 @@ export async function revokeUpstreamAuthorization(
   const { project, row, user } = await authorizationTarget(ctx, actor, projectRef, alias, userRef, 'revoke');
   const now = ctx.nowIso();
   const revoked = await ctx.transaction(async (trx) => {
-    const active = await revocableAuthorization(trx, row.id, user.id, now);
+    const active = await findAuthorization(trx, row.id, user.id, now, 'revocable');
     if (!active) {
       throw new ControlPlaneError(
         'not_found',
@@ -250,43 +250,29 @@ async function authorizationTarget(
   return { project, row, user };
 }
 
-/** The user's authorizations for the upstream that are not revoked (read in the caller's transaction). */
-function unrevokedAuthorizations(trx: Db, upstreamId: string, userId: string) {
-  return trx
+/**
+ * The user's authorization for the upstream that a grant replaces (`active`) or a revocation ends
+ * (`revocable`), read in the caller's transaction. Revocable is the active one, or else one whose access
+ * token expired but which still holds a refresh token: that one is shown as connected (it renews on its
+ * next use) and its refresh token is a live grant at the authorization server, so it must be revocable too.
+ */
+async function findAuthorization(
+  trx: Db,
+  upstreamId: string,
+  userId: string,
+  now: string,
+  what: 'active' | 'revocable',
+): Promise<UpstreamAuthorizationsTable | undefined> {
+  const unrevoked = await trx
     .selectFrom('upstream_authorizations')
     .selectAll()
     .where('upstream_id', '=', upstreamId)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .execute();
-}
-
-/** The user's active authorization for the upstream, if any. */
-async function activeAuthorization(
-  trx: Db,
-  upstreamId: string,
-  userId: string,
-  now: string,
-): Promise<UpstreamAuthorizationsTable | undefined> {
-  const rows = await unrevokedAuthorizations(trx, upstreamId, userId);
-  return rows.find((a) => authorizationStatus(a, now) === 'active');
-}
-
-/**
- * What a revocation ends: the active authorization, or one whose access token expired but which still
- * holds a refresh token. That one is shown as connected (it renews on its next use) and its refresh token
- * is a live grant at the authorization server, so it must be revocable too.
- */
-async function revocableAuthorization(
-  trx: Db,
-  upstreamId: string,
-  userId: string,
-  now: string,
-): Promise<UpstreamAuthorizationsTable | undefined> {
-  const rows = await unrevokedAuthorizations(trx, upstreamId, userId);
-  return (
-    rows.find((a) => authorizationStatus(a, now) === 'active') ?? rows.find((a) => a.refresh_token !== null)
-  );
+  const active = unrevoked.find((a) => authorizationStatus(a, now) === 'active');
+  if (what === 'active') return active;
+  return active ?? unrevoked.find((a) => a.refresh_token !== null);
 }
 
 /** The token an authorization holds. */

@@ -109,7 +109,7 @@ export class StoreContext {
     readonly options: ControlPlaneStoreOptions = {},
   ) {
     this.clock = options.now ?? (() => new Date());
-    this.serving = new ServingCache(db, options.changeCheckEveryMs);
+    this.serving = new ServingCache(db, () => this.nowIso(), options.changeCheckEveryMs);
   }
 
   nowIso(): string {

@@ -5,30 +5,21 @@
  * plane, whose records and credentials it reads, so the worker takes it from the store floor rather than
  * from the gateway's.
  */
-import type { UpstreamProbe } from '../../protocol';
+import type { UpstreamEndpoint } from '../../protocol';
 import { ProtocolError } from '../../protocol';
 import { addressOf } from './upstream-addresses';
 import type { ControlPlane, Principal, ProjectRecord, UpstreamRecord } from './types';
 import type { CredentialSubject } from './token-exchange';
 
 /**
- * Where an upstream is and with which credential: what the upstream client calls (the store does not
- * know the client's types; this is assignable to its `UpstreamEndpoint`, which the gateway's
- * `ResolvedEndpoint` checks). Only a resolution makes one (`resolved`), so an upstream record, which has
- * the same address fields, can never be called by mistake without its credential.
+ * Where an upstream is and with which credential: what the upstream client calls (`UpstreamEndpoint`,
+ * defined with the protocol, since the store does not import the client). Only a resolution makes one
+ * (`resolved`), so an upstream record, which has the same address fields, can never be called by mistake
+ * without its credential.
  */
-export interface ResolvedEndpoint {
-  alias: string;
-  project?: string;
-  url: string;
-  headers?: Record<string, string>;
-  cacheKey?: string;
-  upstreamId?: string;
-  probe?: UpstreamProbe;
-  answerLimits?: { maxResponseBytes?: number | undefined; callDeadlineMs?: number | undefined };
+export interface ResolvedEndpoint extends UpstreamEndpoint {
   readonly resolved: true;
   authorizationId: string | null;
-  addressApproved?: boolean;
 }
 
 export async function resolveEndpoint(

@@ -56,12 +56,7 @@ export function externalUser(
 ): Promise<string | undefined> {
   const groups = identity.groups === undefined ? '-' : [...identity.groups].sort().join('\u0000');
   const key = `${identity.issuer}\u0001${identity.subject}\u0001${groups}`;
-  return ctx.serving.get(
-    'identity',
-    key,
-    async () => ({ value: await resolveUser(ctx, identity, policy) }),
-    () => ctx.nowIso(),
-  );
+  return ctx.serving.get('identity', key, async () => ({ value: await resolveUser(ctx, identity, policy) }));
 }
 
 async function resolveUser(

@@ -83,64 +83,55 @@ type Delegated<M, K extends keyof M> = {
   [P in K]: M[P] extends (ctx: StoreContext, ...args: infer A) => infer R ? (...args: A) => R : never;
 };
 
-function delegate<M, K extends keyof M>(ctx: StoreContext, mod: M, names: readonly K[]): Delegated<M, K> {
-  return Object.fromEntries(
-    names.map((name) => {
-      const fn = mod[name] as (ctx: StoreContext, ...args: unknown[]) => unknown;
-      return [name, (...args: unknown[]) => fn(ctx, ...args)];
-    }),
-  ) as Delegated<M, K>;
+/** A module's functions named in `names`, handed on unchanged: bound to a context, they are facade methods. */
+function handOn<M, const K extends keyof M>(mod: M, names: readonly K[]) {
+  return (ctx: StoreContext): Delegated<M, K> =>
+    Object.fromEntries(
+      names.map((name) => {
+        const fn = mod[name] as (ctx: StoreContext, ...args: unknown[]) => unknown;
+        return [name, (...args: unknown[]) => fn(ctx, ...args)];
+      }),
+    ) as Delegated<M, K>;
 }
 
 /** The functions of each aggregate's module the facade hands on unchanged, by module. */
-const BY_SERVING = ['authenticate', 'upstreamCredential', 'authorizationValid'] as const;
-const BY_ACCESS = ['projectRole', 'canManageProject'] as const;
-const BY_IDENTITIES = [
-  'externalUser',
-  'identityId',
-  'linkIdentity',
-  'listIdentities',
-  'unlinkIdentity',
-] as const;
-const BY_RENEWAL = ['attachRenewal'] as const;
-const BY_TEAMS = ['createTeam', 'updateTeam', 'listTeams', 'getTeam'] as const;
-const BY_USERS = ['createUser', 'updateUser', 'listUsers'] as const;
-const BY_USER_TOKENS = ['issueUserToken', 'ensureUserToken', 'listUserTokens', 'revokeToken'] as const;
-const BY_PROJECTS = ['createProject', 'listProjects', 'getProject', 'updateProject'] as const;
-const BY_DELETION = ['markProjectDeleting', 'projectsBeingDeleted', 'deleteProject'] as const;
-const BY_MEMBERSHIPS = ['listProjectMembers'] as const;
-const BY_API_KEYS = ['createApiKey', 'ensureApiKey', 'listApiKeys', 'revokeApiKey'] as const;
-const BY_UPSTREAMS = [
-  'addUpstream',
-  'listUpstreams',
-  'updateUpstream',
-  'removeUpstream',
-  'recordOAuthRegistration',
-  'recordUpstreamProbe',
-] as const;
-const BY_AUTHORIZATIONS = [
-  'grantUpstreamAuthorization',
-  'revokeUpstreamAuthorization',
-  'listUpstreamAuthorizations',
+const HANDED_ON = [
+  handOn(serving, ['authenticate', 'upstreamCredential', 'authorizationValid']),
+  handOn(access, ['projectRole', 'canManageProject']),
+  handOn(identities, ['externalUser', 'identityId', 'linkIdentity', 'listIdentities', 'unlinkIdentity']),
+  handOn(renewal, ['attachRenewal']),
+  handOn(teams, ['createTeam', 'updateTeam', 'listTeams', 'getTeam']),
+  handOn(users, ['createUser', 'updateUser', 'listUsers']),
+  handOn(userTokens, ['issueUserToken', 'ensureUserToken', 'listUserTokens', 'revokeToken']),
+  handOn(projects, ['createProject', 'listProjects', 'getProject', 'updateProject']),
+  handOn(deletion, ['markProjectDeleting', 'projectsBeingDeleted', 'deleteProject']),
+  handOn(memberships, ['listProjectMembers']),
+  handOn(apiKeys, ['createApiKey', 'ensureApiKey', 'listApiKeys', 'revokeApiKey']),
+  handOn(upstreams, [
+    'addUpstream',
+    'listUpstreams',
+    'updateUpstream',
+    'removeUpstream',
+    'recordOAuthRegistration',
+    'recordUpstreamProbe',
+  ]),
+  handOn(authorizations, [
+    'grantUpstreamAuthorization',
+    'revokeUpstreamAuthorization',
+    'listUpstreamAuthorizations',
+  ]),
 ] as const;
 
-// The class gets these methods from `delegate` in its constructor; the interface declares them.
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface ControlPlaneStore
-  extends
-    Delegated<typeof serving, (typeof BY_SERVING)[number]>,
-    Delegated<typeof access, (typeof BY_ACCESS)[number]>,
-    Delegated<typeof identities, (typeof BY_IDENTITIES)[number]>,
-    Delegated<typeof renewal, (typeof BY_RENEWAL)[number]>,
-    Delegated<typeof teams, (typeof BY_TEAMS)[number]>,
-    Delegated<typeof users, (typeof BY_USERS)[number]>,
-    Delegated<typeof userTokens, (typeof BY_USER_TOKENS)[number]>,
-    Delegated<typeof projects, (typeof BY_PROJECTS)[number]>,
-    Delegated<typeof deletion, (typeof BY_DELETION)[number]>,
-    Delegated<typeof memberships, (typeof BY_MEMBERSHIPS)[number]>,
-    Delegated<typeof apiKeys, (typeof BY_API_KEYS)[number]>,
-    Delegated<typeof upstreams, (typeof BY_UPSTREAMS)[number]>,
-    Delegated<typeof authorizations, (typeof BY_AUTHORIZATIONS)[number]> {}
+/** Every method HANDED_ON gives the facade, as one type. */
+type HandedOn = UnionToIntersection<ReturnType<(typeof HANDED_ON)[number]>>;
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void
+  ? I
+  : never;
+
+// The class gets these methods from HANDED_ON in its constructor; the interface, merged with it, declares
+// them (so it has no members of its own).
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface ControlPlaneStore extends HandedOn {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class ControlPlaneStore implements ControlPlane {
@@ -148,22 +139,7 @@ export class ControlPlaneStore implements ControlPlane {
 
   constructor(db: Kysely<Database>, cipher: Cipher, options: ControlPlaneStoreOptions = {}) {
     this.ctx = new StoreContext(db, cipher, options);
-    Object.assign(
-      this,
-      delegate(this.ctx, serving, BY_SERVING),
-      delegate(this.ctx, access, BY_ACCESS),
-      delegate(this.ctx, identities, BY_IDENTITIES),
-      delegate(this.ctx, renewal, BY_RENEWAL),
-      delegate(this.ctx, teams, BY_TEAMS),
-      delegate(this.ctx, users, BY_USERS),
-      delegate(this.ctx, userTokens, BY_USER_TOKENS),
-      delegate(this.ctx, projects, BY_PROJECTS),
-      delegate(this.ctx, deletion, BY_DELETION),
-      delegate(this.ctx, memberships, BY_MEMBERSHIPS),
-      delegate(this.ctx, apiKeys, BY_API_KEYS),
-      delegate(this.ctx, upstreams, BY_UPSTREAMS),
-      delegate(this.ctx, authorizations, BY_AUTHORIZATIONS),
-    );
+    for (const bind of HANDED_ON) Object.assign(this, bind(this.ctx));
   }
 
   // ------------------------------------------ ControlPlane (serving.ts, access.ts)

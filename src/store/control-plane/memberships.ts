@@ -6,18 +6,14 @@
  * change reaches every project's trail). Adding a member twice changes nothing; removing a user who is
  * not a member is `not_found`.
  */
-import { requireManagedProject, requireTeam, requireTeamRights, requireUserRow } from './access';
+import type { Members } from './access';
+import { membership, requireManagedProject, requireTeam, requireTeamRights, requireUserRow } from './access';
 import { auditBy, writeTeamAudit } from './audit';
 import type { Db, StoreContext } from './context';
 import { ControlPlaneError } from './errors';
 import type { Principal } from './types';
 import type { MemberView, Updated } from './views';
 import { toUserView } from './views';
-
-/** A membership table and whose members it lists: the key column names the team or the project. */
-export type Members =
-  | { table: 'team_members'; key: 'team_id'; id: string }
-  | { table: 'project_members'; key: 'project_id'; id: string };
 
 /** A set of members as an operation changes it: how to name it, and how to audit a change to it. */
 type MemberSet = Members & {
@@ -39,12 +35,7 @@ export async function addMember(
   const set = await memberSet(ctx, actor, of);
   const user = await requireUserRow(ctx.db, userRef);
   return ctx.transaction(async (trx) => {
-    const existing = await trx
-      .selectFrom(set.table)
-      .select('created_at')
-      .where(set.key, '=', set.id)
-      .where('user_id', '=', user.id)
-      .executeTakeFirst();
+    const existing = await membership(trx, set, user.id);
     if (existing) return { record: { ...toUserView(user), since: existing.created_at }, changed: false };
     const since = ctx.nowIso();
     await trx

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { CacheConfigSchema, LimitsConfigSchema } from '../../config/config';
 import { HostingPolicySchema } from '../../config/hosting';
 import { TokenExchangeInputSchema } from '../../config/upstream';
+import type { UpstreamsTable } from '../schema';
+import type { StoreContext } from './context';
 import { ControlPlaneError } from './errors';
 
 export const SlugSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,49}$/, 'lowercase letters, digits and "-"');
@@ -122,6 +124,18 @@ export const UpstreamPatchSchema = z.strictObject({
   hosting: HostingPolicySchema.nullable().optional(),
 });
 export type UpstreamPatch = z.input<typeof UpstreamPatchSchema>;
+
+/**
+ * One part of applying a patch's `auth` to an upstream (patchOAuth, patchTokenExchange): what changes
+ * is written into `next`, a copy of `row`, and each changed field named in `fields`.
+ */
+export type AuthPatchStep = (
+  ctx: StoreContext,
+  row: UpstreamsTable,
+  next: UpstreamsTable,
+  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
+  fields: string[],
+) => void;
 
 export const AuthModeSchema = z.enum(['required', 'anonymous']);
 export const ToolProfileSchema = z.enum(['tasks', 'standard']);

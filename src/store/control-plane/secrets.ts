@@ -4,9 +4,12 @@
  * secret given in advance (the bootstrap file) must look like one the store would mint, and one that
  * is already stored is never handed to a second owner. A secret is revoked once: revoking it again
  * changes nothing and writes no audit record.
+ *
+ * Also here: the client secrets an upstream's settings hold sealed (its OAuth client's, its token exchange
+ * client's), as a patch of those settings keeps, replaces or drops them.
  */
 import type { TokenPrefix } from './tokens';
-import { isWellFormedToken } from './tokens';
+import { isWellFormedToken, secretsEqual } from './tokens';
 import type { Db, StoreContext } from './context';
 import { ControlPlaneError } from './errors';
 import type { Updated } from './views';
@@ -41,4 +44,23 @@ export async function revokeOnce<R extends { id: string; revoked_at: string | nu
     await audit(trx);
   });
   return { ...row, revoked_at: revokedAt };
+}
+
+/**
+ * A sealed client secret after a patch: a `given` secret replaces it (given again, the stored one changes
+ * nothing); none given, the stored one stays while the client is the same and goes otherwise. Undefined:
+ * it does not change.
+ */
+export function patchedClientSecret(
+  stored: Buffer | null,
+  sameClient: boolean,
+  given: string | undefined,
+  sealing: { open(sealed: Buffer): string; seal(secret: string): Buffer },
+): Buffer | null | undefined {
+  let secret = sameClient ? stored : null;
+  if (given !== undefined) {
+    const same = stored !== null && secretsEqual(sealing.open(stored), given);
+    secret = same ? stored : sealing.seal(given);
+  }
+  return secret === stored ? undefined : secret;
 }

@@ -26,16 +26,13 @@ export class ServingCache {
 
   constructor(
     private readonly db: Kysely<Database>,
+    /** The store's clock, which entries' `expiresAt` are compared with. */
+    private readonly nowIso: () => string,
     private readonly checkEveryMs = 250,
   ) {}
 
   /** The cached value of `key` in `space`, or `load()`'s (then cached). */
-  async get<T>(
-    space: string,
-    key: string,
-    load: () => Promise<CachedEntry<T>>,
-    nowIso: () => string,
-  ): Promise<T> {
+  async get<T>(space: string, key: string, load: () => Promise<CachedEntry<T>>): Promise<T> {
     await this.fresh();
     let map = this.maps.get(space);
     if (!map) {
@@ -43,7 +40,7 @@ export class ServingCache {
       this.maps.set(space, map);
     }
     const hit = map.get(key) as CachedEntry<T> | undefined;
-    if (hit && !(hit.expiresAt && hit.expiresAt <= nowIso())) return hit.value;
+    if (hit && !(hit.expiresAt && hit.expiresAt <= this.nowIso())) return hit.value;
     const epoch = this.epoch;
     const entry = await load();
     // Cache only what was read since the last drop: a change that landed meanwhile wins.

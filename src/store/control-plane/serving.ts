@@ -23,7 +23,7 @@ import { userToken } from './user-tokens';
 export async function authenticate(ctx: StoreContext, token: string): Promise<Principal | undefined> {
   if (token.length > 512) return undefined;
   const cached = (load: () => Promise<CachedEntry<Principal | undefined>>) =>
-    ctx.serving.get('token', hashToken(token), load, () => ctx.nowIso());
+    ctx.serving.get('token', hashToken(token), load);
   if (token.startsWith(USER_TOKEN_PREFIX)) {
     return cached(async () => {
       const user = await userToken(ctx, token);
@@ -37,21 +37,16 @@ export async function authenticate(ctx: StoreContext, token: string): Promise<Pr
 
 /** The project a request addresses. */
 export function projectBySlug(ctx: StoreContext, slug: string): Promise<ProjectRecord | undefined> {
-  return ctx.serving.get(
-    'project',
-    slug,
-    async () => {
-      // A project being deleted no longer serves (docs/retention.md).
-      const row = await ctx.db
-        .selectFrom('projects')
-        .selectAll()
-        .where('slug', '=', slug)
-        .where('deleting_at', 'is', null)
-        .executeTakeFirst();
-      return { value: row ? await toProjectRecord(ctx.db, row) : undefined };
-    },
-    () => ctx.nowIso(),
-  );
+  return ctx.serving.get('project', slug, async () => {
+    // A project being deleted no longer serves (docs/retention.md).
+    const row = await ctx.db
+      .selectFrom('projects')
+      .selectAll()
+      .where('slug', '=', slug)
+      .where('deleting_at', 'is', null)
+      .executeTakeFirst();
+    return { value: row ? await toProjectRecord(ctx.db, row) : undefined };
+  });
 }
 
 export async function projectById(ctx: StoreContext, id: string): Promise<ProjectRecord | undefined> {
@@ -75,17 +70,14 @@ export function upstreamCredential(
     const value = await readCredential(ctx, principal, project, upstream, expiry, subject);
     return { value, expiresAt: expiry.at };
   };
-  return ctx.serving.get('credential', key, read, () => ctx.nowIso());
+  return ctx.serving.get('credential', key, read);
 }
 
 /** Whether `principal` may call `project` (cached like every other serving read). */
 export function mayCall(ctx: StoreContext, principal: Principal, project: ProjectRecord): Promise<boolean> {
-  return ctx.serving.get(
-    'access',
-    `${principalKey(principal)}|${project.id}`,
-    async () => ({ value: await canCallProject(ctx, principal, project) }),
-    () => ctx.nowIso(),
-  );
+  return ctx.serving.get('access', `${principalKey(principal)}|${project.id}`, async () => ({
+    value: await canCallProject(ctx, principal, project),
+  }));
 }
 
 /** The credential (see upstreamCredential); `expiry.at` is set to when a per-user one stops being valid. */
@@ -215,7 +207,7 @@ export function authorizationValid(ctx: StoreContext, authorizationId: string): 
       expiresAt: row ? validUntil(row) : null,
     };
   };
-  return ctx.serving.get('authorization', authorizationId, read, () => ctx.nowIso());
+  return ctx.serving.get('authorization', authorizationId, read);
 }
 
 /** A principal as a cache key part (ids only; nothing secret). */

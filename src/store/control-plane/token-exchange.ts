@@ -13,11 +13,11 @@
  */
 import type { z } from 'zod';
 import type { UpstreamsTable, UpstreamTokenExchangeTable } from '../schema';
-import { secretsEqual } from './tokens';
 import type { StoreContext } from './context';
 import { newId } from './context';
 import { RENEW_MARGIN_MS } from './renewal';
-import type { NewUpstreamSchema, UpstreamPatchSchema } from './schemas';
+import { patchedClientSecret } from './secrets';
+import type { AuthPatchStep, NewUpstreamSchema } from './schemas';
 import type { CredentialSubject, TokenExchangeSettings, UpstreamCredential } from './types';
 export type { CredentialSubject } from './types';
 import { addressOf } from './upstream-addresses';
@@ -58,13 +58,7 @@ export function tokenExchangeColumns(ctx: StoreContext, id: string, auth: Auth) 
  * A patch's `auth` replaces the token exchange settings; an omitted `clientSecret` keeps the stored one
  * while issuer and client id stay the same, and resending the stored one changes nothing.
  */
-export function patchTokenExchange(
-  ctx: StoreContext,
-  row: UpstreamsTable,
-  next: UpstreamsTable,
-  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
-  fields: string[],
-): void {
+export const patchTokenExchange: AuthPatchStep = (ctx, row, next, a, fields) => {
   const json = settingsJson(a);
   const was = row.token_exchange ?? null;
   if (json !== was) {
@@ -74,17 +68,15 @@ export function patchTokenExchange(
   const t = a.mode === 'per_user' ? a.tokenExchange : undefined;
   const before = settingsOf(was);
   const sameClient = t !== undefined && before?.issuer === t.issuer && before.clientId === t.clientId;
-  const stored = row.token_exchange_secret ?? null;
-  let secret: Buffer | null = sameClient ? stored : null;
-  if (t?.clientSecret !== undefined) {
-    const same = stored !== null && secretsEqual(openSecret(ctx, row.id, stored), t.clientSecret);
-    secret = same ? stored : ctx.cipher.seal(Buffer.from(t.clientSecret), secretAad(row.id));
-  }
-  if (secret !== stored) {
+  const secret = patchedClientSecret(row.token_exchange_secret ?? null, sameClient, t?.clientSecret, {
+    open: (sealed) => openSecret(ctx, row.id, sealed),
+    seal: (given) => ctx.cipher.seal(Buffer.from(given), secretAad(row.id)),
+  });
+  if (secret !== undefined) {
     next.token_exchange_secret = secret;
     fields.push('tokenExchangeSecret');
   }
-}
+};
 
 function settingsOf(json: string | null | undefined): Settings | undefined {
   if (!json) return undefined;
@@ -131,7 +123,10 @@ export async function exchangedCredential(
     if (usable && until(usable) - RENEW_MARGIN_MS > now) found = usable;
     else {
       try {
-        found = await exchangeOnce(ctx, userId, row, settings, subject.accessToken);
+        const accessToken = subject.accessToken;
+        found = await exchangeOnce(ctx, { upstreamId: row.id, userId }, () =>
+          exchange(ctx, userId, row, settings, accessToken),
+        );
       } catch (err) {
         return {
           ok: false,
@@ -163,23 +158,21 @@ export async function exchangedCredential(
   };
 }
 
-/** One exchange per user and upstream at a time in this process. */
+/** One exchange per user and upstream at a time in this process: a second asker gets the first's. */
 function exchangeOnce(
   ctx: StoreContext,
-  userId: string,
-  row: UpstreamsTable,
-  settings: TokenExchangeSettings,
-  accessToken: string,
+  key: { upstreamId: string; userId: string },
+  work: () => Promise<UpstreamTokenExchangeTable>,
 ): Promise<UpstreamTokenExchangeTable> {
   let inFlight = exchanging.get(ctx);
   if (!inFlight) exchanging.set(ctx, (inFlight = new Map()));
-  const key = `${row.id}|${userId}`;
-  const running = inFlight.get(key);
+  const id = `${key.upstreamId}|${key.userId}`;
+  const running = inFlight.get(id);
   if (running) return running;
   const map = inFlight;
-  const work = exchange(ctx, userId, row, settings, accessToken).finally(() => map.delete(key));
-  map.set(key, work);
-  return work;
+  const started = work().finally(() => map.delete(id));
+  map.set(id, started);
+  return started;
 }
 
 async function exchange(

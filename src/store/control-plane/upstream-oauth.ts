@@ -6,9 +6,9 @@
  */
 import type { z } from 'zod';
 import type { UpstreamsTable } from '../schema';
-import { secretsEqual } from './tokens';
 import type { StoreContext } from './context';
-import type { NewUpstreamSchema, UpstreamPatchSchema } from './schemas';
+import { patchedClientSecret } from './secrets';
+import type { AuthPatchStep, NewUpstreamSchema } from './schemas';
 import { tokenExchangeOf } from './token-exchange';
 import type { OAuthRegistration, UpstreamAuth } from './types';
 
@@ -31,13 +31,7 @@ export function oauthColumns(
  * A patch's `auth` replaces the OAuth settings too; an omitted `clientSecret` keeps the stored one while
  * the client id stays the same (like a project credential), and resending the stored one changes nothing.
  */
-export function patchOAuth(
-  ctx: StoreContext,
-  row: UpstreamsTable,
-  next: UpstreamsTable,
-  a: NonNullable<z.output<typeof UpstreamPatchSchema>['auth']>,
-  fields: string[],
-): void {
+export const patchOAuth: AuthPatchStep = (ctx, row, next, a, fields) => {
   const o = a.mode === 'per_user' ? a.oauth : undefined;
   const clientId = o?.clientId ?? null;
   const was = { oauth: Number(row.oauth ?? 0), clientId: row.oauth_client_id ?? null };
@@ -47,17 +41,16 @@ export function patchOAuth(
     next.oauth_registration = null;
     fields.push('oauth');
   }
-  const stored = row.oauth_client_secret ?? null;
-  let secret: Buffer | null = clientId !== null && clientId === was.clientId ? stored : null;
-  if (o?.clientSecret !== undefined) {
-    const same = stored !== null && secretsEqual(openOAuthClientSecret(ctx, row.id, stored), o.clientSecret);
-    secret = same ? stored : sealOAuthClientSecret(ctx, row.id, o.clientSecret);
-  }
-  if (secret !== stored) {
+  const sameClient = clientId !== null && clientId === was.clientId;
+  const secret = patchedClientSecret(row.oauth_client_secret ?? null, sameClient, o?.clientSecret, {
+    open: (sealed) => openOAuthClientSecret(ctx, row.id, sealed),
+    seal: (given) => sealOAuthClientSecret(ctx, row.id, given),
+  });
+  if (secret !== undefined) {
     next.oauth_client_secret = secret;
     fields.push('oauthClientSecret');
   }
-}
+};
 
 /** The client an upstream's configuration names for its authorization server, secret opened; else undefined. */
 export async function upstreamOAuthClient(

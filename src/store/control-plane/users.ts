@@ -5,7 +5,7 @@
  * Their tokens are user-tokens.ts, their team and project memberships memberships.ts.
  */
 import { z } from 'zod';
-import { requireAdmin, requireSelfOrAdmin, requireUserRow } from './access';
+import { projectsOfUser, requireAdmin, requireSelfOrAdmin, requireUserRow } from './access';
 import { auditBy } from './audit';
 import type { StoreContext } from './context';
 import { insertUnique, newId } from './context';
@@ -68,24 +68,10 @@ export async function getUser(
     .where('team_members.user_id', '=', user.id)
     .orderBy('teams.slug')
     .execute();
-  const teamProjects = await ctx.db
-    .selectFrom('projects')
-    .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
-    .select(['projects.id', 'projects.slug'])
-    .where('team_members.user_id', '=', user.id)
-    .execute();
-  const direct = await ctx.db
-    .selectFrom('projects')
-    .innerJoin('project_members', 'project_members.project_id', 'projects.id')
-    .select(['projects.id', 'projects.slug'])
-    .where('project_members.user_id', '=', user.id)
-    .execute();
-  const projects = new Map<string, { id: string; slug: string; role: 'team' | 'direct' }>();
-  for (const p of direct) projects.set(p.id, { ...p, role: 'direct' });
-  for (const p of teamProjects) projects.set(p.id, { ...p, role: 'team' });
+  const projects = await projectsOfUser(ctx.db, user.id);
   return {
     ...toUserView(user),
     teams: teams.map(toTeamView),
-    projects: [...projects.values()].sort((a, b) => a.slug.localeCompare(b.slug)),
+    projects: projects.map(({ id, slug, role }) => ({ id, slug, role })),
   };
 }

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { projectsOfUser } from '../control-plane/access';
 import type { ProjectRecord } from '../control-plane/types';
 import type { Database } from '../schema';
 import { hashToken } from '../control-plane/tokens';
@@ -133,26 +134,10 @@ export class DashboardStore {
 
   /** The projects a user sees on the dashboard (not those being deleted), by slug. */
   async projectsOf(userId: string): Promise<DashboardProject[]> {
-    const viaTeam = await this.db
-      .selectFrom('projects')
-      .innerJoin('teams', 'teams.id', 'projects.team_id')
-      .innerJoin('team_members', 'team_members.team_id', 'projects.team_id')
-      .select(['projects.slug', 'teams.slug as team'])
-      .where('team_members.user_id', '=', userId)
-      .where('projects.deleting_at', 'is', null)
-      .execute();
-    const direct = await this.db
-      .selectFrom('projects')
-      .innerJoin('teams', 'teams.id', 'projects.team_id')
-      .innerJoin('project_members', 'project_members.project_id', 'projects.id')
-      .select(['projects.slug', 'teams.slug as team'])
-      .where('project_members.user_id', '=', userId)
-      .where('projects.deleting_at', 'is', null)
-      .execute();
-    const bySlug = new Map<string, DashboardProject>();
-    for (const p of direct) bySlug.set(p.slug, { slug: p.slug, team: p.team, role: 'member' });
-    for (const p of viaTeam) bySlug.set(p.slug, { slug: p.slug, team: p.team, role: 'team' });
-    return [...bySlug.values()].sort((a, b) => a.slug.localeCompare(b.slug));
+    const projects = await projectsOfUser(this.db, userId);
+    return projects
+      .filter((p) => p.deletingAt === null)
+      .map((p) => ({ slug: p.slug, team: p.team, role: p.role === 'team' ? 'team' : 'member' }));
   }
 
   /** Everyone who can access the project (team members and direct members): who a task may go to. */
