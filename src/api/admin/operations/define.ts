@@ -197,7 +197,6 @@ export function userRef(actor: Principal, value: string): string {
 
 /** A handler's reply helpers. */
 export const ok = (body: unknown): Reply => ({ body });
-export const created = (body: unknown): Reply => ({ status: 201, body });
 /** 201 when the membership is new, 200 when it was already there. */
 export const membership = (r: { changed: boolean; record: unknown }): Reply => ({
   status: r.changed ? 201 : 200,

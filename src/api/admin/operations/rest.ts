@@ -1,0 +1,143 @@
+/**
+ * The REST and CLI conventions of a noun's operations, said once: a noun's collection path
+ * (`/projects/:project/keys`) and its item parameter (`key`) give each of list, create, show, update,
+ * remove and an action on an item its operation name (`key.list`), HTTP method and path, success status
+ * (201 on create), list reply (`{ keys: [...] }`), CLI command (`key list`) and, for the reads,
+ * `audit: 'none'`. A noun without an item parameter is one resource (a project's approval policy): its
+ * show, update and remove act on its path.
+ *
+ * An entry still says who may call it (every entry, so that authorization is read where the operation
+ * is), what it takes and does, and the audit event of a write. Where an operation differs from the
+ * convention the entry says so: `verb` names it otherwise (`token.issue` is a create, `key.revoke` a
+ * remove), `http` and `cli` override parts of the derived bindings, and `cli: false` gives it no command.
+ */
+import type { z } from 'zod';
+import type {
+  ActorContext,
+  AdminOperation,
+  CliBinding,
+  HttpBinding,
+  Method,
+  Operation,
+  OperationContext,
+} from './define';
+import { defineOperation, ok } from './define';
+
+export interface Noun {
+  /** In operation names: `team` (`team.create`). */
+  name: string;
+  /** The list reply's key: `teams` (`{ teams: [...] }`); a noun that is listed has one. */
+  plural?: string;
+  /** The collection under `/v1/admin`, with the `:name` segments of its parents. */
+  path: string;
+  /** The item's path parameter (`/teams/:team`); none: the noun is one resource, at `path`. */
+  item?: string;
+  /** The CLI's noun where it is not `name` (`approvals`). */
+  cli?: string;
+}
+
+/** An entry of a noun's operation: everything but what the convention derives. */
+export type NounEntry<S extends z.ZodObject, O, C> = Omit<
+  Operation<S, O, C>,
+  'name' | 'audit' | 'http' | 'cli'
+> & {
+  /** The operation's verb, in its name and command, where it is not the convention's (`issue`). */
+  verb?: string;
+  /** The audit event (reads: `none` unless said). */
+  audit?: string;
+  /** Overrides of the derived HTTP binding. */
+  http?: Partial<HttpBinding<O>>;
+  /** Overrides of the derived CLI binding; `false`: no command. */
+  cli?: Partial<CliBinding<z.output<S>, O>> | false;
+};
+
+/** A write says what it audits. */
+type WriteEntry<S extends z.ZodObject, O, C> = NounEntry<S, O, C> & { audit: string };
+
+type Built<S extends z.ZodObject, O, C> = AdminOperation & { typed: Operation<S, O, C> };
+
+type Verb = 'list' | 'create' | 'show' | 'update' | 'remove' | 'action';
+
+/**
+ * Each verb's method, where it acts (the collection, the item, or the item's path followed by the
+ * verb: `/approvals/:approval/approve`), and its success status where it is not 200.
+ */
+const CONVENTIONS: Record<Verb, { method: Method; on: 'collection' | 'item' | 'verb'; status?: number }> = {
+  list: { method: 'GET', on: 'collection' },
+  create: { method: 'POST', on: 'collection', status: 201 },
+  show: { method: 'GET', on: 'item' },
+  update: { method: 'PATCH', on: 'item' },
+  remove: { method: 'DELETE', on: 'item' },
+  action: { method: 'POST', on: 'verb' },
+};
+
+/** The path of one of the noun's items: `/teams/:team` (the noun's path where it is one resource). */
+export function itemPath(noun: Noun): string {
+  return noun.item === undefined ? noun.path : `${noun.path}/:${noun.item}`;
+}
+
+function pathOf(noun: Noun, verb: Verb, named: string): string {
+  const { on } = CONVENTIONS[verb];
+  if (on === 'collection') return noun.path;
+  return on === 'item' ? itemPath(noun) : `${itemPath(noun)}/${named}`;
+}
+
+/** `{ teams: [...] }`: a list answers its items under the noun's plural. */
+function listReply(noun: Noun) {
+  const { plural } = noun;
+  if (plural === undefined) throw new Error(`"${noun.name}" is listed but has no plural`);
+  return (result: unknown) => ok({ [plural]: result });
+}
+
+function build<S extends z.ZodObject, O, C extends ActorContext>(
+  noun: Noun,
+  verb: Verb,
+  entry: NounEntry<S, O, C>,
+): Built<S, O, C> {
+  const { method, status } = CONVENTIONS[verb];
+  const { verb: named = verb, audit = 'none', http, cli, ...rest } = entry;
+  return defineOperation<S, O, C>({
+    ...rest,
+    name: `${noun.name}.${named}`,
+    audit,
+    http: {
+      method,
+      path: pathOf(noun, verb, named),
+      ...(status !== undefined && { status }),
+      ...(verb === 'list' && { reply: listReply(noun) }),
+      ...http,
+    },
+    ...(cli !== false && { cli: { command: `${noun.cli ?? noun.name} ${named}`, ...cli } }),
+  });
+}
+
+const read =
+  (noun: Noun, verb: Verb) =>
+  <S extends z.ZodObject, O, C extends ActorContext = OperationContext>(entry: NounEntry<S, O, C>) =>
+    build(noun, verb, entry);
+
+const write =
+  (noun: Noun, verb: Verb) =>
+  <S extends z.ZodObject, O, C extends ActorContext = OperationContext>(entry: WriteEntry<S, O, C>) =>
+    build(noun, verb, entry);
+
+/** An action says its verb (`approve`: `POST /approvals/:approval/approve`, `approvals approve`). */
+type ActionEntry<S extends z.ZodObject, O, C> = WriteEntry<S, O, C> & { verb: string };
+
+const action =
+  (noun: Noun) =>
+  <S extends z.ZodObject, O, C extends ActorContext = OperationContext>(entry: ActionEntry<S, O, C>) =>
+    build(noun, 'action', entry);
+
+/** The conventional operations of a noun (see above); reads may leave `audit` out, writes may not. */
+export function rest<const N extends Noun>(noun: N) {
+  return {
+    noun,
+    list: read(noun, 'list'),
+    show: read(noun, 'show'),
+    create: write(noun, 'create'),
+    update: write(noun, 'update'),
+    remove: write(noun, 'remove'),
+    action: action(noun),
+  };
+}
