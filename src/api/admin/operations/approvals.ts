@@ -67,7 +67,6 @@ export const APPROVAL_LIST = approvals.list({
 
 export const APPROVAL_SHOW = approvals.show({
   who: 'approvers (with arguments), managers (without)',
-  input: z.object({ approval: ref }),
   run: ({ approval }, { actor, deps }: DeskContext) => requireDesk(deps.approvals).show(actor, approval),
   cli: { positional: request },
 });
@@ -86,7 +85,6 @@ export const APPROVAL_OPERATIONS = [
   policy.show({
     verb: 'get',
     who: 'managers',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.approvalPolicies.get(actor, project),
     cli: { positional: project },
   }),
@@ -103,7 +101,6 @@ export const APPROVAL_OPERATIONS = [
   policy.remove({
     who: 'managers',
     audit: 'approval_policy.removed',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.approvalPolicies.set(actor, project, null),
     cli: { positional: project },
   }),

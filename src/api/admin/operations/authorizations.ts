@@ -65,7 +65,6 @@ export const AUTHORIZATION_OPERATIONS = [
   AUTHORIZATION_REVOKE,
   authorizations.list({
     who: 'managers: all; callers: their own',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.listUpstreamAuthorizations(actor, project),
   }),
 ];

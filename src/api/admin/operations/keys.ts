@@ -8,7 +8,6 @@ const keys = rest({ name: 'key', plural: 'keys', path: '/projects/:project/keys'
 export const KEY_OPERATIONS = [
   keys.list({
     who: 'managers',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.listApiKeys(actor, project),
   }),
   keys.create({
@@ -24,7 +23,6 @@ export const KEY_OPERATIONS = [
     verb: 'revoke',
     who: 'managers',
     audit: 'api_key.revoked',
-    input: z.object({ project: ref, key: ref }),
     run: ({ project, key }, { cp, actor }) => cp.revokeApiKey(actor, project, key),
     cli: { flags: { key: { flag: 'id', meta: 'KEY_ID' } } },
   }),

@@ -36,7 +36,6 @@ const projectMembers = members(projects.noun);
 export const PROJECT_OPERATIONS = [
   projects.list({
     who: "admin: all; user: their teams'",
-    input: z.object({}),
     run: async (_input, { cp, actor, deps }) =>
       (await cp.listProjects(actor)).map((v) => projectShown(v, deps)),
   }),
@@ -49,7 +48,6 @@ export const PROJECT_OPERATIONS = [
   }),
   projects.show({
     who: 'managers',
-    input: z.object({ project: ref }),
     run: async ({ project }, { cp, actor, deps }) => projectShown(await cp.getProject(actor, project), deps),
   }),
   projects.update({
@@ -64,7 +62,6 @@ export const PROJECT_OPERATIONS = [
     verb: 'delete',
     who: 'managers',
     audit: 'project.deletion_started (project.deleted when done)',
-    input: z.object({ project: ref }),
     run: async ({ project }, { cp, actor, deps }): Promise<Deletion> => {
       if (!deps.startProjectDeletion) return { deleted: await cp.deleteProject(actor, project) };
       // The project stops serving at once; the deletion workflow removes the rest (docs/retention.md).

@@ -4,14 +4,14 @@
  * remove and an action on an item its operation name (`key.list`), HTTP method and path, success status
  * (201 on create), list reply (`{ keys: [...] }`), CLI command (`key list`) and, for the reads,
  * `audit: 'none'`. A noun without an item parameter is one resource (a project's approval policy): its
- * show, update and remove act on its path.
+ * show, update and remove act on its path. An operation that takes nothing but its path's parameters
+ * (`key.list`: `project`) need not say its input.
  *
  * An entry still says who may call it (every entry, so that authorization is read where the operation
- * is), what it takes and does, and the audit event of a write. Where an operation differs from the
+ * is), what it does, what else it takes, and the audit event of a write. Where an operation differs from the
  * convention the entry says so: `verb` names it otherwise (`token.issue` is a create, `key.revoke` a
  * remove), `http` and `cli` override parts of the derived bindings, and `cli: false` gives it no command.
  */
-import type { z } from 'zod';
 import type {
   ActorContext,
   AdminOperation,
@@ -21,7 +21,9 @@ import type {
   Operation,
   OperationContext,
 } from './define';
-import { defineOperation, ok } from './define';
+import { z } from 'zod';
+import { defineOperation, ok, ref } from './define';
+import { pathNames } from './http';
 
 export interface Noun {
   /** In operation names: `team` (`team.create`). */
@@ -36,11 +38,27 @@ export interface Noun {
   cli?: string;
 }
 
+/** `'/projects/:project/keys/:key'` → `'project' | 'key'`. */
+type ParamsOf<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamsOf<Rest>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : never;
+
+/** The input of an operation that takes only its path's parameters. */
+type PathInput<Names extends string> = z.ZodObject<Record<Names, typeof ref>, z.core.$strip>;
+
+type CollectionParams<N extends Noun> = ParamsOf<N['path']>;
+type ItemParams<N extends Noun> =
+  CollectionParams<N> | (N extends { item: infer I extends string } ? I : never);
+
 /** An entry of a noun's operation: everything but what the convention derives. */
 export type NounEntry<S extends z.ZodObject, O, C> = Omit<
   Operation<S, O, C>,
-  'name' | 'audit' | 'http' | 'cli'
+  'name' | 'input' | 'audit' | 'http' | 'cli'
 > & {
+  /** What it takes (default: its path's parameters). */
+  input?: S;
   /** The operation's verb, in its name and command, where it is not the convention's (`issue`). */
   verb?: string;
   /** The audit event (reads: `none` unless said). */
@@ -95,14 +113,16 @@ function build<S extends z.ZodObject, O, C extends ActorContext>(
   entry: NounEntry<S, O, C>,
 ): Built<S, O, C> {
   const { method, status } = CONVENTIONS[verb];
-  const { verb: named = verb, audit = 'none', http, cli, ...rest } = entry;
+  const { verb: named = verb, input, audit = 'none', http, cli, ...rest } = entry;
+  const path = pathOf(noun, verb, named);
   return defineOperation<S, O, C>({
     ...rest,
     name: `${noun.name}.${named}`,
+    input: input ?? (z.object(Object.fromEntries(pathNames(path).map((name) => [name, ref]))) as S),
     audit,
     http: {
       method,
-      path: pathOf(noun, verb, named),
+      path,
       ...(status !== undefined && { status }),
       ...(verb === 'list' && { reply: listReply(noun) }),
       ...http,
@@ -112,32 +132,38 @@ function build<S extends z.ZodObject, O, C extends ActorContext>(
 }
 
 const read =
-  (noun: Noun, verb: Verb) =>
-  <S extends z.ZodObject, O, C extends ActorContext = OperationContext>(entry: NounEntry<S, O, C>) =>
+  <Names extends string>(noun: Noun, verb: Verb) =>
+  <O, C extends ActorContext = OperationContext, S extends z.ZodObject = PathInput<Names>>(
+    entry: NounEntry<S, O, C>,
+  ) =>
     build(noun, verb, entry);
 
 const write =
-  (noun: Noun, verb: Verb) =>
-  <S extends z.ZodObject, O, C extends ActorContext = OperationContext>(entry: WriteEntry<S, O, C>) =>
+  <Names extends string>(noun: Noun, verb: Verb) =>
+  <O, C extends ActorContext = OperationContext, S extends z.ZodObject = PathInput<Names>>(
+    entry: WriteEntry<S, O, C>,
+  ) =>
     build(noun, verb, entry);
 
 /** An action says its verb (`approve`: `POST /approvals/:approval/approve`, `approvals approve`). */
 type ActionEntry<S extends z.ZodObject, O, C> = WriteEntry<S, O, C> & { verb: string };
 
 const action =
-  (noun: Noun) =>
-  <S extends z.ZodObject, O, C extends ActorContext = OperationContext>(entry: ActionEntry<S, O, C>) =>
+  <Names extends string>(noun: Noun) =>
+  <O, C extends ActorContext = OperationContext, S extends z.ZodObject = PathInput<Names>>(
+    entry: ActionEntry<S, O, C>,
+  ) =>
     build(noun, 'action', entry);
 
 /** The conventional operations of a noun (see above); reads may leave `audit` out, writes may not. */
 export function rest<const N extends Noun>(noun: N) {
   return {
     noun,
-    list: read(noun, 'list'),
-    show: read(noun, 'show'),
-    create: write(noun, 'create'),
-    update: write(noun, 'update'),
-    remove: write(noun, 'remove'),
-    action: action(noun),
+    list: read<CollectionParams<N>>(noun, 'list'),
+    show: read<ItemParams<N>>(noun, 'show'),
+    create: write<CollectionParams<N>>(noun, 'create'),
+    update: write<ItemParams<N>>(noun, 'update'),
+    remove: write<ItemParams<N>>(noun, 'remove'),
+    action: action<ItemParams<N>>(noun),
   };
 }

@@ -10,7 +10,6 @@ const teamMembers = members(teams.noun);
 export const TEAM_OPERATIONS = [
   teams.list({
     who: 'admin: all; user: their own teams',
-    input: z.object({}),
     run: (_input, { cp, actor }) => cp.listTeams(actor),
   }),
   teams.create({
@@ -22,7 +21,6 @@ export const TEAM_OPERATIONS = [
   }),
   teams.show({
     who: 'admin, members',
-    input: z.object({ team: ref }),
     run: ({ team }, { cp, actor }) => cp.getTeam(actor, team),
   }),
   teams.update({

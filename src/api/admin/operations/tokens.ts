@@ -9,7 +9,6 @@ const tokens = rest({ name: 'token', plural: 'tokens', path: '/users/:user/token
 export const TOKEN_OPERATIONS = [
   tokens.list({
     who: 'admin, self',
-    input: z.object({ user: ref }),
     run: ({ user }, { cp, actor }) => cp.listUserTokens(actor, userRef(actor, user)),
   }),
   tokens.create({

@@ -22,7 +22,6 @@ const upstreams = rest({
 export const UPSTREAM_OPERATIONS = [
   upstreams.list({
     who: 'managers',
-    input: z.object({ project: ref }),
     run: async ({ project }, { cp, actor, deps }) =>
       (await cp.listUpstreams(actor, project)).map((v) => upstreamShown(v, deps)),
   }),
@@ -80,7 +79,6 @@ export const UPSTREAM_OPERATIONS = [
     verb: 'probe',
     who: 'managers',
     audit: 'none',
-    input: z.object({ project: ref, alias: ref }),
     run: async ({ project, alias }, ctx) =>
       probed(ctx, project, (await upstreamView(ctx, project, alias)).alias),
     cli: false,
@@ -88,7 +86,6 @@ export const UPSTREAM_OPERATIONS = [
   upstreams.remove({
     who: 'managers',
     audit: 'upstream.removed',
-    input: z.object({ project: ref, alias: ref }),
     run: ({ project, alias }, { cp, actor }) => cp.removeUpstream(actor, project, alias),
     cli: { print: () => ({ removed: true }) },
   }),

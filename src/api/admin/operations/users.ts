@@ -19,7 +19,6 @@ export const USER_OPERATIONS = [
   }),
   users.list({
     who: 'admin',
-    input: z.object({}),
     run: (_input, { cp, actor }) => cp.listUsers(actor),
   }),
   users.create({
@@ -34,7 +33,6 @@ export const USER_OPERATIONS = [
   }),
   users.show({
     who: 'admin, self',
-    input: z.object({ user: ref }),
     run: ({ user }, { cp, actor }) => cp.getUser(actor, userRef(actor, user)),
   }),
   users.update({
