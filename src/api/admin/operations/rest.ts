@@ -69,9 +69,6 @@ export type NounEntry<S extends z.ZodObject, O, C> = Omit<
   cli?: Partial<CliBinding<z.output<S>, O>> | false;
 };
 
-/** A write says what it audits. */
-type WriteEntry<S extends z.ZodObject, O, C> = NounEntry<S, O, C> & { audit: string };
-
 type Built<S extends z.ZodObject, O, C> = AdminOperation & { typed: Operation<S, O, C> };
 
 type Verb = 'list' | 'create' | 'show' | 'update' | 'remove' | 'action';
@@ -131,39 +128,32 @@ function build<S extends z.ZodObject, O, C extends ActorContext>(
   });
 }
 
-const read =
-  <Names extends string>(noun: Noun, verb: Verb) =>
-  <O, C extends ActorContext = OperationContext, S extends z.ZodObject = PathInput<Names>>(
-    entry: NounEntry<S, O, C>,
-  ) =>
-    build(noun, verb, entry);
+/** A write says what it audits; an action, its verb (`approve`: `POST /approvals/:approval/approve`). */
+type Write = { audit: string };
+type Action = Write & { verb: string };
 
-const write =
-  <Names extends string>(noun: Noun, verb: Verb) =>
-  <O, C extends ActorContext = OperationContext, S extends z.ZodObject = PathInput<Names>>(
-    entry: WriteEntry<S, O, C>,
-  ) =>
-    build(noun, verb, entry);
+/** One verb of a noun: an entry (with what the verb asks for, `Extra`) in, the operation out. */
+type VerbOf<Names extends string, Extra> = <
+  O,
+  C extends ActorContext = OperationContext,
+  S extends z.ZodObject = PathInput<Names>,
+>(
+  entry: NounEntry<S, O, C> & Extra,
+) => Built<S, O, C>;
 
-/** An action says its verb (`approve`: `POST /approvals/:approval/approve`, `approvals approve`). */
-type ActionEntry<S extends z.ZodObject, O, C> = WriteEntry<S, O, C> & { verb: string };
-
-const action =
-  <Names extends string>(noun: Noun) =>
-  <O, C extends ActorContext = OperationContext, S extends z.ZodObject = PathInput<Names>>(
-    entry: ActionEntry<S, O, C>,
-  ) =>
-    build(noun, 'action', entry);
+function verbOf<Names extends string, Extra = unknown>(noun: Noun, verb: Verb): VerbOf<Names, Extra> {
+  return (entry) => build(noun, verb, entry);
+}
 
 /** The conventional operations of a noun (see above); reads may leave `audit` out, writes may not. */
 export function rest<const N extends Noun>(noun: N) {
   return {
     noun,
-    list: read<CollectionParams<N>>(noun, 'list'),
-    show: read<ItemParams<N>>(noun, 'show'),
-    create: write<CollectionParams<N>>(noun, 'create'),
-    update: write<ItemParams<N>>(noun, 'update'),
-    remove: write<ItemParams<N>>(noun, 'remove'),
-    action: action<ItemParams<N>>(noun),
+    list: verbOf<CollectionParams<N>>(noun, 'list'),
+    show: verbOf<ItemParams<N>>(noun, 'show'),
+    create: verbOf<CollectionParams<N>, Write>(noun, 'create'),
+    update: verbOf<ItemParams<N>, Write>(noun, 'update'),
+    remove: verbOf<ItemParams<N>, Write>(noun, 'remove'),
+    action: verbOf<ItemParams<N>, Action>(noun, 'action'),
   };
 }
