@@ -195,6 +195,14 @@ export function userRef(actor: Principal, value: string): string {
   return actor.userId;
 }
 
+/** A CLI whose `--name` may be left out: the name is then `key`'s value (`team create --slug S [--name N]`). */
+export function nameDefaultsTo<K extends string>(key: K) {
+  return {
+    flags: { name: { required: false } },
+    defaults: (input: Partial<Record<K | 'name', string>>) => ({ name: input.name ?? input[key] }),
+  };
+}
+
 /** A handler's reply helpers. */
 export const ok = (body: unknown): Reply => ({ body });
 /** 201 when the membership is new, 200 when it was already there. */

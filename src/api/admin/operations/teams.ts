@@ -1,6 +1,6 @@
 /** Teams and their members (store: teams.ts, memberships.ts). */
 import { z } from 'zod';
-import { ref, userRef } from './define';
+import { nameDefaultsTo, ref, userRef } from './define';
 import { members } from './members';
 import { rest } from './rest';
 
@@ -17,7 +17,7 @@ export const TEAM_OPERATIONS = [
     audit: 'team.created',
     input: z.strictObject({ slug: z.string(), name: z.string() }),
     run: (input, { cp, actor }) => cp.createTeam(actor, input),
-    cli: { flags: { name: { required: false } }, defaults: (input) => ({ name: input.name ?? input.slug }) },
+    cli: nameDefaultsTo('slug'),
   }),
   teams.show({
     who: 'admin, members',

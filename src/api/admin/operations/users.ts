@@ -1,6 +1,6 @@
 /** Users, the caller's own profile (store: users.ts). */
 import { z } from 'zod';
-import { defineOperation, ref, userRef } from './define';
+import { defineOperation, nameDefaultsTo, ref, userRef } from './define';
 import { rest } from './rest';
 
 const users = rest({ name: 'user', plural: 'users', path: '/users', item: 'user' });
@@ -26,10 +26,7 @@ export const USER_OPERATIONS = [
     audit: 'user.created',
     input: z.strictObject({ handle: z.string(), name: z.string() }),
     run: (input, { cp, actor }) => cp.createUser(actor, input),
-    cli: {
-      flags: { name: { required: false } },
-      defaults: (input) => ({ name: input.name ?? input.handle }),
-    },
+    cli: nameDefaultsTo('handle'),
   }),
   users.show({
     who: 'admin, self',
