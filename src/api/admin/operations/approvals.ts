@@ -75,20 +75,20 @@ export const APPROVAL_APPROVE = decision('approve');
 export const APPROVAL_DENY = decision('deny');
 
 /** A project's approval policy: one resource, replaced whole. */
-const policy = rest({
+const approvalPolicy = rest({
   name: 'approvalPolicy',
   path: '/projects/:project/approval-policy',
   cli: 'approval-policy',
 });
 
 export const APPROVAL_OPERATIONS = [
-  policy.show({
+  approvalPolicy.show({
     verb: 'get',
     who: 'managers',
     run: ({ project }, { cp, actor }) => cp.approvalPolicies.get(actor, project),
     cli: { positional: project },
   }),
-  policy.update({
+  approvalPolicy.update({
     verb: 'set',
     who: 'managers',
     audit: 'approval_policy.set',
@@ -98,7 +98,7 @@ export const APPROVAL_OPERATIONS = [
     http: { method: 'PUT', bodyKey: 'policy' },
     cli: { positional: project, groups: [policyGroup], note: '(replaces the policy; its version goes up)' },
   }),
-  policy.remove({
+  approvalPolicy.remove({
     who: 'managers',
     audit: 'approval_policy.removed',
     run: ({ project }, { cp, actor }) => cp.approvalPolicies.set(actor, project, null),
