@@ -12,7 +12,7 @@ import { APPROVAL_APPROVE, APPROVAL_DENY, APPROVAL_LIST, APPROVAL_SHOW } from '.
 import type { DeskContext } from '../admin/operations/define';
 import { invoke } from '../admin/operations/define';
 import { bodyInput, queryInput } from '../admin/operations/http';
-import type { DashboardApiDeps } from './route';
+import type { DashboardApiDeps, Request } from './route';
 import { ok, viewerRoute } from './route';
 import type { Viewer } from './session';
 import type {
@@ -40,6 +40,13 @@ async function withCallers(deps: DashboardApiDeps, views: ApprovalView[]): Promi
   });
 }
 
+/** Approve or deny: the body (`{ comment }`) with the request named by the path. */
+const decide =
+  (operation: typeof APPROVAL_APPROVE) => async (deps: DashboardApiDeps, req: Request, viewer: Viewer) => {
+    const answer = await invoke(operation, bodyInput(req.body, approval(req.params)), as(deps, viewer));
+    return ok(answer satisfies ApprovalAnswerView);
+  };
+
 export const APPROVAL_ROUTES = [
   // `?status=pending|approved|denied|expired|withdrawn&project=<slug>&limit=&before=<createdAt>`
   viewerRoute('GET', '/v1/approvals', async (deps, req, viewer) => {
@@ -52,24 +59,8 @@ export const APPROVAL_ROUTES = [
     const [shown] = await withCallers(deps, [view]);
     return ok({ approval: shown ?? view } satisfies ApprovalDetailView);
   }),
-  viewerRoute('POST', '/v1/approvals/:approval/approve', async (deps, req, viewer) =>
-    ok(
-      (await invoke(
-        APPROVAL_APPROVE,
-        bodyInput(req.body, approval(req.params)),
-        as(deps, viewer),
-      )) satisfies ApprovalAnswerView,
-    ),
-  ),
-  viewerRoute('POST', '/v1/approvals/:approval/deny', async (deps, req, viewer) =>
-    ok(
-      (await invoke(
-        APPROVAL_DENY,
-        bodyInput(req.body, approval(req.params)),
-        as(deps, viewer),
-      )) satisfies ApprovalAnswerView,
-    ),
-  ),
+  viewerRoute('POST', '/v1/approvals/:approval/approve', decide(APPROVAL_APPROVE)),
+  viewerRoute('POST', '/v1/approvals/:approval/deny', decide(APPROVAL_DENY)),
 ];
 
 /**

@@ -11,7 +11,8 @@ import { APPROVAL_STATUSES } from '../../../store/tasks/approvals';
 import { HttpError } from '../../rest-errors';
 import { policyGroup } from './cli-groups';
 import type { DeskContext } from './define';
-import { defineOperation, limitSchema, ok, ref } from './define';
+import { limitSchema, ref } from './define';
+import { rest } from './rest';
 
 /** The desk, or 503 where this process has no task engine to reach the requests' workflows. */
 export function requireDesk<D extends Pick<ApprovalDesk, 'list' | 'show' | 'decide'>>(
@@ -21,20 +22,26 @@ export function requireDesk<D extends Pick<ApprovalDesk, 'list' | 'show' | 'deci
   return approvals;
 }
 
+const approvals = rest({
+  name: 'approval',
+  plural: 'approvals',
+  path: '/approvals',
+  item: 'approval',
+  cli: 'approvals',
+});
+
 const project = { key: 'project', meta: 'P', what: 'project' } as const;
 const request = { key: 'approval', meta: 'ID', what: 'approval request' } as const;
 
 function decision(vote: 'approve' | 'deny') {
-  return defineOperation({
-    name: `approval.${vote}`,
+  return approvals.action({
+    verb: vote,
     who: 'approvers',
     audit: `approval.${vote === 'approve' ? 'approved' : 'denied'} (approval.refused when refused)`,
     input: z.strictObject({ approval: ref, comment: z.string().max(COMMENT_MAX).optional() }),
     run: ({ approval, comment }, { actor, deps }: DeskContext) =>
       requireDesk(deps.approvals).decide(actor, approval, vote, comment),
-    http: { method: 'POST', path: `/approvals/:approval/${vote}` },
     cli: {
-      command: `approvals ${vote}`,
       positional: request,
       // A denial says why: the API answers 400 without a comment, the CLI asks for it.
       flags: { comment: { required: vote === 'deny' } },
@@ -44,10 +51,8 @@ function decision(vote: 'approve' | 'deny') {
   });
 }
 
-export const APPROVAL_LIST = defineOperation({
-  name: 'approval.list',
+export const APPROVAL_LIST = approvals.list({
   who: 'admin: all; user: projects they manage or whose policy names them',
-  audit: 'none',
   input: z.object({
     project: z.string().optional(),
     status: z
@@ -57,56 +62,47 @@ export const APPROVAL_LIST = defineOperation({
     before: z.string().optional(),
   }),
   run: (query, { actor, deps }: DeskContext) => requireDesk(deps.approvals).list(actor, query),
-  http: { method: 'GET', path: '/approvals', reply: (approvals) => ok({ approvals }) },
-  cli: { command: 'approvals list', flags: { status: { meta: 'S' }, before: { meta: 'ISO' } } },
+  cli: { flags: { status: { meta: 'S' }, before: { meta: 'ISO' } } },
 });
 
-export const APPROVAL_SHOW = defineOperation({
-  name: 'approval.show',
+export const APPROVAL_SHOW = approvals.show({
   who: 'approvers (with arguments), managers (without)',
-  audit: 'none',
-  input: z.object({ approval: ref }),
   run: ({ approval }, { actor, deps }: DeskContext) => requireDesk(deps.approvals).show(actor, approval),
-  http: { method: 'GET', path: '/approvals/:approval' },
-  cli: { command: 'approvals show', positional: request },
+  cli: { positional: request },
 });
 
 export const APPROVAL_APPROVE = decision('approve');
 export const APPROVAL_DENY = decision('deny');
 
+/** A project's approval policy: one resource, replaced whole. */
+const approvalPolicy = rest({
+  name: 'approvalPolicy',
+  path: '/projects/:project/approval-policy',
+  cli: 'approval-policy',
+});
+
 export const APPROVAL_OPERATIONS = [
-  defineOperation({
-    name: 'approvalPolicy.get',
+  approvalPolicy.show({
+    verb: 'get',
     who: 'managers',
-    audit: 'none',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.approvalPolicies.get(actor, project),
-    http: { method: 'GET', path: '/projects/:project/approval-policy' },
-    cli: { command: 'approval-policy get', positional: project },
+    cli: { positional: project },
   }),
-  defineOperation({
-    name: 'approvalPolicy.set',
+  approvalPolicy.update({
+    verb: 'set',
     who: 'managers',
     audit: 'approval_policy.set',
     input: z.object({ project: ref, policy: z.record(z.string(), z.unknown()) }),
     run: ({ project, policy }, { cp, actor }) =>
       cp.approvalPolicies.set(actor, project, policy as ApprovalPolicyInput),
-    http: { method: 'PUT', path: '/projects/:project/approval-policy', bodyKey: 'policy' },
-    cli: {
-      command: 'approval-policy set',
-      positional: project,
-      groups: [policyGroup],
-      note: '(replaces the policy; its version goes up)',
-    },
+    http: { method: 'PUT', bodyKey: 'policy' },
+    cli: { positional: project, groups: [policyGroup], note: '(replaces the policy; its version goes up)' },
   }),
-  defineOperation({
-    name: 'approvalPolicy.remove',
+  approvalPolicy.remove({
     who: 'managers',
     audit: 'approval_policy.removed',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.approvalPolicies.set(actor, project, null),
-    http: { method: 'DELETE', path: '/projects/:project/approval-policy' },
-    cli: { command: 'approval-policy remove', positional: project },
+    cli: { positional: project },
   }),
   APPROVAL_LIST,
   APPROVAL_SHOW,

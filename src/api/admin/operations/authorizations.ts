@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { ControlPlaneStore } from '../../../store/control-plane';
 import type { ActorContext } from './define';
 import { credentialGroup } from './cli-groups';
-import { defineOperation, ok, ref, userRef } from './define';
+import { defineOperation, ref, userRef } from './define';
+import { rest } from './rest';
 
 /** Whose authorization, when not the caller's own (admin, or managers to revoke). */
 const onBehalfOf = z.string({ error: '"user" must be a string' }).min(1, '"user" must be a string').nullish();
@@ -28,6 +29,13 @@ export const AUTHORIZATION_REVOKE = defineOperation({
     }),
   http: { method: 'DELETE', path: '/projects/:project/upstreams/:alias/authorization' },
   cli: { command: 'authorization revoke', flags: { alias: upstreamFlag, user: { required: true } } },
+});
+
+/** Listed per project; granted and revoked at the upstream (`…/upstreams/:alias/authorization`). */
+const authorizations = rest({
+  name: 'authorization',
+  plural: 'authorizations',
+  path: '/projects/:project/authorizations',
 });
 
 export const AUTHORIZATION_OPERATIONS = [
@@ -55,17 +63,8 @@ export const AUTHORIZATION_OPERATIONS = [
     },
   }),
   AUTHORIZATION_REVOKE,
-  defineOperation({
-    name: 'authorization.list',
+  authorizations.list({
     who: 'managers: all; callers: their own',
-    audit: 'none',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.listUpstreamAuthorizations(actor, project),
-    http: {
-      method: 'GET',
-      path: '/projects/:project/authorizations',
-      reply: (authorizations) => ok({ authorizations }),
-    },
-    cli: { command: 'authorization list' },
   }),
 ];

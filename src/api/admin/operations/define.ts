@@ -6,7 +6,9 @@
  * merged), who may call it (for help and docs: the store keeps enforcing the roles table), what it does
  * (the handler, calling the control plane, the approval desk or the process's other ports), which audit
  * event the store writes for it, and how HTTP and the CLI reach it. The input schemas check shapes and
- * types; the store checks its own rules (slug formats, address policy, roles) as it always has.
+ * types; the store checks its own rules (slug formats, address policy, roles) as it always has. Most
+ * entries are written through their noun's REST and CLI conventions (./rest.ts), which fill in the name,
+ * the bindings, an input of only path parameters and a read's audit.
  */
 import { z } from 'zod';
 import type { ApprovalDesk } from '../../../gateway/tasks/approval-desk';
@@ -195,9 +197,16 @@ export function userRef(actor: Principal, value: string): string {
   return actor.userId;
 }
 
+/** `--name` may be left out: the name is then `key`'s value (`team create --slug S [--name N]`). */
+export function nameDefaultsTo<K extends string>(key: K) {
+  return {
+    flags: { name: { required: false } },
+    defaults: (input: Partial<Record<K | 'name', string>>) => ({ name: input.name ?? input[key] }),
+  };
+}
+
 /** A handler's reply helpers. */
 export const ok = (body: unknown): Reply => ({ body });
-export const created = (body: unknown): Reply => ({ status: 201, body });
 /** 201 when the membership is new, 200 when it was already there. */
 export const membership = (r: { changed: boolean; record: unknown }): Reply => ({
   status: r.changed ? 201 : 200,

@@ -1,19 +1,16 @@
 /** A project's API keys (store: api-keys.ts); a key is shown once, when created. */
 import { z } from 'zod';
-import { defineOperation, ok, ref } from './define';
+import { ref } from './define';
+import { rest } from './rest';
+
+const keys = rest({ name: 'key', plural: 'keys', path: '/projects/:project/keys', item: 'key' });
 
 export const KEY_OPERATIONS = [
-  defineOperation({
-    name: 'key.list',
+  keys.list({
     who: 'managers',
-    audit: 'none',
-    input: z.object({ project: ref }),
     run: ({ project }, { cp, actor }) => cp.listApiKeys(actor, project),
-    http: { method: 'GET', path: '/projects/:project/keys', reply: (keys) => ok({ keys }) },
-    cli: { command: 'key list' },
   }),
-  defineOperation({
-    name: 'key.create',
+  keys.create({
     who: 'managers',
     audit: 'api_key.created',
     input: z.strictObject({ project: ref, name: z.string() }),
@@ -21,16 +18,12 @@ export const KEY_OPERATIONS = [
       const { key, record } = await cp.createApiKey(actor, project, input);
       return { ...record, key };
     },
-    http: { method: 'POST', path: '/projects/:project/keys', status: 201 },
-    cli: { command: 'key create' },
   }),
-  defineOperation({
-    name: 'key.revoke',
+  keys.remove({
+    verb: 'revoke',
     who: 'managers',
     audit: 'api_key.revoked',
-    input: z.object({ project: ref, key: ref }),
     run: ({ project, key }, { cp, actor }) => cp.revokeApiKey(actor, project, key),
-    http: { method: 'DELETE', path: '/projects/:project/keys/:key' },
-    cli: { command: 'key revoke', flags: { key: { flag: 'id', meta: 'KEY_ID' } } },
+    cli: { flags: { key: { flag: 'id', meta: 'KEY_ID' } } },
   }),
 ];

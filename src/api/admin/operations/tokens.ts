@@ -1,20 +1,18 @@
 /** Users' personal access tokens (store: user-tokens.ts); a token is shown once, when issued. */
 import { z } from 'zod';
 import { HttpError } from '../../rest-errors';
-import { defineOperation, ok, ref, userRef } from './define';
+import { ref, userRef } from './define';
+import { rest } from './rest';
+
+const tokens = rest({ name: 'token', plural: 'tokens', path: '/users/:user/tokens', item: 'token' });
 
 export const TOKEN_OPERATIONS = [
-  defineOperation({
-    name: 'token.list',
+  tokens.list({
     who: 'admin, self',
-    audit: 'none',
-    input: z.object({ user: ref }),
     run: ({ user }, { cp, actor }) => cp.listUserTokens(actor, userRef(actor, user)),
-    http: { method: 'GET', path: '/users/:user/tokens', reply: (tokens) => ok({ tokens }) },
-    cli: { command: 'token list' },
   }),
-  defineOperation({
-    name: 'token.issue',
+  tokens.create({
+    verb: 'issue',
     who: 'admin, self',
     audit: 'user.token_issued',
     input: z.strictObject({ user: ref, name: z.string(), expiresAt: z.string().optional() }),
@@ -22,23 +20,21 @@ export const TOKEN_OPERATIONS = [
       const { token, record } = await cp.issueUserToken(actor, userRef(actor, user), input);
       return { ...record, token };
     },
-    http: { method: 'POST', path: '/users/:user/tokens', status: 201 },
-    cli: { command: 'token issue', flags: { expiresAt: { meta: 'ISO' } } },
+    cli: { flags: { expiresAt: { meta: 'ISO' } } },
   }),
-  defineOperation({
-    name: 'token.revoke',
+  tokens.remove({
+    verb: 'revoke',
     who: 'admin, self',
     audit: 'user.token_revoked',
     // The CLI names the token alone; the API names its user too, and refuses a token not theirs.
     input: z.object({ user: ref.optional(), token: ref }),
     run: async ({ user, token }, { cp, actor }) => {
       if (user !== undefined) {
-        const tokens = await cp.listUserTokens(actor, userRef(actor, user));
-        if (!tokens.some((t) => t.id === token)) throw new HttpError('not_found', `No token "${token}"`);
+        const theirs = await cp.listUserTokens(actor, userRef(actor, user));
+        if (!theirs.some((t) => t.id === token)) throw new HttpError('not_found', `No token "${token}"`);
       }
       return cp.revokeToken(actor, token);
     },
-    http: { method: 'DELETE', path: '/users/:user/tokens/:token' },
-    cli: { command: 'token revoke', omit: ['user'], flags: { token: { flag: 'id', meta: 'TOKEN_ID' } } },
+    cli: { omit: ['user'], flags: { token: { flag: 'id', meta: 'TOKEN_ID' } } },
   }),
 ];

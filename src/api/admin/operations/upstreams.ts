@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import type { NewUpstream, UpstreamPatch } from '../../../store/control-plane';
 import { authGroup } from './cli-groups';
-import { created, defineOperation, ok, ref } from './define';
+import { ref } from './define';
+import { rest } from './rest';
 import { probed, upstreamShown, upstreamView } from './upstream-views';
 
 /** Shapes here; the store's NewUpstreamSchema / UpstreamPatchSchema hold the rules. */
@@ -11,19 +12,21 @@ const HOSTING_HELP = [
   'hosting:    --hosting {"tools","promoteAfterMs"?,"repeatable"?,"maxConcurrent"?}|off  (replaces; off: none)',
 ];
 
+const upstreams = rest({
+  name: 'upstream',
+  plural: 'upstreams',
+  path: '/projects/:project/upstreams',
+  item: 'alias',
+});
+
 export const UPSTREAM_OPERATIONS = [
-  defineOperation({
-    name: 'upstream.list',
+  upstreams.list({
     who: 'managers',
-    audit: 'none',
-    input: z.object({ project: ref }),
     run: async ({ project }, { cp, actor, deps }) =>
       (await cp.listUpstreams(actor, project)).map((v) => upstreamShown(v, deps)),
-    http: { method: 'GET', path: '/projects/:project/upstreams', reply: (upstreams) => ok({ upstreams }) },
-    cli: { command: 'upstream list' },
   }),
-  defineOperation({
-    name: 'upstream.add',
+  upstreams.create({
+    verb: 'add',
     who: 'managers',
     audit: 'upstream.added',
     input: z.strictObject({
@@ -38,9 +41,7 @@ export const UPSTREAM_OPERATIONS = [
       const added = await ctx.cp.addUpstream(ctx.actor, project, input as NewUpstream);
       return probed(ctx, project, added.alias);
     },
-    http: { method: 'POST', path: '/projects/:project/upstreams', reply: created },
     cli: {
-      command: 'upstream add',
       flags: {
         url: { meta: 'URL' },
         // `--hosting off` says "none", which a new upstream has anyway.
@@ -49,8 +50,7 @@ export const UPSTREAM_OPERATIONS = [
       groups: [authGroup(false)],
     },
   }),
-  defineOperation({
-    name: 'upstream.update',
+  upstreams.update({
     who: 'managers',
     audit: 'upstream.updated (upstream.credentials_dropped when re-pointed)',
     input: z.strictObject({
@@ -70,29 +70,23 @@ export const UPSTREAM_OPERATIONS = [
       );
       return changed ? probed(ctx, project, record.alias) : upstreamShown(record, ctx.deps);
     },
-    http: { method: 'PATCH', path: '/projects/:project/upstreams/:alias' },
     cli: {
-      command: 'upstream update',
       flags: { url: { meta: 'URL' }, hosting: { kind: 'jsonOrOff', meta: 'JSON|off', help: HOSTING_HELP } },
       groups: [authGroup(true)],
     },
   }),
-  defineOperation({
-    name: 'upstream.probe',
+  upstreams.action({
+    verb: 'probe',
     who: 'managers',
     audit: 'none',
-    input: z.object({ project: ref, alias: ref }),
     run: async ({ project, alias }, ctx) =>
       probed(ctx, project, (await upstreamView(ctx, project, alias)).alias),
-    http: { method: 'POST', path: '/projects/:project/upstreams/:alias/probe' },
+    cli: false,
   }),
-  defineOperation({
-    name: 'upstream.remove',
+  upstreams.remove({
     who: 'managers',
     audit: 'upstream.removed',
-    input: z.object({ project: ref, alias: ref }),
     run: ({ project, alias }, { cp, actor }) => cp.removeUpstream(actor, project, alias),
-    http: { method: 'DELETE', path: '/projects/:project/upstreams/:alias' },
-    cli: { command: 'upstream remove', print: () => ({ removed: true }) },
+    cli: { print: () => ({ removed: true }) },
   }),
 ];

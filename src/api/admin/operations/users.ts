@@ -1,6 +1,9 @@
 /** Users, the caller's own profile (store: users.ts). */
 import { z } from 'zod';
-import { defineOperation, ok, ref, userRef } from './define';
+import { defineOperation, nameDefaultsTo, ref, userRef } from './define';
+import { rest } from './rest';
+
+const users = rest({ name: 'user', plural: 'users', path: '/users', item: 'user' });
 
 export const USER_OPERATIONS = [
   defineOperation({
@@ -14,44 +17,27 @@ export const USER_OPERATIONS = [
         : { kind: 'user' as const, user: await cp.getUser(actor, userRef(actor, 'me')) },
     http: { method: 'GET', path: '/me' },
   }),
-  defineOperation({
-    name: 'user.list',
+  users.list({
     who: 'admin',
-    audit: 'none',
-    input: z.object({}),
     run: (_input, { cp, actor }) => cp.listUsers(actor),
-    http: { method: 'GET', path: '/users', reply: (users) => ok({ users }) },
-    cli: { command: 'user list' },
   }),
-  defineOperation({
-    name: 'user.create',
+  users.create({
     who: 'admin',
     audit: 'user.created',
     input: z.strictObject({ handle: z.string(), name: z.string() }),
     run: (input, { cp, actor }) => cp.createUser(actor, input),
-    http: { method: 'POST', path: '/users', status: 201 },
-    cli: {
-      command: 'user create',
-      flags: { name: { required: false } },
-      defaults: (input) => ({ name: input.name ?? input.handle }),
-    },
+    cli: nameDefaultsTo('handle'),
   }),
-  defineOperation({
-    name: 'user.show',
+  users.show({
     who: 'admin, self',
-    audit: 'none',
-    input: z.object({ user: ref }),
     run: ({ user }, { cp, actor }) => cp.getUser(actor, userRef(actor, user)),
-    http: { method: 'GET', path: '/users/:user' },
-    cli: { command: 'user show' },
   }),
-  defineOperation({
-    name: 'user.update',
+  users.update({
     who: 'admin, self',
     audit: 'user.updated',
     input: z.strictObject({ user: ref, name: z.string().optional() }),
     run: async ({ user, ...patch }, { cp, actor }) =>
       (await cp.updateUser(actor, userRef(actor, user), patch)).record,
-    http: { method: 'PATCH', path: '/users/:user' },
+    cli: false,
   }),
 ];
