@@ -111,3 +111,9 @@ export function recordReplies(client: McpTestClient): string[] {
   };
   return seen;
 }
+
+/** The text of a CallToolResult's content blocks, a line each (a block without text gives an empty line). */
+export function resultText(result: Record<string, unknown> | undefined): string {
+  const content = (result?.content ?? []) as Array<{ text?: string }>;
+  return content.map((c) => c.text ?? '').join('\n');
+}

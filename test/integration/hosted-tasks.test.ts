@@ -14,6 +14,7 @@ import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { resultText } from '../helpers/mcp-client';
 import type { ServerEverything } from '../helpers/server-everything';
 import { startServerEverything } from '../helpers/server-everything';
 
@@ -58,15 +59,10 @@ afterAll(async () => {
   await se?.stop();
 });
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 test('a quick hosted call is answered synchronously, as the upstream answered it', async () => {
   const reply = await client.callTool('echo', { message: 'hosted hello' });
   expect(reply.body.result).toMatchObject({ resultType: 'complete' });
-  expect(text(reply.body.result)).toContain('hosted hello');
+  expect(resultText(reply.body.result)).toContain('hosted hello');
 });
 
 test('a slow hosted call becomes a task: progress is its status message, its result completes it', async () => {
@@ -84,7 +80,7 @@ test('a slow hosted call becomes a task: progress is its status message, its res
   }
   expect([...seen].some((m) => /\(\d\/4\)/.test(m))).toBe(true);
   expect(last).toMatchObject({ status: 'completed', taskId });
-  expect(text(last?.result as Record<string, unknown>)).toContain('Long running operation completed');
+  expect(resultText(last?.result as Record<string, unknown>)).toContain('Long running operation completed');
 });
 
 test('a client gone after creation follows the hosted task by push: progress, then the result', async () => {
@@ -97,7 +93,9 @@ test('a client gone after creation follows the hosted task by push: progress, th
     const progressed = await handle.next((m) => /\(\d\/3\)/.test(String(note(m)?.statusMessage)), 20_000);
     expect(note(progressed)).toMatchObject({ taskId, status: 'working' });
     const done = await handle.next((m) => note(m)?.status === 'completed', 20_000);
-    expect(text(note(done)?.result as Record<string, unknown>)).toContain('Long running operation completed');
+    expect(resultText(note(done)?.result as Record<string, unknown>)).toContain(
+      'Long running operation completed',
+    );
   } finally {
     handle.close();
   }
@@ -106,7 +104,7 @@ test('a client gone after creation follows the hosted task by push: progress, th
 test('a client that cannot take tasks gets the hosted result inline', async () => {
   const reply = await client.callTool(SLOW, { duration: 3, steps: 3 }, { tasks: false });
   expect(reply.body.result).toMatchObject({ resultType: 'complete' });
-  expect(text(reply.body.result)).toContain('Long running operation completed');
+  expect(resultText(reply.body.result)).toContain('Long running operation completed');
 });
 
 test('tasks/cancel aborts a hosted call and ends its task cancelled', async () => {
@@ -150,7 +148,9 @@ test('an SDK 1.x client sees hosted tools as optional tasks, and params.task mak
       if (m.type === 'error') throw m.error;
     }
     expect(statuses[0]).toBe('working');
-    expect(text(final as unknown as Record<string, unknown>)).toContain('Long running operation completed');
+    expect(resultText(final as unknown as Record<string, unknown>)).toContain(
+      'Long running operation completed',
+    );
   } finally {
     await client1.close();
   }
@@ -180,6 +180,6 @@ describe('a worker lost while a hosted call runs', () => {
     await gw.start();
     const done = await repeating.waitForTask(taskId, undefined, 120_000);
     expect(done.status).toBe('completed');
-    expect(text(done.result as Record<string, unknown>)).toContain('Long running operation completed');
+    expect(resultText(done.result as Record<string, unknown>)).toContain('Long running operation completed');
   }, 180_000);
 });

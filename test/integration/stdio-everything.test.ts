@@ -11,6 +11,7 @@ import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { resultText } from '../helpers/mcp-client';
 
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const SLOW = 'trigger-long-running-operation';
@@ -42,11 +43,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
 });
-
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
 
 async function resourceUris(): Promise<string[]> {
   const listed = await client.request('resources/list', {}, { tasks: false });
@@ -107,7 +103,7 @@ test('a slow tool with progress runs as a hosted task: progress as its status me
   }
   expect([...seen].some((m) => /\(\d\/3\)/.test(m))).toBe(true);
   expect(last).toMatchObject({ status: 'completed', taskId });
-  expect(text(last?.result as Record<string, unknown>)).toContain(
+  expect(resultText(last?.result as Record<string, unknown>)).toContain(
     'Long running operation completed. Duration: 3 seconds, Steps: 3.',
   );
 });
