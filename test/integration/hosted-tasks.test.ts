@@ -8,11 +8,10 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
+import { streamToolCall } from '../helpers/sdk1-tasks';
 import type { McpTestClient } from '../helpers/mcp-client';
 import { resultText } from '../helpers/mcp-client';
 import type { ServerEverything } from '../helpers/server-everything';
@@ -136,17 +135,12 @@ test('an SDK 1.x client sees hosted tools as optional tasks, and params.task mak
     const { tools } = await client1.listTools();
     const slow = tools.find((t) => t.name === SLOW);
     expect(slow?.execution).toMatchObject({ taskSupport: 'optional' });
-    const statuses: string[] = [];
-    let final: CallToolResult | undefined;
-    for await (const m of client1.experimental.tasks.callToolStream(
-      { name: SLOW, arguments: { duration: 2, steps: 2 } },
-      CallToolResultSchema,
+    const { statuses, result: final } = await streamToolCall(
+      client1,
+      SLOW,
+      { duration: 2, steps: 2 },
       { task: { ttl: 60_000 } },
-    )) {
-      if (m.type === 'taskCreated' || m.type === 'taskStatus') statuses.push(m.task.status);
-      if (m.type === 'result') final = m.result as CallToolResult;
-      if (m.type === 'error') throw m.error;
-    }
+    );
     expect(statuses[0]).toBe('working');
     expect(resultText(final as unknown as Record<string, unknown>)).toContain(
       'Long running operation completed',
