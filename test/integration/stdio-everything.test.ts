@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { listen } from '../helpers/listen';
+import { isAck, listen } from '../helpers/listen';
 import type { McpTestClient } from '../helpers/mcp-client';
 import { resultText } from '../helpers/mcp-client';
 
@@ -109,7 +109,6 @@ test('a slow tool with progress runs as a hosted task: progress as its status me
 });
 
 test('its list change (a resource it registers) reaches a listen stream, and a re-list shows the resource', async () => {
-  const isAck = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
   const changed = (m: Record<string, unknown>) => m.method === 'notifications/resources/list_changed';
   const promptsChanged = (m: Record<string, unknown>) => m.method === 'notifications/prompts/list_changed';
   const { handle } = await listen(client.url, { resourcesListChanged: true, promptsListChanged: true });
