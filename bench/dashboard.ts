@@ -14,6 +14,7 @@ import { openDatabase } from '../src/store/database';
 import type { TaskListQuery } from '../src/store/tasks/task-store';
 import { TaskStore } from '../src/store/tasks/task-store';
 import { percentile, ratio, round, table } from './support';
+import { newTask } from '../test/helpers/task-rows';
 
 const STATUSES = ['working', 'input_required', 'completed', 'completed', 'failed', 'cancelled'] as const;
 const RUNS = 200;
@@ -25,22 +26,8 @@ async function seeded(dir: string, tasks: number): Promise<{ store: TaskStore; c
   for (let i = 0; i < tasks; i++) {
     const key = randomBytes(32).toString('hex');
     const at = new Date(start + i * 1000).toISOString();
-    await store.insertTask({
-      taskKey: key,
-      workflowId: `task-${key.slice(0, 32)}`,
-      project: 'p1',
-      caller: { kind: 'user', id: 'u1' },
-      upstream: 'example',
-      tool: 'slow_compute',
-      authorizationId: null,
-      snapshot: {
-        status: STATUSES[i % STATUSES.length] ?? 'working',
-        createdAt: at,
-        lastUpdatedAt: at,
-        ttlMs: null,
-        statusMessage: 'Computing',
-      },
-    });
+    const snapshot = { status: STATUSES[i % STATUSES.length] ?? 'working', statusMessage: 'Computing' };
+    await store.insertTask(newTask(key, at, snapshot, { project: 'p1', caller: { kind: 'user', id: 'u1' } }));
     if (i % 7 === 0) await store.assign(key, 'u2', 'user:u1', at);
   }
   return { store, close: () => db.destroy() };

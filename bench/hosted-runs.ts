@@ -20,7 +20,7 @@ import { cpuMs, rssBytes } from './processes';
 import { measure } from './measure';
 import type { Figures } from './measure';
 import { peakInFlight } from './scale-completions';
-import { liveHeap } from './scale-memory';
+import { liveHeap, sampleRss } from './scale-memory';
 import type { McpHttpClient } from './support';
 import { note } from './env';
 import { mapLimit, percentile, replyProblem, round, sleep } from './support';
@@ -167,15 +167,8 @@ export async function inFlight(
   // Each reading after a full collection (liveHeap forces it), so garbage does not blur the difference.
   const heapBefore = await liveHeap(inspectPort);
   const before = { gateway: gateway.rssBytes(), temporal: rssBytes(temporalPid) };
-  const peak = { ...before };
-  const sampler = setInterval(() => {
-    try {
-      peak.gateway = Math.max(peak.gateway, gateway.rssBytes());
-      peak.temporal = Math.max(peak.temporal, rssBytes(temporalPid));
-    } catch {
-      // a process that is gone has no RSS; the outcomes say what happened
-    }
-  }, 500);
+  const sampler = sampleRss(gateway, temporalPid, 500, before);
+  const peak = sampler.peak;
   try {
     const receivedBefore = (await upstream.stats()).toolCalls['slow_compute'] ?? 0;
     const refusals: Refusals = { count: 0 };
@@ -281,7 +274,7 @@ export async function inFlight(
       wallSeconds: round(wallSeconds, 1),
     };
   } finally {
-    clearInterval(sampler);
+    sampler.stop();
   }
 }
 

@@ -45,9 +45,17 @@ export async function liveHeap(port: number): Promise<number> {
   }
 }
 
-/** RSS of the gateway and Temporal every second, with the peak of each. */
-export function sampleRss(gateway: GatewayProcess, temporalPid: number) {
-  const peak = { gateway: 0, temporal: 0 };
+/**
+ * RSS of the gateway and Temporal every `everyMs` (default a second), with the peak of each since `from`
+ * (default none).
+ */
+export function sampleRss(
+  gateway: GatewayProcess,
+  temporalPid: number,
+  everyMs = 1000,
+  from = { gateway: 0, temporal: 0 },
+) {
+  const peak = { ...from };
   const timer = setInterval(() => {
     try {
       peak.gateway = Math.max(peak.gateway, gateway.rssBytes());
@@ -55,6 +63,6 @@ export function sampleRss(gateway: GatewayProcess, temporalPid: number) {
     } catch {
       // a process that is gone has no RSS; the bench reports that elsewhere
     }
-  }, 1000);
+  }, everyMs);
   return { peak, stop: () => clearInterval(timer) };
 }

@@ -29,17 +29,15 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { Cipher } from '../src/store/cipher';
 import { getFreePort } from '../src/tooling/processes';
 import { taskKeyOf } from '../src/store/tasks/task-store';
-import { createDataConverter } from '../src/temporal/codec';
 import { taskWorkflowId } from '../src/workflows/messages';
-import { note, onCleanup, runBench } from './env';
+import { note, runBench } from './env';
 import {
   benchProject,
   benchUsers,
   callAndStreamAgents,
+  gatewayTemporalClient,
   startBench,
   cpuMs,
   rssBytes,
@@ -171,13 +169,7 @@ async function main(): Promise<void> {
   const tasksClient = new McpHttpClient(endpoint, agent, { token: main.token });
   const plain = new McpHttpClient(endpoint, agent, { tasks: false, token: main.token });
   const streamClient = new McpHttpClient(endpoint, streamAgent, { token: main.token });
-  const connection = await Connection.connect({ address: temporal.address });
-  onCleanup('temporal client', () => connection.close());
-  const temporalClient = new Client({
-    connection,
-    namespace: temporal.namespace,
-    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
-  });
+  const temporalClient = await gatewayTemporalClient(temporal, gateway);
   const pollMs = effectivePollMs(opts.poll);
 
   note('warm-up');

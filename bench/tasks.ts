@@ -51,14 +51,12 @@
  * bench/hosted.ts (`npm run bench:hosted`), which needs an upstream without tasks and its own aliases.
  */
 import { performance } from 'node:perf_hooks';
-import { Client, Connection } from '@temporalio/client';
-import { Cipher } from '../src/store/cipher';
-import { createDataConverter } from '../src/temporal/codec';
-import { note, onCleanup, runBench } from './env';
+import { note, runBench } from './env';
 import {
   benchProject,
   benchUsers,
   callAndStreamAgents,
+  gatewayTemporalClient,
   startBench,
   startGatewayProcess,
   startUpstreamProcess,
@@ -105,13 +103,7 @@ async function main(): Promise<void> {
     streams: new McpHttpClient(endpoint, streamAgent, { token: main.token }),
   };
 
-  const connection = await Connection.connect({ address: temporal.address });
-  onCleanup('temporal client', () => connection.close());
-  const temporalClient = new Client({
-    connection,
-    namespace: temporal.namespace,
-    dataConverter: createDataConverter(new Cipher(gateway.config.encryption)),
-  });
+  const temporalClient = await gatewayTemporalClient(temporal, gateway);
 
   // Warm-up: discovery, HTTP connections, workflow isolate, JIT. Not measured.
   if (opts.warmup > 0) {

@@ -20,20 +20,12 @@ if find_chromium; then
   exit 0
 fi
 
-if [[ "$(id -u)" != "0" ]]; then
-  echo "ERROR: installing Chromium needs root: sudo $0 (or: sudo apt-get install chromium)" >&2
-  exit 1
-fi
-if ! command -v apt-get >/dev/null; then
-  echo "ERROR: apt-get not found; install Chromium and set TASKROUTER_CHROMIUM_PATH to its executable" >&2
-  exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-echo "Installing Chromium from the Debian packages..."
-apt-get update -qq
+# shellcheck source=scripts/apt-packages.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-packages.sh"
+require_root_and_apt Chromium 'sudo apt-get install chromium' \
+  'install Chromium and set TASKROUTER_CHROMIUM_PATH to its executable'
 # Fonts so screenshots render text; chromium's own dependencies come with it.
-apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+apt_install Chromium chromium fonts-dejavu-core
 
 if ! find_chromium; then
   echo "ERROR: apt-get installed chromium, but no /usr/bin/chromium was found" >&2

@@ -20,14 +20,10 @@ if have_server && getent passwd postgres >/dev/null; then
   exit 0
 fi
 
-if [[ "$(id -u)" != "0" ]]; then
-  echo "ERROR: installing PostgreSQL needs root: sudo $0 (or: sudo apt-get install postgresql)" >&2
-  exit 1
-fi
-if ! command -v apt-get >/dev/null; then
-  echo "ERROR: apt-get not found; install the PostgreSQL server (initdb, postgres) with your package manager" >&2
-  exit 1
-fi
+# shellcheck source=scripts/apt-packages.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-packages.sh"
+require_root_and_apt PostgreSQL 'sudo apt-get install postgresql' \
+  'install the PostgreSQL server (initdb, postgres) with your package manager'
 
 # The tests run their own clusters: don't create (and start) the package's default cluster on port 5432.
 mkdir -p /etc/postgresql-common/createcluster.d
@@ -36,10 +32,7 @@ cat >/etc/postgresql-common/createcluster.d/50-taskrouter-no-main.conf <<'CONF'
 create_main_cluster = false
 CONF
 
-export DEBIAN_FRONTEND=noninteractive
-echo "Installing PostgreSQL from the Debian packages..."
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+apt_install PostgreSQL postgresql
 
 if ! have_server; then
   echo "ERROR: apt-get installed postgresql, but no /usr/lib/postgresql/*/bin/{initdb,postgres} was found" >&2

@@ -51,6 +51,17 @@ export function declaresTasks(capabilities: ClientCapabilities): boolean {
 }
 
 /** `elicitation: {}` means form only (spec); `{url: {}}` alone excludes form. */
+/** Refuses (-32021, naming the Tasks extension) a call of a tool that runs only as a task from a client without it. */
+export function requireTasks(ctx: ToolContext): void {
+  if (!declaresTasks(ctx.capabilities)) {
+    throw new ProtocolError(
+      'MissingRequiredClientCapability',
+      `Tool ${ctx.params.name} runs only as a task; declare ${TASKS_EXTENSION}`,
+      { requiredCapabilities: TASK_REQUIRED },
+    );
+  }
+}
+
 export function declaresFormElicitation(capabilities: ClientCapabilities): boolean {
   const elicitation = capabilities.elicitation;
   if (elicitation === undefined) return false;
@@ -132,3 +143,15 @@ export function answeredField(
 }
 
 export const NO_ARGS = { type: 'object', properties: {} } as const;
+
+/** A tool without arguments whose every call completes with the same `content`. */
+export function fixedContentTool(
+  name: string,
+  description: string,
+  content: CallToolResult['content'],
+): ExampleTool {
+  return {
+    definition: { name, description, inputSchema: NO_ARGS },
+    run: () => ({ resultType: 'complete', content }),
+  };
+}

@@ -20,7 +20,7 @@
  */
 import { z } from 'zod';
 import type { CallToolResult, CreateTaskResult, InputRequests, InputResponses } from '../../src/protocol';
-import { ProtocolError, TASKS_EXTENSION } from '../../src/protocol';
+import { ProtocolError } from '../../src/protocol';
 import { CONTENT_TOOLS } from './fixtures/content-tools';
 import { GATEWAY_TOOLS } from './fixtures/gateway-tools';
 import { LEGACY_ERA_TOOLS } from './fixtures/legacy-era-tools';
@@ -30,12 +30,12 @@ import { SCHEMA_TOOLS } from './fixtures/schema-tools';
 import { SUBSCRIPTION_TOOLS } from './fixtures/subscriptions';
 import type { ExampleTool, ToolContext } from './kit';
 import {
-  TASK_REQUIRED,
   answeredField,
   declaresFormElicitation,
   declaresTasks,
   formRequest,
   parseArgs,
+  requireTasks,
   textResult,
 } from './kit';
 import type { TaskRecord } from './task-store';
@@ -53,16 +53,6 @@ const SlowComputeArgs = z.object({
 const ConfirmDeleteArgs = z.object({ filename: z.string().min(1) });
 
 const FORM_ELICITATION_REQUIRED = { elicitation: { form: {} } };
-
-function requireTasks(ctx: ToolContext): void {
-  if (!declaresTasks(ctx.capabilities)) {
-    throw new ProtocolError(
-      'MissingRequiredClientCapability',
-      `Tool ${ctx.params.name} runs only as a task; declare ${TASKS_EXTENSION}`,
-      { requiredCapabilities: TASK_REQUIRED },
-    );
-  }
-}
 
 function requireFormElicitation(ctx: ToolContext): void {
   if (!declaresFormElicitation(ctx.capabilities)) {

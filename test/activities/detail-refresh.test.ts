@@ -4,27 +4,14 @@
  * `detailRefreshMs` old, so the workflow stores it again; a younger copy is left alone.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import pino from 'pino';
-import { createActivities } from '../../src/activities';
-import type { WatchUpstreamTaskInput } from '../../src/activities/types';
-import { PROTOCOL_VERSION } from '../../src/protocol';
 import { snapshotKey } from '../../src/store/tasks/snapshot-key';
-import type { UpstreamClient } from '../../src/upstream/client';
+import { watchActivities, watchInput, workingTask } from './watch-fixture';
 
-const task = {
-  taskId: 'upstream-task',
-  status: 'working',
-  statusMessage: 'busy',
-  createdAt: new Date().toISOString(),
-  lastUpdatedAt: new Date().toISOString(),
-  ttlMs: null,
-  pollIntervalMs: 50,
-};
+const task = workingTask(50);
 
 function watchWith(storedAt: string) {
   const stored: unknown[] = [];
-  const activities = createActivities({
-    upstream: { send: async () => ({ kind: 'result', result: { ...task } }) } as unknown as UpstreamClient,
+  const activities = watchActivities(() => ({ ...task }), {
     store: {
       detailStoredAt: async () => storedAt,
       watchStarted: async () => {},
@@ -36,8 +23,6 @@ function watchWith(storedAt: string) {
         return `pl_${stored.length}`;
       },
     } as never,
-    resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
-    gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
     settings: {
       minPollIntervalMs: 50,
       maxPollIntervalMs: 60_000,
@@ -45,19 +30,8 @@ function watchWith(storedAt: string) {
       pollFailureBudget: 3,
       detailRefreshMs: 60_000,
     },
-    logger: pino({ level: 'silent' }),
   });
-  const input: WatchUpstreamTaskInput = {
-    project: 'p1',
-    upstream: 'example',
-    principal: { kind: 'anonymous' },
-    authorizationId: null,
-    upstreamTaskId: task.taskId,
-    protocolVersion: PROTOCOL_VERSION,
-    taskKey: 'task-key',
-    knownKey: snapshotKey({ status: 'working', statusMessage: 'busy' }),
-    pollIntervalMs: 50,
-  };
+  const input = watchInput(task.taskId, snapshotKey({ status: 'working', statusMessage: 'busy' }), 50);
   return { stored, result: new MockActivityEnvironment().run(activities.watchUpstreamTask, input) };
 }
 

@@ -4,11 +4,8 @@
  * the payload store is read only for a detail this process did not store (or no longer keeps).
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import pino from 'pino';
-import { createActivities } from '../../src/activities';
 import { RecentDetails } from '../../src/activities/recent-details';
-import { PROTOCOL_VERSION } from '../../src/protocol';
-import type { UpstreamClient } from '../../src/upstream/client';
+import { watchActivities, watchInput } from './watch-fixture';
 
 test('each detail is taken once; an unknown one is not there', () => {
   const recent = new RecentDetails();
@@ -29,57 +26,41 @@ test('the watch stores a change and the snapshot is recorded without reading the
   const stored = new Map<string, unknown>();
   const reads: string[] = [];
   const recorded: unknown[] = [];
-  const activities = createActivities({
-    upstream: {
-      send: async () => ({
-        kind: 'result',
-        result: {
-          taskId: 't1',
-          status: 'working',
-          statusMessage: 'step 2',
-          createdAt: now,
-          lastUpdatedAt: now,
-          ttlMs: null,
+  const activities = watchActivities(
+    () => ({
+      taskId: 't1',
+      status: 'working',
+      statusMessage: 'step 2',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: null,
+    }),
+    {
+      store: {
+        detailStoredAt: async () => now,
+        watchStarted: async () => {},
+        watchDue: async () => {},
+        recordSnapshot: async (_key: string, snapshot: unknown) => {
+          recorded.push(snapshot);
+          return true;
         },
-      }),
-    } as unknown as UpstreamClient,
-    store: {
-      detailStoredAt: async () => now,
-      watchStarted: async () => {},
-      watchDue: async () => {},
-      recordSnapshot: async (_key: string, snapshot: unknown) => {
-        recorded.push(snapshot);
-        return true;
-      },
-    } as never,
-    payloads: {
-      put: async (_key: string, _kind: string, value: unknown) => {
-        const id = `pl_${stored.size + 1}`;
-        stored.set(id, value);
-        return id;
-      },
-      get: async (id: string) => {
-        reads.push(id);
-        return stored.get(id);
-      },
-    } as never,
-    resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
-    gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
-    settings: { minPollIntervalMs: 50, maxPollIntervalMs: 60_000, maxWatchMs: 500, pollFailureBudget: 3 },
-    logger: pino({ level: 'silent' }),
-  });
+      } as never,
+      payloads: {
+        put: async (_key: string, _kind: string, value: unknown) => {
+          const id = `pl_${stored.size + 1}`;
+          stored.set(id, value);
+          return id;
+        },
+        get: async (id: string) => {
+          reads.push(id);
+          return stored.get(id);
+        },
+      } as never,
+      settings: { minPollIntervalMs: 50, maxPollIntervalMs: 60_000, maxWatchMs: 500, pollFailureBudget: 3 },
+    },
+  );
   const env = new MockActivityEnvironment();
-  const watched = await env.run(activities.watchUpstreamTask, {
-    project: 'p1',
-    upstream: 'example',
-    principal: { kind: 'anonymous' as const },
-    authorizationId: null,
-    upstreamTaskId: 't1',
-    protocolVersion: PROTOCOL_VERSION,
-    taskKey: 'task-key',
-    knownKey: 'working-before',
-    pollIntervalMs: 50,
-  });
+  const watched = await env.run(activities.watchUpstreamTask, watchInput('t1', 'working-before', 50));
   expect(watched).toMatchObject({ kind: 'changed', observation: { status: 'working' } });
   const observation = (watched as { observation: never }).observation;
   await env.run(activities.recordTaskSnapshot, { taskKey: 'task-key', observation, project: 'p1' });

@@ -10,8 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, watchPage } from '../helpers/browser';
+import type { Page } from 'playwright-core';
+import { DashboardPages, pageUntil } from '../helpers/browser';
 import { request } from '../helpers/dashboard';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
@@ -28,9 +28,7 @@ const T = {
 
 let gw: TestGateway;
 let baseUrl: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const watched: Array<ReturnType<typeof watchPage>> = [];
+let pages: DashboardPages;
 
 beforeAll(async () => {
   gw = await startTestGateway({
@@ -59,19 +57,14 @@ beforeAll(async () => {
     }),
   });
   baseUrl = gw.client.url.replace(/\/v1\/mcp\/.*$/, '');
-  browser = await launchChromium();
+  pages = await DashboardPages.launch();
 }, 180_000);
 afterAll(async () => {
-  for (const c of contexts) await c.close();
-  await browser?.close();
+  await pages?.close();
   await gw?.close();
 });
 afterEach(() => {
-  // No page error, no console error, nothing fetched from anywhere but the gateway.
-  for (const w of watched.splice(0)) {
-    expect(w.errors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-  }
+  pages.expectClean();
 });
 
 const agent = () => gw.clientFor('guarded').withToken(T.key);
@@ -82,25 +75,7 @@ const sha = (args: Record<string, unknown>) =>
 const dashboard = (token: string, route: string) =>
   request(`${baseUrl}${route}`, 'GET', { authorization: `Bearer ${token}` });
 
-async function signIn(token: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  watched.push(watchPage(page, baseUrl));
-  await page.goto(`${baseUrl}/dashboard/`);
-  await page.getByLabel('User token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Projects' }).waitFor();
-  return page;
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const signIn = (token: string): Promise<Page> => pages.signIn(baseUrl, token);
 
 /**
  * The agent (a 2026 client declaring tasks) calls `greet`: the call waits for approval, a task at once.
@@ -153,7 +128,7 @@ test('approve: the approver sees the arguments and approves; one call upstream; 
     expect(greets('Ada')).toHaveLength(0);
     const page = await signIn(T.ana);
     // The top bar counts the requests waiting for the viewer's decision.
-    await until(async () => (await page.getByTestId('approvals-badge').textContent()) === '1', 'badge 1');
+    await pageUntil(async () => (await page.getByTestId('approvals-badge').textContent()) === '1', 'badge 1');
     await page.locator('#approvals-link').click();
     await page.locator(`tr[data-approval="${id}"]`).waitFor();
     await shot(page, 'approvals');
@@ -170,7 +145,7 @@ test('approve: the approver sees the arguments and approves; one call upstream; 
     await page.getByLabel('Comment').fill('looks right');
     await shot(page, 'approval');
     await page.getByRole('button', { name: 'Approve' }).click();
-    await until(async () => (await statusOf(page)) === 'approved', 'approved');
+    await pageUntil(async () => (await statusOf(page)) === 'approved', 'approved');
     expect(await page.locator('#approve').count()).toBe(0);
     expect(await page.locator('dd[data-field="Decisions"]').textContent()).toContain(
       'Approved by ana: looks right',
@@ -185,11 +160,14 @@ test('approve: the approver sees the arguments and approves; one call upstream; 
     // From the request to its task's page.
     await page.getByTestId('approval-task-link').click();
     await page.getByRole('heading', { name: 'greet' }).waitFor();
-    await until(async () => (await page.getByTestId('task-status').textContent()) === 'completed', 'task');
+    await pageUntil(
+      async () => (await page.getByTestId('task-status').textContent()) === 'completed',
+      'task',
+    );
     // Decided requests are under their own tab; the pending tab is empty and the badge gone.
     await page.locator('#approvals-link').click();
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
-    await until(async () => (await page.locator('tbody tr').count()) === 0, 'no pending rows');
+    await pageUntil(async () => (await page.locator('tbody tr').count()) === 0, 'no pending rows');
     expect(await page.getByTestId('approvals-badge').isHidden()).toBe(true);
     await page.getByRole('tab', { name: 'Approved' }).click();
     await page.locator(`tr[data-approval="${id}"][data-status="approved"]`).waitFor();
@@ -208,7 +186,7 @@ test('deny: a comment is required; the task fails saying who denied and why; not
     expect(await statusOf(page)).toBe('pending');
     await page.getByLabel('Comment').fill('not today');
     await page.getByRole('button', { name: 'Deny' }).click();
-    await until(async () => (await statusOf(page)) === 'denied', 'denied');
+    await pageUntil(async () => (await statusOf(page)) === 'denied', 'denied');
     expect(await page.getByTestId('approval-closed').textContent()).toMatch(/denied/);
 
     const done = await agent().waitForTask(taskId);
@@ -244,7 +222,7 @@ test("refusals are shown as the server words them: one's own call; arguments sta
   // Denying one's own call is allowed (it only withdraws it with a reason).
   await page.getByLabel('Comment').fill('never mind');
   await page.getByRole('button', { name: 'Deny' }).click();
-  await until(async () => (await statusOf(page)) === 'denied', 'denied');
+  await pageUntil(async () => (await statusOf(page)) === 'denied', 'denied');
   expect(greets('<img src=x>')).toHaveLength(0);
 });
 
@@ -272,7 +250,7 @@ test('a request decided elsewhere meanwhile: the 409 is shown, and the page then
   await page.getByRole('alert').filter({ hasText: 'Already decided or expired: ' }).waitFor();
   expect(await page.locator('#approval-error').textContent()).toMatch(/already denied/);
   await page.unroute(`**/v1/approvals/${id}`);
-  await until(async () => (await statusOf(page)) === 'denied', 'denied');
+  await pageUntil(async () => (await statusOf(page)) === 'denied', 'denied');
   // The refusal stays on screen after the buttons went.
   expect(await page.locator('#approval-error').textContent()).toMatch(/already denied/);
   expect(await agent().waitForTask(taskId)).toMatchObject({ status: 'failed' });
@@ -302,7 +280,7 @@ test('expiry: the dashboard shows the request expired, offers no buttons; the ta
   try {
     const page = await signIn(T.ana);
     await page.goto(`${baseUrl}/dashboard/#/approvals/${id}`);
-    await until(async () => (await statusOf(page)) === 'expired', 'expired', 20_000);
+    await pageUntil(async () => (await statusOf(page)) === 'expired', 'expired', 20_000);
     expect(await page.locator('#approve, #deny').count()).toBe(0);
     expect(await page.getByTestId('approval-closed').textContent()).toMatch(/expired/);
     expect(await page.locator('dd[data-field="Policy version"]').textContent()).toBe('v2');
@@ -348,14 +326,14 @@ test('a manager the policy does not name sees the request without arguments or b
 
     // Rita is no member of the project: she sees the request and decides, with no link to the task.
     const rita = await signIn(T.rita);
-    await until(async () => (await rita.getByTestId('approvals-badge').textContent()) === '1', 'badge 1');
+    await pageUntil(async () => (await rita.getByTestId('approvals-badge').textContent()) === '1', 'badge 1');
     await openApproval(rita, id);
     expect(JSON.parse(String(await rita.getByTestId('approval-arguments').textContent()))).toEqual({
       name: 'Rita',
     });
     expect(await rita.getByTestId('approval-task-link').count()).toBe(0);
     await rita.getByRole('button', { name: 'Approve' }).click();
-    await until(async () => (await statusOf(rita)) === 'approved', 'approved');
+    await pageUntil(async () => (await statusOf(rita)) === 'approved', 'approved');
     expect(await agent().waitForTask(taskId)).toMatchObject({ status: 'completed' });
     expect(JSON.stringify(await pushed(push, taskId, 'completed'))).toContain('Hello, Rita!');
     expect(greets('Rita').map((c) => c.arguments)).toEqual([{ name: 'Rita' }]);

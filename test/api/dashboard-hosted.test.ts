@@ -5,8 +5,8 @@
  * Temporal dev server, two example upstreams (one running tasks itself, one with ordinary tools only)
  * and headless Chromium, both databases.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, watchPage } from '../helpers/browser';
+import type { Page } from 'playwright-core';
+import { DashboardPages } from '../helpers/browser';
 import type { DashboardFixture } from '../helpers/dashboard';
 import { startDashboardFixture, TOKENS, waitForDetail } from '../helpers/dashboard';
 
@@ -15,15 +15,13 @@ const list = (q = '') => `/v1/projects/hosting/tasks${q}`;
 const task = (ref: string) => `/v1/projects/hosting/tasks/${ref}`;
 
 let f: DashboardFixture;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const watched: Array<ReturnType<typeof watchPage>> = [];
+let pages: DashboardPages;
 /** A task upstream `tasks` runs itself, and a call of upstream `plain`'s ordinary tool the gateway hosts. */
 const refs = { upstreamTask: '', hostedTask: '' };
 
 beforeAll(async () => {
   f = await startDashboardFixture({ hosted: true });
-  browser = await launchChromium();
+  pages = await DashboardPages.launch();
   refs.upstreamTask = (
     await f.startTask(
       'alice',
@@ -38,16 +36,11 @@ beforeAll(async () => {
   await waitForDetail(f.api('alice'), task(refs.hostedTask), (b) => b.task.status === 'completed');
 });
 afterAll(async () => {
-  for (const c of contexts) await c.close();
-  await browser?.close();
+  await pages?.close();
   await f?.close();
 });
 afterEach(() => {
-  // No page error, no console error, nothing fetched from anywhere but the gateway.
-  for (const w of watched.splice(0)) {
-    expect(w.errors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-  }
+  pages.expectClean();
 });
 
 describe('the JSON API', () => {
@@ -94,17 +87,7 @@ describe('the JSON API', () => {
 });
 
 describe('in the browser', () => {
-  async function signIn(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    watched.push(watchPage(page, f.baseUrl));
-    await page.goto(`${f.baseUrl}/dashboard/`);
-    await page.getByLabel('User token').fill(TOKENS.tess);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
-    return page;
-  }
+  const signIn = (): Promise<Page> => pages.signIn(f.baseUrl, TOKENS.tess);
 
   test('the Tasks list marks the hosted task, and "Hosted only" shows just the hosted ones', async () => {
     const page = await signIn();

@@ -6,8 +6,8 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, watchPage } from '../helpers/browser';
+import type { Page } from 'playwright-core';
+import { DashboardPages, pageUntil } from '../helpers/browser';
 import type { DashboardFixture, Who } from '../helpers/dashboard';
 import { startDashboardFixture, TOKENS, waitForDetail } from '../helpers/dashboard';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
@@ -17,15 +17,13 @@ const SHOTS = process.env['TASKROUTER_SCREENSHOTS_DIR']
   : mkdtempSync(path.join(os.tmpdir(), 'taskrouter-shots-'));
 
 let f: DashboardFixture;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const watched: Array<ReturnType<typeof watchPage>> = [];
+let pages: DashboardPages;
 const refs = { keyDone: '', keySlow: '', bobSlow: '', aliceSlow: '' };
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   f = await startDashboardFixture({ temporalUiUrl: 'http://127.0.0.1:8233' });
-  browser = await launchChromium();
+  pages = await DashboardPages.launch();
   refs.keyDone = (await f.startTask('key', 'slow_compute', { seconds: 0, label: 'nightly export' })).ref;
   refs.keySlow = (await f.startTask('key', 'slow_compute', { seconds: 300, label: 'reindex' })).ref;
   refs.bobSlow = (await f.startTask('bob', 'slow_compute', { seconds: 300, label: 'bob report' })).ref;
@@ -37,34 +35,20 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
-  for (const c of contexts) await c.close();
-  await browser?.close();
+  await pages?.close();
   await f?.close();
   if (!process.env['TASKROUTER_SCREENSHOTS_DIR']) rmSync(SHOTS, { recursive: true, force: true });
 });
 afterEach(() => {
-  // No page error, no console error, nothing fetched from anywhere but the gateway.
-  for (const w of watched.splice(0)) {
-    expect(w.errors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-  }
+  pages.expectClean();
 });
 
-async function newPage(viewport = { width: 1280, height: 860 }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const page = await context.newPage();
-  watched.push(watchPage(page, f.baseUrl));
-  return page;
+function newPage(viewport?: { width: number; height: number }): Promise<Page> {
+  return pages.newPage(f.baseUrl, viewport);
 }
 
-async function signIn(who: Who, viewport?: { width: number; height: number }): Promise<Page> {
-  const page = await newPage(viewport);
-  await page.goto(`${f.baseUrl}/dashboard/`);
-  await page.getByLabel('User token').fill(TOKENS[who]);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Projects' }).waitFor();
-  return page;
+function signIn(who: Who, viewport?: { width: number; height: number }): Promise<Page> {
+  return pages.signIn(f.baseUrl, TOKENS[who], viewport);
 }
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -81,15 +65,7 @@ async function tabCount(page: Page, group: string): Promise<number> {
 /** Waits until the task table (or the empty notice) shows `n` rows. */
 async function rowsCount(page: Page, n: number): Promise<void> {
   // Polled from here: the dashboard's CSP (no eval) rules out page.waitForFunction with a string.
-  await until(async () => (await page.locator('tbody tr').count()) === n, `${n} rows`);
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await pageUntil(async () => (await page.locator('tbody tr').count()) === n, `${n} rows`);
 }
 
 async function rowRefs(page: Page): Promise<string[]> {
@@ -142,20 +118,20 @@ test('tabs show the right tasks and counts; the list refreshes live', async () =
   // Keyboard: arrow keys move between tabs.
   await page.getByRole('tab', { name: /Pending/ }).focus();
   await page.keyboard.press('ArrowRight');
-  await until(async () => page.url().includes('group=completed'), 'the Completed tab');
-  await until(
+  await pageUntil(async () => page.url().includes('group=completed'), 'the Completed tab');
+  await pageUntil(
     async () => (await page.evaluate('document.activeElement?.dataset.group')) === 'completed',
     'focus on the Completed tab',
   );
   // A second arrow key moves on from there (focus followed the navigation).
   await page.keyboard.press('ArrowRight');
-  await until(async () => page.url().includes('group=failed'), 'the Failed tab');
-  await until(
+  await pageUntil(async () => page.url().includes('group=failed'), 'the Failed tab');
+  await pageUntil(
     async () => (await page.evaluate('document.activeElement?.dataset.group')) === 'failed',
     'focus on the Failed tab',
   );
   await page.keyboard.press('ArrowLeft');
-  await until(async () => page.url().includes('group=completed'), 'back to the Completed tab');
+  await pageUntil(async () => page.url().includes('group=completed'), 'back to the Completed tab');
   await rowsCount(page, 1);
   expect(await rowRefs(page)).toEqual([refs.keyDone]);
   await page.getByRole('tab', { name: /Failed/ }).click();
@@ -201,7 +177,7 @@ test('assign a task, see it in the timeline, then find it with the Assigned filt
   // Keyboard: focus stays on the filter across the navigation it causes.
   await page.getByRole('button', { name: 'Assigned to me' }).focus();
   await page.keyboard.press('Enter');
-  await until(async () => page.url().includes('assigned=me'), 'the "Assigned to me" filter');
+  await pageUntil(async () => page.url().includes('assigned=me'), 'the "Assigned to me" filter');
   await page.getByText('No tasks here.').waitFor();
   expect(await page.evaluate('document.activeElement?.dataset.assigned')).toBe('me');
   expect(await tabCount(page, 'all')).toBe(0);

@@ -6,12 +6,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as Client2, StreamableHTTPClientTransport as Transport2 } from '@modelcontextprotocol/client';
 import type { Runtime } from '../../src/main/runtime';
 import { SessionTokens } from '../../src/api/mcp/legacy/session';
 import { Cipher } from '../../src/store/cipher';
 import type { TestGateway } from '../helpers/gateway';
+import { streamToolCall } from '../helpers/sdk1-tasks';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
 
 let gw: TestGateway;
@@ -125,18 +126,11 @@ describe('SDK 1.x client', () => {
     const { tools } = await client.listTools();
     expect(tools.find((t) => t.name === 'slow_compute')?.execution?.taskSupport).toBe('optional');
 
-    const seen: string[] = [];
-    let final: unknown;
-    let taskId = '';
-    for await (const m of client.experimental.tasks.callToolStream(
-      { name: 'slow_compute', arguments: { seconds: 0.3 } },
-      CallToolResultSchema,
-    )) {
-      seen.push(m.type);
-      if (m.type === 'taskCreated') taskId = m.task.taskId;
-      if (m.type === 'result') final = m.result;
-      if (m.type === 'error') throw m.error;
-    }
+    const {
+      types: seen,
+      taskId,
+      result: final,
+    } = await streamToolCall(client, 'slow_compute', { seconds: 0.3 });
     expect(seen[0]).toBe('taskCreated');
     expect(text(final)).toContain('slow_compute');
     // tasks/list shows the caller's own tasks, with the same ids and the era's task shape.
@@ -144,15 +138,8 @@ describe('SDK 1.x client', () => {
     expect(listed.tasks.find((t) => t.taskId === taskId)).toMatchObject({ status: 'completed' });
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('completed');
 
-    let confirmed: unknown;
-    for await (const m of client.experimental.tasks.callToolStream(
-      { name: 'confirm_delete', arguments: { filename: 'a.txt' } },
-      CallToolResultSchema,
-    )) {
-      if (m.type === 'result') confirmed = m.result;
-      if (m.type === 'error') throw m.error;
-    }
-    expect(text(confirmed)).toMatch(/deleted/i);
+    const confirmed = await streamToolCall(client, 'confirm_delete', { filename: 'a.txt' });
+    expect(text(confirmed.result)).toMatch(/deleted/i);
     await client.close();
   });
 });
@@ -161,17 +148,12 @@ describe('SDK 1.x client, a 2025-11-25 task the upstream answered at once', () =
   test("tasks/result carries the gateway's serverInfo, not the upstream's", async () => {
     const { client } = await sdk1(TASK_CAPABILITIES);
     await client.listTools();
-    let created = '';
-    let final: CallToolResult | undefined;
-    for await (const m of client.experimental.tasks.callToolStream(
-      { name: 'greet', arguments: { name: 'Vera' } },
-      CallToolResultSchema,
+    const { created, result: final } = await streamToolCall(
+      client,
+      'greet',
+      { name: 'Vera' },
       { task: { ttl: 60_000 } },
-    )) {
-      if (m.type === 'taskCreated') created = m.task.status;
-      if (m.type === 'result') final = m.result as CallToolResult;
-      if (m.type === 'error') throw m.error;
-    }
+    );
     expect(created).toBe('completed');
     expect(text(final)).toContain('Vera');
     expect(final?._meta?.[SERVER_INFO]).toMatchObject({ name: 'taskrouter' });
@@ -190,15 +172,8 @@ describe('SDK 1.x client, two API replicas, requests alternating between them', 
     await client.listTools();
     expect(text(await client.callTool({ name: 'greet', arguments: { name: 'Cy' } }))).toContain('Cy');
     expect((await client.callTool({ name: 'failing_job', arguments: {} })).isError).toBe(true);
-    let confirmed: unknown;
-    for await (const m of client.experimental.tasks.callToolStream(
-      { name: 'confirm_delete', arguments: { filename: 'b.txt' } },
-      CallToolResultSchema,
-    )) {
-      if (m.type === 'result') confirmed = m.result;
-      if (m.type === 'error') throw m.error;
-    }
-    expect(text(confirmed)).toMatch(/deleted/i);
+    const confirmed = await streamToolCall(client, 'confirm_delete', { filename: 'b.txt' });
+    expect(text(confirmed.result)).toMatch(/deleted/i);
     await client.close();
   });
 });

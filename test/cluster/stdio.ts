@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { McpTestClient } from '../helpers/mcp-client';
-import { TASKS_CAPS } from '../helpers/mcp-client';
+import { resultText, TASKS_CAPS } from '../helpers/mcp-client';
 import type { Replica } from './fleet';
 import { newClient } from './workload';
 
@@ -123,11 +123,6 @@ export class StdioRecord {
   }
 }
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 function client(baseUrl: string, token: string): McpTestClient {
   return newClient(baseUrl, STDIO_PROJECT, token);
 }
@@ -157,7 +152,7 @@ export async function seedGraph(proxyUrl: string, token: string): Promise<void> 
 /** An ordinary call (`read_graph`): the API replica behind `baseUrl` runs it in its own process. */
 async function ordinaryCall(baseUrl: string, token: string): Promise<string | undefined> {
   const reply = await client(baseUrl, token).callTool('read_graph', {}, { tasks: false });
-  const out = text(reply.body.result);
+  const out = resultText(reply.body.result);
   return reply.body.result?.isError !== true && out.includes(ENTITY)
     ? undefined
     : `HTTP ${reply.status}: ${JSON.stringify(reply.body).slice(0, 300)}`;
@@ -179,7 +174,7 @@ async function hostedCall(baseUrl: string, token: string, deadline: number): Pro
     }
     const status = String(result?.status);
     if (status === 'completed')
-      return text(result?.['result'] as Record<string, unknown>).includes(ENTITY)
+      return resultText(result?.['result'] as Record<string, unknown>).includes(ENTITY)
         ? undefined
         : `completed without the entity: ${JSON.stringify(result).slice(0, 300)}`;
     if (status === 'failed' || status === 'cancelled')

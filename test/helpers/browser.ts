@@ -4,8 +4,9 @@
  * launches the executable found here.
  */
 import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
+import { until } from './until';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
@@ -44,4 +45,60 @@ export function watchPage(page: Page, origin: string): { errors: string[]; forei
     if (!url.startsWith(origin) && !url.startsWith('data:')) seen.foreignRequests.push(url);
   });
   return seen;
+}
+
+/**
+ * The dashboard pages of one test file: each page in a browser context of its own, watched (watchPage)
+ * from the start; `expectClean()` in an afterEach fails the test on anything the pages saw since the last
+ * check; `close()` closes every context and the browser.
+ */
+export class DashboardPages {
+  private readonly contexts: BrowserContext[] = [];
+  private readonly watched: Array<ReturnType<typeof watchPage>> = [];
+
+  private constructor(private readonly browser: Browser) {}
+
+  static async launch(): Promise<DashboardPages> {
+    return new DashboardPages(await launchChromium());
+  }
+
+  /** A blank page whose requests may go to `origin` only. */
+  async newPage(origin: string, viewport = { width: 1280, height: 860 }): Promise<Page> {
+    const context = await this.browser.newContext({ viewport });
+    this.contexts.push(context);
+    const page = await context.newPage();
+    this.watched.push(watchPage(page, origin));
+    return page;
+  }
+
+  /** A page signed in to the dashboard of the gateway at `origin` with the user token `token`. */
+  async signIn(origin: string, token: string, viewport?: { width: number; height: number }): Promise<Page> {
+    const page = await this.newPage(origin, viewport);
+    await page.goto(`${origin}/dashboard/`);
+    await page.getByLabel('User token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    return page;
+  }
+
+  /** No page error, no console error, nothing fetched from anywhere but the gateway. */
+  expectClean(): void {
+    for (const w of this.watched.splice(0)) {
+      expect(w.errors).toEqual([]);
+      expect(w.foreignRequests).toEqual([]);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.contexts) await c.close();
+    await this.browser.close();
+  }
+}
+
+/**
+ * Polls `check` (what a page shows, read from the test: the dashboard's CSP, no eval, rules out
+ * page.waitForFunction with a string) every 50 ms until it holds; throws naming `what` after `timeoutMs`.
+ */
+export function pageUntil(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  return until(check, () => `timed out waiting for ${what}`, timeoutMs, 50);
 }

@@ -155,3 +155,8 @@ export function startApiReplica(gw: Pick<TestGateway, 'config'>, opts: { changeC
     ...opts,
   });
 }
+
+/** Bootstrap users, one per handle, each with the one personal access token given (named `t`). */
+export function tokenUsers(tokens: Record<string, string>) {
+  return Object.entries(tokens).map(([handle, token]) => ({ handle, tokens: [{ name: 't', token }] }));
+}

@@ -71,3 +71,11 @@ export async function listen(
   };
   return { res, handle };
 }
+
+/** The stream's acknowledgement of what it listens for. */
+export const isAck = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
+
+/** Waits for a condition of the real processes (no time bound asserted: the test's timeout is the limit). */
+export async function untilSeen(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 20));
+}

@@ -111,3 +111,54 @@ export function recordReplies(client: McpTestClient): string[] {
   };
   return seen;
 }
+
+/** The text of a CallToolResult's content blocks, a line each (a block without text gives an empty line). */
+export function resultText(result: Record<string, unknown> | undefined): string {
+  const content = (result?.content ?? []) as Array<{ text?: string }>;
+  return content.map((c) => c.text ?? '').join('\n');
+}
+
+/** A JSON-RPC message of an SSE stream. */
+export type StreamedMessage = Record<string, unknown> & {
+  method?: string;
+  id?: unknown;
+  params?: { progress?: number };
+};
+
+/**
+ * tools/call of `name` (request id `id`) asking for progress notifications under `progressToken`, without
+ * client capabilities, as one raw POST read to its end: the answer's content type and the JSON-RPC
+ * messages of its SSE `data:` lines.
+ */
+export async function progressToolCall(
+  url: string,
+  name: string,
+  id: number,
+  progressToken: string,
+): Promise<{ contentType: string | null; messages: StreamedMessage[] }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': PROTOCOL_VERSION,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: {},
+        _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {}, progressToken },
+      },
+    }),
+  });
+  const messages = (await res.text())
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)) as StreamedMessage);
+  return { contentType: res.headers.get('content-type'), messages };
+}

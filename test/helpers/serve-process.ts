@@ -12,6 +12,15 @@ import { testTemporal } from './temporal';
 
 export const REPO_ROOT = path.join(__dirname, '../..');
 
+/** A project anyone may call (`authMode: anonymous`), namespacing off, on `upstream`; `extra` adds settings. */
+export function anonymousProject(
+  slug: string,
+  upstream: { alias: string; url: string } & Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { slug, authMode: 'anonymous', namespacing: false, upstreams: [upstream], ...extra };
+}
+
 /**
  * Writes `dir/config.json`: HTTP on `port`, a fresh task queue, the given store, a fresh key, and project
  * `demo` (anonymous, namespacing off) on `upstreamUrl`; `http` and `projects` add to those, `sections`
@@ -46,12 +55,7 @@ export function writeServeConfig(
       encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } },
       tasks: { minPollIntervalMs: 50, ...opts.tasks },
       projects: [
-        {
-          slug: 'demo',
-          authMode: 'anonymous',
-          namespacing: false,
-          upstreams: [{ alias: 'example', url: opts.upstreamUrl }],
-        },
+        anonymousProject('demo', { alias: 'example', url: opts.upstreamUrl }),
         ...(opts.projects ?? []),
       ],
       ...opts.sections,
@@ -87,13 +91,17 @@ export function spawnServe(
   });
 }
 
+/** SIGKILLs `child` (as a crash would end it) and waits for it to exit. */
+export async function killProcess(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
 /** SIGKILLs whichever of `children` still run and waits for them to exit. */
 export async function killChildren(children: readonly ChildProcess[]): Promise<void> {
   for (const c of children) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGKILL');
-    await exited;
+    if (c.exitCode === null && c.signalCode === null) await killProcess(c);
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
 import { adminCall } from '../helpers/admin-api';
 
@@ -27,12 +27,7 @@ beforeAll(async () => {
     projects: () => [],
     bootstrap: (url) => {
       return {
-        users: [
-          { handle: 'alice', tokens: [{ name: 't', token: T.alice }] },
-          { handle: 'bob', tokens: [{ name: 't', token: T.bob }] },
-          { handle: 'carol', tokens: [{ name: 't', token: T.carol }] },
-          { handle: 'dave', tokens: [{ name: 't', token: T.dave }] },
-        ],
+        users: tokenUsers({ alice: T.alice, bob: T.bob, carol: T.carol, dave: T.dave }),
         teams: [
           { slug: 'core', members: ['alice', 'dave'] },
           { slug: 'other', members: ['carol'] },

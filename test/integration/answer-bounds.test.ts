@@ -14,12 +14,17 @@ import path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
-import { META, PROTOCOL_VERSION } from '../../src/protocol';
 import { getFreePort } from '../../src/tooling/processes';
 import type { HostileRequest, HostileUpstream } from '../helpers/hostile-upstream';
 import { rssBytes, startHostileUpstream, writeSse } from '../helpers/hostile-upstream';
-import { McpTestClient } from '../helpers/mcp-client';
-import { killChildren, startServeProcess, writeServeConfig } from '../helpers/serve-process';
+import type { StreamedMessage } from '../helpers/mcp-client';
+import { McpTestClient, progressToolCall } from '../helpers/mcp-client';
+import {
+  anonymousProject,
+  killChildren,
+  startServeProcess,
+  writeServeConfig,
+} from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
 import { adminCall } from '../helpers/admin-api';
 
@@ -205,26 +210,17 @@ beforeAll(async () => {
     upstreamUrl: hostile.url,
     store: await testStoreConfig(dir),
     projects: [
-      {
-        slug: 'victim',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'example', url: example.url }],
-      },
-      {
-        slug: 'strict',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'example', url: hostile.url }],
-        limits: { maxResultBytes: 10_000, overflow: 'error' },
-      },
-      {
-        slug: 'tasks',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'slow', url: taskUpstream.url }],
-        limits: { maxUpstreamResponseBytes: MiB },
-      },
+      anonymousProject('victim', { alias: 'example', url: example.url }),
+      anonymousProject(
+        'strict',
+        { alias: 'example', url: hostile.url },
+        { limits: { maxResultBytes: 10_000, overflow: 'error' } },
+      ),
+      anonymousProject(
+        'tasks',
+        { alias: 'slow', url: taskUpstream.url },
+        { limits: { maxUpstreamResponseBytes: MiB } },
+      ),
     ],
     sections: { admin: { token: ADMIN_TOKEN }, upstreams: { callDeadlineMs: DEADLINE_MS } },
   });
@@ -399,35 +395,8 @@ test('a task whose poll answer is too large fails at once, saying why', async ()
 }, 90_000);
 
 /** A `tools/call` with a progress token whose SSE stream is read whole: its events in order. */
-async function progressCall(): Promise<Array<Record<string, unknown> & { method?: string }>> {
-  const res = await fetch(client('demo').url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL_VERSION,
-      'mcp-method': 'tools/call',
-      'mcp-name': 'progress',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'progress',
-        arguments: {},
-        _meta: {
-          [META.protocolVersion]: PROTOCOL_VERSION,
-          [META.clientCapabilities]: {},
-          progressToken: 'p',
-        },
-      },
-    }),
-  });
-  return (await res.text())
-    .split('\n')
-    .filter((l) => l.startsWith('data: '))
-    .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+async function progressCall(): Promise<StreamedMessage[]> {
+  return (await progressToolCall(client('demo').url, 'progress', 1, 'p')).messages;
 }
 
 /** A project made through the admin API serves once this replica's control-plane cache has seen it. */

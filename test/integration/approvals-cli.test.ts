@@ -5,12 +5,12 @@
  * its arguments, approved (exactly one call reaches the upstream) or denied (the task fails saying who and
  * why, nothing sent); bad input and refusals with their exit codes.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import type { CliOutcome } from '../helpers/admin-cli';
+import { adminCliEnv, runAdminCli } from '../helpers/admin-cli';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 
@@ -18,8 +18,6 @@ import { startTestGateway } from '../helpers/gateway';
 jest.setTimeout(180_000);
 
 const KEY = 'trk_approvals-cli-project-key-0000000000';
-const run = promisify(execFile);
-const root = path.join(__dirname, '../..');
 
 let gw: TestGateway;
 let dir: string;
@@ -43,29 +41,16 @@ beforeAll(async () => {
     }),
   });
   dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-approvals-cli-'));
-  const configFile = path.join(dir, 'config.json');
   const { store, encryption, temporal } = gw.config;
-  writeFileSync(configFile, JSON.stringify({ store, encryption, temporal }));
-  env = { ...process.env, TASKROUTER_CONFIG: configFile };
-  delete env['TASKROUTER_ENCRYPTION_KEYS'];
+  env = adminCliEnv(path.join(dir, 'config.json'), { store, encryption, temporal });
 }, 180_000);
 afterAll(async () => {
   await gw?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args],
-      { cwd: root, env },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(...args: string[]): Promise<CliOutcome> {
+  return runAdminCli(args, env);
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON output, inspected field by field

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { metricsText } from '../../src/telemetry/metrics';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
 import { adminCall } from '../helpers/admin-api';
 
@@ -33,10 +33,7 @@ beforeAll(async () => {
     config: { admin: { token: ADMIN } },
     projects: () => [],
     bootstrap: (url) => ({
-      users: ['alice', 'bob', 'carol', 'dave', 'erin'].map((h) => ({
-        handle: h,
-        tokens: [{ name: 't', token: T[h as keyof typeof T] }],
-      })),
+      users: tokenUsers({ alice: T.alice, bob: T.bob, carol: T.carol, dave: T.dave, erin: T.erin }),
       teams: [
         { slug: 'ops', members: ['alice', 'dave'] },
         { slug: 'other', members: ['carol'] },

@@ -8,14 +8,13 @@
  * disabled or removed one no longer). Real gateway processes (two API replicas, one worker), the
  * Temporal dev server, example upstreams over HTTP, SQLite and PostgreSQL.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import type { Runtime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
-import { listen } from '../helpers/listen';
+import { isAck, listen, untilSeen } from '../helpers/listen';
 import { McpTestClient } from '../helpers/mcp-client';
 import { adminCall } from '../helpers/admin-api';
 
@@ -45,7 +44,7 @@ beforeAll(async () => {
   // test (seen on PostgreSQL, where the release is slower).
   keeper = await listen(onSecond.url, { toolsListChanged: true, promptsListChanged: true });
   await keeper.handle.next(isAck);
-  await until(() => gw.upstream.listenStreams() === 1);
+  await untilSeen(() => gw.upstream.listenStreams() === 1);
 });
 afterAll(async () => {
   keeper?.handle.close();
@@ -59,12 +58,6 @@ async function admin(method: string, path: string, body?: unknown): Promise<numb
   return (await adminCall(String(gw.runtime().url), ADMIN_TOKEN, method, path, body)).status;
 }
 
-/** Waits for a condition of the real processes (no time bound asserted: the test's timeout is the limit). */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(20);
-}
-
-const isAck = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
 const changed = (kind: string) => (m: Record<string, unknown>) =>
   m.method === `notifications/${kind}/list_changed`;
 async function toolNames(): Promise<string[]> {
@@ -91,17 +84,17 @@ test('an upstream added on one replica is announced to a stream on another, whic
     expect(await toolNames()).toContain('b.greet');
 
     // The stream's replica now watches the new upstream too, so the new upstream's own change arrives.
-    await until(() => extra.listenStreams() === 1);
+    await untilSeen(() => extra.listenStreams() === 1);
     const seen = handle.messages.filter(changed('tools')).length;
     extra.addTool({ name: 'late_tool', inputSchema: { type: 'object' } });
-    await until(() => handle.messages.filter(changed('tools')).length > seen);
+    await untilSeen(() => handle.messages.filter(changed('tools')).length > seen);
     expect(await toolNames()).toContain('b.late_tool');
 
     expect(await admin('DELETE', '/projects/cp/upstreams/b')).toBe(204);
-    await until(() => handle.messages.filter(changed('tools')).length > seen + 1);
+    await untilSeen(() => handle.messages.filter(changed('tools')).length > seen + 1);
     expect((await toolNames()).some((n) => n.startsWith('b.'))).toBe(false);
     // Removed: no longer watched.
-    await until(() => extra.listenStreams() === 0);
+    await untilSeen(() => extra.listenStreams() === 0);
   } finally {
     handle.close();
   }
@@ -115,27 +108,27 @@ test('disabling, enabling and removing an upstream are each announced, and the w
   try {
     await handle.next(isAck);
     expect(await admin('POST', '/projects/cp/upstreams', { alias: 'c', url: extra.url })).toBe(201);
-    await until(() => count() === 1);
-    await until(() => extra.listenStreams() === 1);
+    await untilSeen(() => count() === 1);
+    await untilSeen(() => extra.listenStreams() === 1);
     expect(await toolNames()).toContain('c.greet');
 
     expect(await admin('PATCH', '/projects/cp/upstreams/c', { enabled: false })).toBe(200);
-    await until(() => count() === 2);
+    await untilSeen(() => count() === 2);
     expect(await toolNames()).not.toContain('c.greet');
-    await until(() => extra.listenStreams() === 0);
+    await untilSeen(() => extra.listenStreams() === 0);
 
     expect(await admin('PATCH', '/projects/cp/upstreams/c', { enabled: true })).toBe(200);
-    await until(() => count() === 3);
+    await untilSeen(() => count() === 3);
     expect(await toolNames()).toContain('c.greet');
-    await until(() => extra.listenStreams() === 1);
+    await untilSeen(() => extra.listenStreams() === 1);
 
     expect(await admin('DELETE', '/projects/cp/upstreams/c')).toBe(204);
-    await until(() => count() === 4);
+    await untilSeen(() => count() === 4);
     expect(await toolNames()).not.toContain('c.greet');
-    await until(() => extra.listenStreams() === 0);
+    await untilSeen(() => extra.listenStreams() === 0);
     // The stream still hears the remaining upstream's own changes.
     gw.upstream.addTool({ name: 'still_heard', inputSchema: { type: 'object' } });
-    await until(() => count() === 5);
+    await untilSeen(() => count() === 5);
     expect(await toolNames()).toContain('a.still_heard');
   } finally {
     handle.close();
@@ -158,7 +151,7 @@ test('a project setting that renames the exposed tools is announced; one that do
     expect(await toolNames()).not.toContain('a.greet');
 
     expect(await admin('PATCH', '/projects/cp', { namespacing: true })).toBe(200);
-    await until(() => handle.messages.filter(changed('tools')).length === 2);
+    await untilSeen(() => handle.messages.filter(changed('tools')).length === 2);
     expect(await toolNames()).toContain('a.greet');
   } finally {
     handle.close();

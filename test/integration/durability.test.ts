@@ -3,6 +3,7 @@
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { longTaskCompletes } from '../helpers/task-steps';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { taskWorkflowId } from '../../src/workflows/messages';
 
@@ -57,11 +58,7 @@ describe('bounded history', () => {
   test('a long task continues as new and still completes with its result', async () => {
     // 12 s: at least ten watch rounds (60 events) even when a loaded machine stretches each round to
     // about a second; 4 s was not always enough under a full parallel test run.
-    const created = await gw.client.callTool('slow_compute', { seconds: 12, label: 'marathon' });
-    const taskId = String(created.body.result?.taskId);
-    const done = await gw.client.waitForTask(taskId, undefined, 60_000);
-    expect(done).toMatchObject({ status: 'completed' });
-    expect(JSON.stringify(done.result)).toContain('marathon');
+    const taskId = await longTaskCompletes(gw, 12, 'marathon');
 
     const client = await gw.temporalClient();
     const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));

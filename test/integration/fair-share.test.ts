@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { ConfigInput } from '../../src/config/config';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import type { HostileUpstream } from '../helpers/hostile-upstream';
 import { startHostileUpstream } from '../helpers/hostile-upstream';
 import type { McpTestClient, RpcReply } from '../helpers/mcp-client';
@@ -75,10 +75,7 @@ async function setup(config: Partial<ConfigInput>, opts: { tasks?: boolean } = {
     },
     projects: () => [],
     bootstrap: () => ({
-      users: [
-        { handle: 'alice', tokens: [{ name: 't', token: T.alice }] },
-        { handle: 'bob', tokens: [{ name: 't', token: T.bob }] },
-      ],
+      users: tokenUsers({ alice: T.alice, bob: T.bob }),
       teams: [
         { slug: 'loud', members: ['alice'] },
         { slug: 'quiet', members: ['bob'] },

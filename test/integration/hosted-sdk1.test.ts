@@ -75,16 +75,21 @@ afterAll(async () => {
   await resumable?.close();
 });
 
+/** A `wait` of `seconds` in project `slug` is a task at once, and completes with the server's answer. */
+async function hostedWaitCompletes(slug: string, seconds: number): Promise<void> {
+  const client = gw.clientFor(slug);
+  const created = await client.callTool('wait', { seconds });
+  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+  const done = await client.waitForTask(String(created.body.result?.taskId), undefined, 30_000);
+  expect(done.status).toBe('completed');
+  expect(JSON.stringify(done.result)).toContain(`waited ${seconds} s`);
+}
+
 test("a hosted call outlasts the instance's call deadline; the same call unhosted is cut", async () => {
   const plain = await gw.clientFor('plain').callTool('wait', { seconds: 4 }, { tasks: false });
   expect(plain.body.error).toMatchObject({ code: -31015 });
 
-  const client = gw.clientFor('hosted');
-  const created = await client.callTool('wait', { seconds: 4 });
-  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
-  const done = await client.waitForTask(String(created.body.result?.taskId), undefined, 30_000);
-  expect(done.status).toBe('completed');
-  expect(JSON.stringify(done.result)).toContain('waited 4 s');
+  await hostedWaitCompletes('hosted', 4);
 });
 
 test('tasks/cancel of a hosted call sends notifications/cancelled; the server stops the call', async () => {
@@ -129,12 +134,7 @@ test("the server's elicitation during a hosted call is the task's question; the 
 });
 
 test('a stateless SDK 1.x server: the hosted call is a task at once and its JSON answer completes it', async () => {
-  const client = gw.clientFor('stateless');
-  const created = await client.callTool('wait', { seconds: 1 });
-  expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
-  const done = await client.waitForTask(String(created.body.result?.taskId), undefined, 30_000);
-  expect(done.status).toBe('completed');
-  expect(JSON.stringify(done.result)).toContain('waited 1 s');
+  await hostedWaitCompletes('stateless', 1);
 });
 
 test('a chatty call on a resumable stream keeps one resume point, the latest, not one per second', async () => {

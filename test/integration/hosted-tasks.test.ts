@@ -8,12 +8,12 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
+import { streamToolCall } from '../helpers/sdk1-tasks';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { resultText } from '../helpers/mcp-client';
 import type { ServerEverything } from '../helpers/server-everything';
 import { startServerEverything } from '../helpers/server-everything';
 
@@ -58,15 +58,10 @@ afterAll(async () => {
   await se?.stop();
 });
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 test('a quick hosted call is answered synchronously, as the upstream answered it', async () => {
   const reply = await client.callTool('echo', { message: 'hosted hello' });
   expect(reply.body.result).toMatchObject({ resultType: 'complete' });
-  expect(text(reply.body.result)).toContain('hosted hello');
+  expect(resultText(reply.body.result)).toContain('hosted hello');
 });
 
 test('a slow hosted call becomes a task: progress is its status message, its result completes it', async () => {
@@ -84,7 +79,7 @@ test('a slow hosted call becomes a task: progress is its status message, its res
   }
   expect([...seen].some((m) => /\(\d\/4\)/.test(m))).toBe(true);
   expect(last).toMatchObject({ status: 'completed', taskId });
-  expect(text(last?.result as Record<string, unknown>)).toContain('Long running operation completed');
+  expect(resultText(last?.result as Record<string, unknown>)).toContain('Long running operation completed');
 });
 
 test('a client gone after creation follows the hosted task by push: progress, then the result', async () => {
@@ -97,7 +92,9 @@ test('a client gone after creation follows the hosted task by push: progress, th
     const progressed = await handle.next((m) => /\(\d\/3\)/.test(String(note(m)?.statusMessage)), 20_000);
     expect(note(progressed)).toMatchObject({ taskId, status: 'working' });
     const done = await handle.next((m) => note(m)?.status === 'completed', 20_000);
-    expect(text(note(done)?.result as Record<string, unknown>)).toContain('Long running operation completed');
+    expect(resultText(note(done)?.result as Record<string, unknown>)).toContain(
+      'Long running operation completed',
+    );
   } finally {
     handle.close();
   }
@@ -106,7 +103,7 @@ test('a client gone after creation follows the hosted task by push: progress, th
 test('a client that cannot take tasks gets the hosted result inline', async () => {
   const reply = await client.callTool(SLOW, { duration: 3, steps: 3 }, { tasks: false });
   expect(reply.body.result).toMatchObject({ resultType: 'complete' });
-  expect(text(reply.body.result)).toContain('Long running operation completed');
+  expect(resultText(reply.body.result)).toContain('Long running operation completed');
 });
 
 test('tasks/cancel aborts a hosted call and ends its task cancelled', async () => {
@@ -138,19 +135,16 @@ test('an SDK 1.x client sees hosted tools as optional tasks, and params.task mak
     const { tools } = await client1.listTools();
     const slow = tools.find((t) => t.name === SLOW);
     expect(slow?.execution).toMatchObject({ taskSupport: 'optional' });
-    const statuses: string[] = [];
-    let final: CallToolResult | undefined;
-    for await (const m of client1.experimental.tasks.callToolStream(
-      { name: SLOW, arguments: { duration: 2, steps: 2 } },
-      CallToolResultSchema,
+    const { statuses, result: final } = await streamToolCall(
+      client1,
+      SLOW,
+      { duration: 2, steps: 2 },
       { task: { ttl: 60_000 } },
-    )) {
-      if (m.type === 'taskCreated' || m.type === 'taskStatus') statuses.push(m.task.status);
-      if (m.type === 'result') final = m.result as CallToolResult;
-      if (m.type === 'error') throw m.error;
-    }
+    );
     expect(statuses[0]).toBe('working');
-    expect(text(final as unknown as Record<string, unknown>)).toContain('Long running operation completed');
+    expect(resultText(final as unknown as Record<string, unknown>)).toContain(
+      'Long running operation completed',
+    );
   } finally {
     await client1.close();
   }
@@ -180,6 +174,6 @@ describe('a worker lost while a hosted call runs', () => {
     await gw.start();
     const done = await repeating.waitForTask(taskId, undefined, 120_000);
     expect(done.status).toBe('completed');
-    expect(text(done.result as Record<string, unknown>)).toContain('Long running operation completed');
+    expect(resultText(done.result as Record<string, unknown>)).toContain('Long running operation completed');
   }, 180_000);
 });

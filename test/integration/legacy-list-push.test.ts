@@ -13,7 +13,7 @@ import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
 import { startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
-import { listen } from '../helpers/listen';
+import { isAck, listen, untilSeen } from '../helpers/listen';
 import { McpTestClient } from '../helpers/mcp-client';
 
 let stateful: Sdk1Upstream;
@@ -36,12 +36,6 @@ afterAll(async () => {
   await Promise.all([stateful?.close(), stateless?.close()]);
 });
 
-/** Waits for a condition of the real processes (no time bound asserted: the test's timeout is the limit). */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(20);
-}
-
-const isAck = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
 const toolsChanged = (m: Record<string, unknown>) => m.method === 'notifications/tools/list_changed';
 const ASK_ALL = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
 
@@ -77,7 +71,7 @@ test("a stateful SDK 1.x upstream's tools list change reaches a stream on anothe
   }
   // With no stream left the watch stops and ends its own session.
   const deletes = stateful.stats.deletes;
-  await until(() => stateful.stats.deletes > deletes);
+  await untilSeen(() => stateful.stats.deletes > deletes);
 });
 
 test('a stateless SDK 1.x upstream keeps no session to announce changes on: nothing is promised or advertised', async () => {

@@ -8,6 +8,7 @@
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { resultText } from '../helpers/mcp-client';
 import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
 import { startHtmlServer, startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import { getFreePort } from '../../src/tooling/processes';
@@ -80,11 +81,6 @@ async function upstreamViews(project: string): Promise<Record<string, Record<str
   return Object.fromEntries(views.map((v) => [String(v.alias), v]));
 }
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 const names = (items: unknown) =>
   ((items ?? []) as Array<{ name?: string; uri?: string }>).map((i) => i.name ?? i.uri);
 
@@ -114,7 +110,7 @@ test('tools, resources and prompts of both are aggregated and callable', async (
   for (const alias of ['stateless', 'stateful']) {
     const echo = await legacy.callTool(`${alias}.echo`, { message: alias }, { tasks: false });
     expect(echo.body.result).toMatchObject({ resultType: 'complete' });
-    expect(text(echo.body.result)).toBe(`Echo: ${alias}`);
+    expect(resultText(echo.body.result)).toBe(`Echo: ${alias}`);
   }
   const resources = await legacy.request('resources/list');
   const uris = ((resources.body.result?.resources ?? []) as Array<{ uri: string }>).map((r) => r.uri);
@@ -141,14 +137,14 @@ test('a stateful upstream is initialized once for many calls, and again after it
   const before = stateful.stats.initializes;
   for (let i = 0; i < 5; i++) {
     const r = await legacy.callTool('stateful.echo', { message: `call ${i}` }, { tasks: false });
-    expect(text(r.body.result)).toBe(`Echo: call ${i}`);
+    expect(resultText(r.body.result)).toBe(`Echo: call ${i}`);
   }
   await legacy.request('tools/list');
   expect(stateful.stats.initializes).toBe(before);
 
   stateful.forgetSessions();
   const again = await legacy.callTool('stateful.echo', { message: 'after restart' }, { tasks: false });
-  expect(text(again.body.result)).toBe('Echo: after restart');
+  expect(resultText(again.body.result)).toBe('Echo: after restart');
   expect(stateful.stats.initializes).toBe(before + 1);
   for (let i = 0; i < 3; i++) await legacy.callTool('stateful.echo', { message: 'more' }, { tasks: false });
   expect(stateful.stats.initializes).toBe(before + 1);
@@ -161,7 +157,7 @@ test('an elicitation the upstream sends during a call (POST or GET stream) ends 
     // The fixture would wait 30 s for an answer; the gateway refuses the request instead.
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(reply.body.result?.isError).toBe(true);
-    expect(text(reply.body.result)).toContain('cannot relay elicitation/create');
+    expect(resultText(reply.body.result)).toContain('cannot relay elicitation/create');
   }
 });
 

@@ -5,14 +5,13 @@
  * `server/discover` name only the kinds some upstream of the project announces. Real gateway processes
  * (two API replicas, one worker), Temporal dev server, example upstreams over HTTP.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import type { Runtime } from '../../src/main/runtime';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
-import { listen } from '../helpers/listen';
+import { isAck, listen, untilSeen } from '../helpers/listen';
 import { McpTestClient } from '../helpers/mcp-client';
 
 let plainUpstream: ExampleUpstream;
@@ -34,13 +33,7 @@ afterAll(async () => {
   await plainUpstream?.close();
 });
 
-/** Waits for a condition of the real processes (no time bound asserted: the test's timeout is the limit). */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(20);
-}
-
 const ASK_ALL = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
-const isAck = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
 const isToolsChanged = (m: Record<string, unknown>) => m.method === 'notifications/tools/list_changed';
 
 test('a tools list change reaches a stream on another API replica than the watcher, after which re-listing shows the new tool', async () => {
@@ -55,7 +48,7 @@ test('a tools list change reaches a stream on another API replica than the watch
     });
     const otherAck = await other.handle.next(isAck);
     expect((otherAck.params as { notifications: object }).notifications).toEqual({ toolsListChanged: true });
-    await until(() => gw.upstream.listenStreams() === 1);
+    await untilSeen(() => gw.upstream.listenStreams() === 1);
 
     const before = await new McpTestClient(`${String(second.url)}/v1/mcp/demo`).request('tools/list');
     const names = (r: typeof before) => (r.body.result?.tools as { name: string }[]).map((t) => t.name);
@@ -88,14 +81,14 @@ test('a tools list change reaches a stream on another API replica than the watch
     other.handle.close();
   }
   // With no stream left, the watch ends and the upstream stream is closed.
-  await until(() => gw.upstream.listenStreams() === 0);
+  await untilSeen(() => gw.upstream.listenStreams() === 0);
 });
 
 test("the replica drops its cached copy of the upstream's tools list before telling its streams", async () => {
   const { handle } = await listen(gw.client.url, { toolsListChanged: true });
   try {
     await handle.next(isAck);
-    await until(() => gw.upstream.listenStreams() === 1);
+    await untilSeen(() => gw.upstream.listenStreams() === 1);
     // Routing a call reads the upstream's tools list once, then from the cache (60 s by its ttlMs).
     const lists = () => gw.upstream.stats.requests['tools/list'] ?? 0;
     await gw.client.callTool('greet', { name: 'a' });
@@ -110,13 +103,13 @@ test("the replica drops its cached copy of the upstream's tools list before tell
   } finally {
     handle.close();
   }
-  await until(() => gw.upstream.listenStreams() === 0);
+  await untilSeen(() => gw.upstream.listenStreams() === 0);
 });
 
 test('when the watching replica has no stream left, another replica with streams takes the watch over and loses no change', async () => {
   const watching = await listen(gw.client.url, { toolsListChanged: true });
   await watching.handle.next(isAck);
-  await until(() => gw.upstream.listenStreams() === 1);
+  await untilSeen(() => gw.upstream.listenStreams() === 1);
   const other = await listen(`${String(second.url)}/v1/mcp/demo`, { toolsListChanged: true });
   try {
     await other.handle.next(isAck);
@@ -124,17 +117,17 @@ test('when the watching replica has no stream left, another replica with streams
     // unwatched for a moment, tells its stream to re-list once.
     watching.handle.close();
     await other.handle.next(isToolsChanged);
-    await until(() => gw.upstream.listenStreams() === 1);
+    await untilSeen(() => gw.upstream.listenStreams() === 1);
     const seen = other.handle.messages.filter(isToolsChanged).length;
 
     gw.upstream.addTool({ name: 'after_takeover', inputSchema: { type: 'object' } });
-    await until(() => other.handle.messages.filter(isToolsChanged).length > seen);
+    await untilSeen(() => other.handle.messages.filter(isToolsChanged).length > seen);
     const after = await new McpTestClient(`${String(second.url)}/v1/mcp/demo`).request('tools/list');
     expect((after.body.result?.tools as { name: string }[]).map((t) => t.name)).toContain('after_takeover');
   } finally {
     other.handle.close();
   }
-  await until(() => gw.upstream.listenStreams() === 0);
+  await untilSeen(() => gw.upstream.listenStreams() === 0);
 });
 
 test('server/discover announces listChanged for the kinds some upstream announces, and resource updates as the upstream does', async () => {

@@ -5,13 +5,12 @@
  * acknowledgement names exactly the URIs followed; the upstream stream ends with the client's. Real
  * gateway process, Temporal dev server, example upstreams over HTTP.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExampleUpstream } from '../../examples/upstream/server';
 import { startExampleUpstream } from '../../examples/upstream/server';
 import { META } from '../../src/protocol';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
-import { listen } from '../helpers/listen';
+import { isAck, listen, untilSeen } from '../helpers/listen';
 
 let bareUpstream: ExampleUpstream;
 let gw: TestGateway;
@@ -29,12 +28,6 @@ afterAll(async () => {
   await bareUpstream?.close();
 });
 
-/** Waits for a condition of the real processes (no time bound asserted: the test's timeout is the limit). */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(20);
-}
-
-const isAck = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
 const isUpdate = (m: Record<string, unknown>) => m.method === 'notifications/resources/updated';
 const acknowledged = async (handle: Awaited<ReturnType<typeof listen>>['handle']) =>
   ((await handle.next(isAck)).params as { notifications: Record<string, unknown> }).notifications;
@@ -70,14 +63,14 @@ test('a stream subscribed to one resource gets exactly its updates, with its URI
     ]);
 
     await updateResource('test://static-text');
-    await until(() => updates(text.handle).length === 2);
+    await untilSeen(() => updates(text.handle).length === 2);
     expect(updates(binary.handle)).toHaveLength(1);
   } finally {
     text.handle.close();
     binary.handle.close();
   }
   // The upstream listens end with the client streams.
-  await until(() => gw.upstream.listenStreams() === 0);
+  await untilSeen(() => gw.upstream.listenStreams() === 0);
 });
 
 test('server/discover advertises resources.subscribe when an upstream announces it; a project without one neither advertises nor acknowledges it', async () => {
@@ -120,7 +113,7 @@ test('unknown URIs and URIs served only in another project are not acknowledged,
     other.handle.close();
     mixed.handle.close();
   }
-  await until(() => gw.upstream.listenStreams() === 0);
+  await untilSeen(() => gw.upstream.listenStreams() === 0);
 });
 
 test('a replica shutting down ends the stream with its final result and closes its upstream listens', async () => {
@@ -134,7 +127,7 @@ test('a replica shutting down ends the stream with its final result and closes i
     await leaving.close();
     const final = await stream.handle.next((m) => 'result' in m);
     expect(final).toMatchObject({ id: 'L1', result: { resultType: 'complete' } });
-    await until(() => gw.upstream.listenStreams() === 0);
+    await untilSeen(() => gw.upstream.listenStreams() === 0);
   } finally {
     stream.handle.close();
   }

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
-import { META, PROTOCOL_VERSION } from '../../src/protocol';
+import { progressToolCall, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { META } from '../../src/protocol';
 
 let gw: TestGateway;
 const LIMIT = 2000;
@@ -184,36 +184,13 @@ describe('protocol relays', () => {
   });
 
   test('progress notifications arrive on the SSE stream before the result', async () => {
-    const body = {
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'tools/call',
-      params: {
-        name: 'test_tool_with_progress',
-        arguments: {},
-        _meta: {
-          [META.protocolVersion]: PROTOCOL_VERSION,
-          [META.clientCapabilities]: {},
-          progressToken: 'p-1',
-        },
-      },
-    };
-    const res = await fetch(gw.client.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': PROTOCOL_VERSION,
-        'mcp-method': 'tools/call',
-        'mcp-name': 'test_tool_with_progress',
-      },
-      body: JSON.stringify(body),
-    });
-    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const events = (await res.text())
-      .split('\n')
-      .filter((l) => l.startsWith('data: '))
-      .map((l) => JSON.parse(l.slice(6)) as { method?: string; id?: number; params?: { progress?: number } });
+    const { contentType, messages: events } = await progressToolCall(
+      gw.client.url,
+      'test_tool_with_progress',
+      7,
+      'p-1',
+    );
+    expect(contentType).toMatch(/^text\/event-stream/);
     const progress = events
       .filter((e) => e.method === 'notifications/progress')
       .map((e) => e.params?.progress);

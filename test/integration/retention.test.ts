@@ -3,12 +3,11 @@
  * tasks/get with -32602 "expired" while metadata and history remain; the metadata purge then removes
  * them; a purge survives its worker being stopped in the middle of the run.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
+import { adminCliEnv, runAdminCli } from '../helpers/admin-cli';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
@@ -145,17 +144,11 @@ test('a purge whose worker stops mid-run completes after the worker is back', as
 test('the CLI triggers a run through the schedule', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-retention-cli-'));
   try {
-    const configFile = path.join(dir, 'config.json');
     const { store, encryption, temporal: t } = gw.config;
-    writeFileSync(configFile, JSON.stringify({ store, encryption, temporal: t }));
-    const env: NodeJS.ProcessEnv = { ...process.env, TASKROUTER_CONFIG: configFile };
-    delete env['TASKROUTER_ENCRYPTION_KEYS'];
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', 'retention', 'run', '--kind', 'metadata'],
-      { cwd: path.join(__dirname, '../..'), env },
-    );
-    const run = JSON.parse(stdout) as { workflowId: string; started: boolean };
+    const env = adminCliEnv(path.join(dir, 'config.json'), { store, encryption, temporal: t });
+    const out = await runAdminCli(['retention', 'run', '--kind', 'metadata'], env);
+    expect(out).toMatchObject({ code: 0 });
+    const run = JSON.parse(out.stdout) as { workflowId: string; started: boolean };
     expect(run).toMatchObject({ started: true, workflowId: expect.stringContaining('retention-metadata') });
     expect(await temporal.workflow.getHandle(run.workflowId).result()).toMatchObject({ kind: 'metadata' });
   } finally {

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Runtime } from '../../src/main/runtime';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway, startApiReplica } from '../helpers/gateway';
+import { startTestGateway, startApiReplica, tokenUsers } from '../helpers/gateway';
 import { McpTestClient } from '../helpers/mcp-client';
 import { adminCall } from '../helpers/admin-api';
 
@@ -25,10 +25,7 @@ beforeAll(async () => {
     projects: () => [],
     bootstrap: (url) => {
       return {
-        users: [
-          { handle: 'alice', tokens: [{ name: 't', token: ALICE }] },
-          { handle: 'bob', tokens: [{ name: 't', token: BOB }] },
-        ],
+        users: tokenUsers({ alice: ALICE, bob: BOB }),
         teams: [{ slug: 'core', members: ['alice'] }],
         projects: [
           {

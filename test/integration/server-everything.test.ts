@@ -8,7 +8,7 @@
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
-import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { resultText, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
 import type { ServerEverything } from '../helpers/server-everything';
 import { startServerEverything } from '../helpers/server-everything';
 
@@ -33,11 +33,6 @@ afterAll(async () => {
   await se?.stop();
 });
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 async function startResearch(args: Record<string, unknown>, capabilities?: Record<string, unknown>) {
   const created = await client.callTool(
     'simulate-research-query',
@@ -54,9 +49,9 @@ test('its tools are listed and callable through a 2026-07-28 client', async () =
   expect(names).toEqual(expect.arrayContaining(['echo', 'get-sum', 'simulate-research-query']));
   const echo = await client.callTool('echo', { message: 'hello' }, { tasks: false });
   expect(echo.body.result).toMatchObject({ resultType: 'complete' });
-  expect(text(echo.body.result)).toBe('Echo: hello');
+  expect(resultText(echo.body.result)).toBe('Echo: hello');
   const sum = await client.callTool('get-sum', { a: 2, b: 3 });
-  expect(text(sum.body.result)).toContain('5');
+  expect(resultText(sum.body.result)).toContain('5');
   const discover = await client.request('server/discover');
   expect(discover.body.result?.capabilities).toMatchObject({
     extensions: { 'io.modelcontextprotocol/tasks': {} },
@@ -68,7 +63,7 @@ test('simulate-research-query runs as a durable gateway task and completes with 
   expect(taskId).not.toContain('tr25'); // the gateway's own id, never the upstream's
   const done = await client.waitForTask(taskId, undefined, 30_000);
   expect(done).toMatchObject({ status: 'completed', taskId });
-  expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: rust/);
+  expect(resultText(done.result as Record<string, unknown>)).toMatch(/^# Research Report: rust/);
 });
 
 test('a task is cancelled upstream with tasks/cancel', async () => {
@@ -103,13 +98,13 @@ test('an ambiguous query asks for input, and the tasks/update answer reaches the
   expect(answered.body.error).toBeUndefined();
   const done = await client.waitForTask(taskId, undefined, 30_000);
   expect(done.status).toBe('completed');
-  expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: python \(snake\)/);
+  expect(resultText(done.result as Record<string, unknown>)).toMatch(/^# Research Report: python \(snake\)/);
 });
 
 test('a client without Tasks gets the task tool answered inline', async () => {
   const res = await client.callTool('simulate-research-query', { topic: 'inline' }, { tasks: false });
   expect(res.body.error).toBeUndefined();
-  expect(text(res.body.result)).toMatch(/^# Research Report: inline/);
+  expect(resultText(res.body.result)).toMatch(/^# Research Report: inline/);
 });
 
 test('a task survives stopping the gateway processes and starting new ones', async () => {
@@ -122,7 +117,7 @@ test('a task survives stopping the gateway processes and starting new ones', asy
   // The new worker reaches the same upstream session (from the store) and so the same upstream task.
   const done = await client.waitForTask(taskId, undefined, 45_000);
   expect(done.status).toBe('completed');
-  expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: survivor/);
+  expect(resultText(done.result as Record<string, unknown>)).toMatch(/^# Research Report: survivor/);
 });
 
 test('an open input request outlives a restart of the gateway processes, and the answer still arrives', async () => {
@@ -145,7 +140,7 @@ test('an open input request outlives a restart of the gateway processes, and the
   );
   expect(answered.body.error).toBeUndefined();
   const done = await client.waitForTask(taskId, undefined, 45_000);
-  expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: python \(comedy\)/);
+  expect(resultText(done.result as Record<string, unknown>)).toMatch(/^# Research Report: python \(comedy\)/);
 });
 
 test('a task whose upstream session is gone (the upstream restarted) fails with a clear error', async () => {
@@ -160,5 +155,5 @@ test('a task whose upstream session is gone (the upstream restarted) fails with 
   });
   // Calls that need no old session just open a new one.
   const echo = await client.callTool('echo', { message: 'again' }, { tasks: false });
-  expect(text(echo.body.result)).toBe('Echo: again');
+  expect(resultText(echo.body.result)).toBe('Echo: again');
 });

@@ -9,8 +9,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { listen } from '../helpers/listen';
+import { isAck, listen } from '../helpers/listen';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { resultText } from '../helpers/mcp-client';
 
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const SLOW = 'trigger-long-running-operation';
@@ -42,11 +43,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
 });
-
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
 
 async function resourceUris(): Promise<string[]> {
   const listed = await client.request('resources/list', {}, { tasks: false });
@@ -107,13 +103,12 @@ test('a slow tool with progress runs as a hosted task: progress as its status me
   }
   expect([...seen].some((m) => /\(\d\/3\)/.test(m))).toBe(true);
   expect(last).toMatchObject({ status: 'completed', taskId });
-  expect(text(last?.result as Record<string, unknown>)).toContain(
+  expect(resultText(last?.result as Record<string, unknown>)).toContain(
     'Long running operation completed. Duration: 3 seconds, Steps: 3.',
   );
 });
 
 test('its list change (a resource it registers) reaches a listen stream, and a re-list shows the resource', async () => {
-  const isAck = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
   const changed = (m: Record<string, unknown>) => m.method === 'notifications/resources/list_changed';
   const promptsChanged = (m: Record<string, unknown>) => m.method === 'notifications/prompts/list_changed';
   const { handle } = await listen(client.url, { resourcesListChanged: true, promptsListChanged: true });

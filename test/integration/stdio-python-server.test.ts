@@ -11,6 +11,7 @@ import { findRepoRoot } from '../../src/config/paths';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { resultText } from '../helpers/mcp-client';
 
 const REPO_ROOT = findRepoRoot(__dirname);
 
@@ -41,11 +42,6 @@ afterAll(async () => {
   await gw?.close();
 });
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 test('its tools are listed under the upstream alias', async () => {
   const listed = await client.request('tools/list', {}, { tasks: false });
   expect(listed.body.error).toBeUndefined();
@@ -64,7 +60,7 @@ test('get_current_time answers for the timezone asked, with its structured resul
   expect(result?.structuredContent).toMatchObject({ timezone: 'Asia/Tokyo' });
   // Tokyo keeps no summer time: always +09:00.
   expect(String((result?.structuredContent as { datetime?: string }).datetime)).toMatch(/\+09:00$/);
-  expect(text(result)).toContain('Asia/Tokyo');
+  expect(resultText(result)).toContain('Asia/Tokyo');
 
   const converted = await client.callTool(
     'time.convert_time',
@@ -88,7 +84,7 @@ test("a timezone the server does not know gives the server's own error, relayed 
   expect(reply.status).toBe(200);
   expect(reply.body.error).toBeUndefined();
   expect(reply.body.result?.isError).toBe(true);
-  expect(text(reply.body.result)).toMatch(/Invalid timezone.*Mars\/Olympus/);
+  expect(resultText(reply.body.result)).toMatch(/Invalid timezone.*Mars\/Olympus/);
   // The process is still there: the next call is answered.
   const next = await client.callTool('time.get_current_time', { timezone: 'UTC' }, { tasks: false });
   expect(next.body.result?.structuredContent).toMatchObject({ timezone: 'UTC' });

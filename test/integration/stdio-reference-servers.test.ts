@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { resultText } from '../helpers/mcp-client';
 
 const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 const MEMORY = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
@@ -64,11 +65,6 @@ afterAll(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 test('the filesystem server: its tools through the gateway, inside the root the project named', async () => {
   const client = gw.clientFor('files');
   const tools = await client.request('tools/list', {}, { tasks: false });
@@ -80,7 +76,7 @@ test('the filesystem server: its tools through the gateway, inside the root the 
     { path: path.join(base, 'team-a', 'hello.txt') },
     { tasks: false },
   );
-  expect(text(read.body.result)).toContain('hello from team a');
+  expect(resultText(read.body.result)).toContain('hello from team a');
   // Outside the root the server refuses (its own check; the catalog decided the root).
   const outside = await client.callTool(
     'read_text_file',
@@ -102,7 +98,7 @@ test('the filesystem server writes inside its root; two projects with different 
   expect(written.body.result?.isError).not.toBe(true);
   expect(readFileSync(path.join(base, 'team-a', 'plan.txt'), 'utf8')).toBe('team a plan');
   const listed = await a.callTool('list_directory', { path: path.join(base, 'team-a') }, { tasks: false });
-  expect(text(listed.body.result)).toContain('plan.txt');
+  expect(resultText(listed.body.result)).toContain('plan.txt');
   // Project b's server is confined to team-b: team a's files are refused, its own listing is empty of them.
   const peek = await b.callTool(
     'read_text_file',
@@ -112,7 +108,7 @@ test('the filesystem server writes inside its root; two projects with different 
   expect(JSON.stringify(peek.body)).not.toContain('team a plan');
   expect(JSON.stringify(peek.body)).toMatch(/denied|outside|not allowed/i);
   const own = await b.callTool('list_directory', { path: path.join(base, 'team-b') }, { tasks: false });
-  expect(text(own.body.result)).not.toContain('plan.txt');
+  expect(resultText(own.body.result)).not.toContain('plan.txt');
 });
 
 test('the memory server: entities created and read back, kept in the store file the project named', async () => {
@@ -124,7 +120,7 @@ test('the memory server: entities created and read back, kept in the store file 
   );
   expect(created.body.error).toBeUndefined();
   const graph = await client.callTool('read_graph', {}, { tasks: false });
-  expect(text(graph.body.result)).toContain('runs stdio servers');
+  expect(resultText(graph.body.result)).toContain('runs stdio servers');
   const file = path.join(base, 'team-a.jsonl');
   expect(existsSync(file)).toBe(true);
   expect(readFileSync(file, 'utf8')).toContain('TaskRouter');

@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import type { McpTestClient } from '../helpers/mcp-client';
+import { resultText } from '../helpers/mcp-client';
 import { adminCall } from '../helpers/admin-api';
 
 const START_TIMEOUT_MS = 180_000;
@@ -45,10 +46,7 @@ beforeAll(async () => {
       { slug: 'other', upstreams: [{ alias: 'everything', url: 'stdio:everything' }] },
     ],
     bootstrap: () => ({
-      users: [
-        { handle: 'alice', tokens: [{ name: 't', token: T.alice }] },
-        { handle: 'bob', tokens: [{ name: 't', token: T.bob }] },
-      ],
+      users: tokenUsers({ alice: T.alice, bob: T.bob }),
       teams: [{ slug: 'core', members: ['alice', 'bob'] }],
       projects: [
         {
@@ -86,11 +84,6 @@ async function admin(method: string, path: string, body?: unknown) {
   return { status: reply.status, body: (reply.body ?? {}) as Record<string, unknown> };
 }
 
-function text(result: Record<string, unknown> | undefined): string {
-  const content = (result?.content ?? []) as Array<{ text?: string }>;
-  return content.map((c) => c.text ?? '').join('\n');
-}
-
 test('its tools are discovered, listed and called through the gateway, reusing its process', async () => {
   const listed = await client.request('tools/list');
   // The callers' scope and the probe's (upstream-probes.ts) each have one.
@@ -99,9 +92,9 @@ test('its tools are discovered, listed and called through the gateway, reusing i
   const names = ((listed.body.result?.tools ?? []) as Array<{ name: string }>).map((t) => t.name);
   expect(names).toEqual(expect.arrayContaining(['echo', 'get-sum', 'get-env']));
   const echo = await client.callTool('echo', { message: 'over stdio' }, { tasks: false });
-  expect(text(echo.body.result)).toBe('Echo: over stdio');
+  expect(resultText(echo.body.result)).toBe('Echo: over stdio');
   const sum = await client.callTool('get-sum', { a: 2, b: 3 }, { tasks: false });
-  expect(text(sum.body.result)).toContain('5');
+  expect(resultText(sum.body.result)).toContain('5');
   expect(marked()).toEqual(running);
 });
 
@@ -111,7 +104,7 @@ test("the server's own 2025-11-25 task tool runs as a gateway task over stdio an
   const taskId = String(created.body.result?.taskId);
   const done = await client.waitForTask(taskId, undefined, 30_000);
   expect(done).toMatchObject({ status: 'completed', taskId });
-  expect(text(done.result as Record<string, unknown>)).toMatch(/^# Research Report: stdio/);
+  expect(resultText(done.result as Record<string, unknown>)).toMatch(/^# Research Report: stdio/);
 });
 
 test('a server task whose process died fails clearly: a fresh process does not know it', async () => {
@@ -124,7 +117,7 @@ test('a server task whose process died fails clearly: a fresh process does not k
   expect(JSON.stringify(done)).toMatch(/no longer knows this task|stayed unreachable/);
   // The gateway goes on with a fresh process.
   const echo = await client.callTool('echo', { message: 'after the crash' }, { tasks: false });
-  expect(text(echo.body.result)).toBe('Echo: after the crash');
+  expect(resultText(echo.body.result)).toBe('Echo: after the crash');
 });
 
 test('a per_user upstream runs one process per user, each with only its own credential', async () => {
@@ -140,7 +133,7 @@ test('a per_user upstream runs one process per user, each with only its own cred
   const envs: Record<string, string> = {};
   for (const user of ['alice', 'bob'] as const) {
     const reply = await peruser.withToken(T[user]).callTool('get-env', {}, { tasks: false });
-    envs[user] = text(reply.body.result);
+    envs[user] = resultText(reply.body.result);
   }
   expect(envs.alice).toContain('secret-of-alice');
   expect(envs.alice).not.toContain('secret-of-bob');

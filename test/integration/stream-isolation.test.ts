@@ -23,7 +23,13 @@ import { getFreePort } from '../../src/tooling/processes';
 import type { HostileUpstream } from '../helpers/hostile-upstream';
 import { rssBytes, stalledClient, startHostileUpstream, writeSse } from '../helpers/hostile-upstream';
 import { McpTestClient } from '../helpers/mcp-client';
-import { killChildren, startServeProcess, waitFor, writeServeConfig } from '../helpers/serve-process';
+import {
+  anonymousProject,
+  killChildren,
+  startServeProcess,
+  waitFor,
+  writeServeConfig,
+} from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
 
 const METRICS_TOKEN = 'stream-isolation-metrics-token';
@@ -182,18 +188,8 @@ beforeAll(async () => {
     upstreamUrl: example.url,
     store: await testStoreConfig(dir),
     projects: [
-      {
-        slug: 'hostile',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'hostile', url: hostile.url }],
-      },
-      {
-        slug: 'hostile-tasks',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'tasks', url: taskUpstream.url }],
-      },
+      anonymousProject('hostile', { alias: 'hostile', url: hostile.url }),
+      anonymousProject('hostile-tasks', { alias: 'tasks', url: taskUpstream.url }),
     ],
     sections: {
       streams: { maxPerProject: MAX_PER_PROJECT },

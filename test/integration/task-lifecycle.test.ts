@@ -5,6 +5,7 @@
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { recordReplies, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { cancelEndsTask, confirmDeleteCompletes, createTask } from '../helpers/task-steps';
 
 let gw: TestGateway;
 /** Every body and header the client received, to prove upstream task ids never leak. */
@@ -17,18 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
 });
-
-async function createTask(
-  tool: string,
-  args: Record<string, unknown>,
-  capabilities?: Record<string, unknown>,
-) {
-  const reply = await gw.client.callTool(tool, args, capabilities ? { capabilities } : {});
-  expect(reply.status).toBe(200);
-  const result = reply.body.result!;
-  expect(result.resultType).toBe('task');
-  return String(result.taskId);
-}
 
 test('a synchronous tool on the task path returns a plain CallToolResult', async () => {
   const reply = await gw.client.callTool('greet', { name: 'Ada' });
@@ -61,8 +50,8 @@ test('slow_compute becomes a gateway task that completes with the result inlined
 });
 
 test('failing_job completes with isError; protocol_error_job fails with the JSON-RPC error', async () => {
-  const failing = await createTask('failing_job', {});
-  const protocolError = await createTask('protocol_error_job', {});
+  const failing = await createTask(gw, 'failing_job', {});
+  const protocolError = await createTask(gw, 'protocol_error_job', {});
   const [a, b] = await Promise.all([gw.client.waitForTask(failing), gw.client.waitForTask(protocolError)]);
   expect(a).toMatchObject({ status: 'completed', result: { isError: true } });
   expect(b).toMatchObject({
@@ -73,39 +62,19 @@ test('failing_job completes with isError; protocol_error_job fails with the JSON
 });
 
 test('tasks/cancel is acknowledged and the task ends cancelled upstream and at the gateway', async () => {
-  const taskId = await createTask('slow_compute', { seconds: 30, label: 'long' });
-  const cancelsBefore = gw.upstream.stats.tasksCancel;
-  const ack = await gw.client.request('tasks/cancel', { taskId });
-  expect(ack.status).toBe(200);
-  expect(ack.body.result).toMatchObject({ resultType: 'complete' });
-  const done = await gw.client.waitForTask(taskId);
-  expect(done.status).toBe('cancelled');
-  expect(gw.upstream.stats.tasksCancel).toBe(cancelsBefore + 1);
+  const taskId = await createTask(gw, 'slow_compute', { seconds: 30, label: 'long' });
+  await cancelEndsTask(gw, taskId);
   // Cancelling a terminal task is an idempotent ack.
   const again = await gw.client.request('tasks/cancel', { taskId });
   expect(again.body.result).toMatchObject({ resultType: 'complete' });
 });
 
 test('confirm_delete asks for input; tasks/update answers it and the task completes', async () => {
-  const taskId = await createTask('confirm_delete', { filename: 'notes.txt' }, TASKS_AND_FORM_CAPS);
-  const asking = await gw.client.waitForTask(taskId, (s) => s === 'input_required');
-  const requests = asking.inputRequests as Record<string, { method: string }>;
-  expect(Object.keys(requests)).toEqual(['confirm']);
-  expect(requests.confirm?.method).toBe('elicitation/create');
-
-  const ack = await gw.client.request(
-    'tasks/update',
-    { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
-    { capabilities: TASKS_AND_FORM_CAPS },
-  );
-  expect(ack.body.result).toMatchObject({ resultType: 'complete' });
-  const done = await gw.client.waitForTask(taskId);
-  expect(done.status).toBe('completed');
-  expect(JSON.stringify(done.result)).toContain('Confirmed');
+  await confirmDeleteCompletes(gw, 'notes.txt');
 });
 
 test('multi_input accepts answers one key at a time; only the unanswered key remains', async () => {
-  const taskId = await createTask('multi_input', {}, TASKS_AND_FORM_CAPS);
+  const taskId = await createTask(gw, 'multi_input', {}, TASKS_AND_FORM_CAPS);
   const asking = await gw.client.waitForTask(taskId, (s) => s === 'input_required');
   expect(Object.keys(asking.inputRequests as object).sort()).toEqual(['first', 'second']);
 

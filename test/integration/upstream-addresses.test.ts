@@ -20,7 +20,7 @@ import { PROBE_FAILED } from '../../src/protocol';
 import type { Runtime } from '../../src/main/runtime';
 import { startRuntime } from '../../src/main/runtime';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import type { HostileUpstream } from '../helpers/hostile-upstream';
 import { startHostileUpstream } from '../helpers/hostile-upstream';
 import { McpTestClient, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
@@ -78,10 +78,7 @@ beforeAll(async () => {
       upstreams: { networks: { allow: ['127.0.0.1'] } },
     },
     bootstrap: () => ({
-      users: [
-        { handle: 'alice', tokens: [{ name: 't', token: TOKENS.alice }] },
-        { handle: 'bob', tokens: [{ name: 't', token: TOKENS.bob }] },
-      ],
+      users: tokenUsers({ alice: TOKENS.alice, bob: TOKENS.bob }),
       teams: [{ slug: 'core', members: ['alice'] }],
       projects: [{ slug: 'shop', team: 'core', members: ['bob'] }],
     }),

@@ -7,13 +7,13 @@
  * seeing hosted tools (only those) as `execution.taskSupport: "optional"`, a 2026-07-28 client's
  * listing unchanged. The example upstream does not run tasks itself here, so every mark is the policy's.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CliOutcome } from '../helpers/admin-cli';
+import { adminCliEnv, runAdminCli } from '../helpers/admin-cli';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { adminCall } from '../helpers/admin-api';
@@ -279,25 +279,9 @@ describe('tools/list', () => {
 });
 
 describe('CLI', () => {
-  const run = promisify(execFile);
-  const root = path.join(__dirname, '../..');
-
-  async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const configFile = path.join(dir, 'cli-config.json');
-    writeFileSync(configFile, JSON.stringify({ store: gw.config.store, encryption: gw.config.encryption }));
-    const env: NodeJS.ProcessEnv = { ...process.env, TASKROUTER_CONFIG: configFile };
-    delete env['TASKROUTER_ENCRYPTION_KEYS'];
-    try {
-      const { stdout, stderr } = await run(
-        process.execPath,
-        ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args],
-        { cwd: root, env },
-      );
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
+  function cli(...args: string[]): Promise<CliOutcome> {
+    const { store, encryption } = gw.config;
+    return runAdminCli(args, adminCliEnv(path.join(dir, 'cli-config.json'), { store, encryption }));
   }
 
   /** The 2025 listing once the gateway serves the change the CLI wrote (its serving cache checks every 250 ms). */

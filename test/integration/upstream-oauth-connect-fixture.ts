@@ -1,11 +1,12 @@
 /**
- * The world of upstream-oauth-connect.test.ts: an OpenID provider offering no dynamic registration, only
- * a client registered beforehand; the upstream, a second TaskRouter gateway taking that provider's
- * 4-second access tokens with no clock tolerance; and the gateway under test, whose `tracker` upstream
- * says `auth.oauth` with the configured client and whose `plain` upstream is per_user without it.
+ * The world of upstream-oauth-connect.test.ts (its upstream gateway serves upstream-oauth.test.ts too): an
+ * OpenID provider offering no dynamic registration, only a client registered beforehand; the upstream, a
+ * second TaskRouter gateway taking that provider's 4-second access tokens with no clock tolerance; and the
+ * gateway under test, whose `tracker` upstream says `auth.oauth` with the configured client and whose
+ * `plain` upstream is per_user without it.
  */
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import type { OidcProvider } from '../helpers/oidc';
 import { freePort, startOidcProvider } from '../helpers/oidc';
 
@@ -24,6 +25,33 @@ export interface OAuthConnectWorld {
   a: string;
   /** The upstream gateway's base URL. */
   b: string;
+}
+
+/**
+ * The upstream gateway on port `port`: its project `tracker` takes `idp`'s access tokens (scope mcp:tools)
+ * for team core (the provider's group devs); `issuer` adds to that issuer's settings.
+ */
+export function startOAuthUpstream(
+  idp: OidcProvider,
+  port: number,
+  issuer: { clockToleranceSec?: number } = {},
+): Promise<TestGateway> {
+  return startTestGateway({
+    config: {
+      http: { host: '127.0.0.1', port, publicBaseUrl: `http://127.0.0.1:${port}` },
+      oauth: {
+        issuers: [
+          { issuer: idp.issuer, requiredScopes: ['mcp:tools'], groupTeams: { devs: 'core' }, ...issuer },
+        ],
+      },
+    },
+    bootstrap: (url) => ({
+      teams: [{ slug: 'core', members: [] }],
+      projects: [
+        { slug: 'tracker', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
+      ],
+    }),
+  });
 }
 
 /** Starts the provider and both gateways; the gateway under test's log lines go to `logs`. */
@@ -47,37 +75,14 @@ export async function startOAuthConnectWorld(logs: string[]): Promise<OAuthConne
       },
     ],
   });
-  const upstreamGw = await startTestGateway({
-    config: {
-      http: { host: '127.0.0.1', port: pb, publicBaseUrl: b },
-      oauth: {
-        issuers: [
-          {
-            issuer: idp.issuer,
-            requiredScopes: ['mcp:tools'],
-            groupTeams: { devs: 'core' },
-            // An expired access token is refused at once: a task outliving one must really renew it.
-            clockToleranceSec: 0,
-          },
-        ],
-      },
-    },
-    bootstrap: (url) => ({
-      teams: [{ slug: 'core', members: [] }],
-      projects: [
-        { slug: 'tracker', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
-      ],
-    }),
-  });
+  // An expired access token is refused at once: a task outliving one must really renew it.
+  const upstreamGw = await startOAuthUpstream(idp, pb, { clockToleranceSec: 0 });
   const gw = await startTestGateway({
     // No `connectUpstreams`: each upstream says for itself whether it is connected with OAuth.
     config: { http: { host: '127.0.0.1', port: pa, publicBaseUrl: a }, admin: { token: ADMIN } },
     logSink: (line) => logs.push(line),
     bootstrap: (url) => ({
-      users: [
-        { handle: 'alice', tokens: [{ name: 't', token: TOKENS.alice }] },
-        { handle: 'bob', tokens: [{ name: 't', token: TOKENS.bob }] },
-      ],
+      users: tokenUsers({ alice: TOKENS.alice, bob: TOKENS.bob }),
       teams: [{ slug: 'core', members: ['alice', 'bob'] }],
       projects: [
         {

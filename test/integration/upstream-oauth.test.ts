@@ -7,7 +7,7 @@
  */
 import { launchChromium, watchPage } from '../helpers/browser';
 import type { TestGateway } from '../helpers/gateway';
-import { startTestGateway } from '../helpers/gateway';
+import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import type { OidcProvider } from '../helpers/oidc';
 import {
   followAuthorization,
@@ -16,6 +16,7 @@ import {
   cookieOf,
   dashboardSession,
 } from '../helpers/oidc';
+import { startOAuthUpstream } from './upstream-oauth-connect-fixture';
 
 const TOKENS = {
   alice: 'trp_alice-upstream-oauth-000000000000000',
@@ -39,27 +40,11 @@ beforeAll(async () => {
     resources: { [`${b}/v1/mcp/tracker`]: { ttl: 30 } },
   });
   // The upstream: its project `tracker` takes OAuth access tokens from the provider.
-  upstreamGw = await startTestGateway({
-    config: {
-      http: { host: '127.0.0.1', port: pb, publicBaseUrl: b },
-      oauth: {
-        issuers: [{ issuer: idp.issuer, requiredScopes: ['mcp:tools'], groupTeams: { devs: 'core' } }],
-      },
-    },
-    bootstrap: (url) => ({
-      teams: [{ slug: 'core', members: [] }],
-      projects: [
-        { slug: 'tracker', team: 'core', namespacing: false, upstreams: [{ alias: 'example', url }] },
-      ],
-    }),
-  });
+  upstreamGw = await startOAuthUpstream(idp, pb);
   gw = await startTestGateway({
     config: { http: { host: '127.0.0.1', port: pa, publicBaseUrl: a }, connectUpstreams: true },
     bootstrap: () => ({
-      users: [
-        { handle: 'alice', tokens: [{ name: 't', token: TOKENS.alice }] },
-        { handle: 'bob', tokens: [{ name: 't', token: TOKENS.bob }] },
-      ],
+      users: tokenUsers({ alice: TOKENS.alice, bob: TOKENS.bob }),
       teams: [{ slug: 'core', members: ['alice', 'bob'] }],
       projects: [
         {

@@ -17,7 +17,8 @@ import { watchHubTasks } from '../../src/telemetry/metrics';
 import { taskWorkflowId } from '../../src/workflows/messages';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { cancelEndsTask, confirmDeleteCompletes, createTask, longTaskCompletes } from '../helpers/task-steps';
+import { until } from '../helpers/until';
 
 const HUB_TASKS = {
   minPollIntervalMs: 50,
@@ -27,15 +28,6 @@ const HUB_TASKS = {
   watchBy: 'hub',
   hub: { leaseMs: 2000, claimEveryMs: 100 },
 };
-
-/** Runs `check` until it holds (every 100 ms); throws `failure()` after `timeoutMs`. */
-async function until(check: () => Promise<boolean> | boolean, failure: () => string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(failure());
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('watched by the hub', () => {
   let gw: TestGateway;
@@ -53,16 +45,6 @@ describe('watched by the hub', () => {
     await gw?.close();
   });
 
-  async function createTask(
-    tool: string,
-    args: Record<string, unknown>,
-    capabilities?: Record<string, unknown>,
-  ) {
-    const reply = await gw.client.callTool(tool, args, capabilities ? { capabilities } : {});
-    expect(reply.body.result?.resultType).toBe('task');
-    return String(reply.body.result?.taskId);
-  }
-
   const rowOf = (taskId: string) =>
     db.selectFrom('watch_hub').selectAll().where('task_key', '=', taskKeyOf(taskId)).executeTakeFirst();
 
@@ -73,7 +55,7 @@ describe('watched by the hub', () => {
   }
 
   test('a task completes with its result, polled by the hub and not by a watch activity', async () => {
-    const taskId = await createTask('slow_compute', { seconds: 1, label: 'hubbed' });
+    const taskId = await createTask(gw, 'slow_compute', { seconds: 1, label: 'hubbed' });
     const done = await gw.client.waitForTask(taskId);
     expect(done).toMatchObject({ status: 'completed', resultType: 'complete' });
     expect(JSON.stringify(done.result)).toContain('hubbed');
@@ -85,22 +67,11 @@ describe('watched by the hub', () => {
   });
 
   test('input_required, answered with tasks/update, then completed', async () => {
-    const taskId = await createTask('confirm_delete', { filename: 'hub.txt' }, TASKS_AND_FORM_CAPS);
-    const asking = await gw.client.waitForTask(taskId, (s) => s === 'input_required');
-    expect(Object.keys(asking.inputRequests as object)).toEqual(['confirm']);
-    const ack = await gw.client.request(
-      'tasks/update',
-      { taskId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } },
-      { capabilities: TASKS_AND_FORM_CAPS },
-    );
-    expect(ack.body.result).toMatchObject({ resultType: 'complete' });
-    const done = await gw.client.waitForTask(taskId);
-    expect(done.status).toBe('completed');
-    expect(JSON.stringify(done.result)).toContain('Confirmed');
+    await confirmDeleteCompletes(gw, 'hub.txt');
   });
 
   test('tasks/cancel ends the task cancelled upstream and at the gateway', async () => {
-    const taskId = await createTask('slow_compute', { seconds: 30, label: 'cancel-me' });
+    const taskId = await createTask(gw, 'slow_compute', { seconds: 30, label: 'cancel-me' });
     // Held by this worker's hub, which says so on /metrics; claimed, so no longer due (no stale mark).
     await until(
       async () => (await rowOf(taskId))?.lease_owner != null,
@@ -108,12 +79,7 @@ describe('watched by the hub', () => {
     );
     expect((await watchHubTasks.get()).values[0]?.value).toBeGreaterThanOrEqual(1);
     expect((await gw.runtime().store.getTask(taskKeyOf(taskId)))?.watchDueAt).toBeUndefined();
-    const cancelsBefore = gw.upstream.stats.tasksCancel;
-    const ack = await gw.client.request('tasks/cancel', { taskId });
-    expect(ack.body.result).toMatchObject({ resultType: 'complete' });
-    const done = await gw.client.waitForTask(taskId);
-    expect(done.status).toBe('cancelled');
-    expect(gw.upstream.stats.tasksCancel).toBe(cancelsBefore + 1);
+    await cancelEndsTask(gw, taskId);
     await until(
       async () => (await rowOf(taskId)) === undefined,
       () => 'the cancelled task kept its row',
@@ -123,7 +89,7 @@ describe('watched by the hub', () => {
   test('history does not grow with polls: a task polled many more times has as many events', async () => {
     const run = async (seconds: number) => {
       const before = gw.upstream.stats.tasksGet;
-      const taskId = await createTask('slow_compute', { seconds, label: `flat-${seconds}` });
+      const taskId = await createTask(gw, 'slow_compute', { seconds, label: `flat-${seconds}` });
       expect((await gw.client.waitForTask(taskId)).status).toBe('completed');
       return { polls: gw.upstream.stats.tasksGet - before, events: (await historyOf(taskId)).length };
     };
@@ -136,7 +102,7 @@ describe('watched by the hub', () => {
   });
 
   test('a row whose workflow is gone is dropped', async () => {
-    const taskId = await createTask('slow_compute', { seconds: 2, label: 'orphan' });
+    const taskId = await createTask(gw, 'slow_compute', { seconds: 2, label: 'orphan' });
     await until(
       async () => (await rowOf(taskId))?.lease_owner != null,
       () => 'the hub never claimed the task',
@@ -153,7 +119,7 @@ describe('watched by the hub', () => {
   test('a hub that dies without releasing: another worker takes its tasks after the lease', async () => {
     const hubA = gw.runtime().watchHub;
     expect(hubA).toBeDefined();
-    const taskId = await createTask('slow_compute', { seconds: 6, label: 'takeover' });
+    const taskId = await createTask(gw, 'slow_compute', { seconds: 6, label: 'takeover' });
     await until(
       async () => (await rowOf(taskId))?.lease_owner === hubA!.owner,
       () => 'the first hub never claimed the task',
@@ -194,11 +160,7 @@ describe('watched by the hub, enlisting again when nothing is heard', () => {
   });
 
   test('a long task continues as new in hub mode and still completes with its result', async () => {
-    const created = await gw.client.callTool('slow_compute', { seconds: 20, label: 'hub-marathon' });
-    const taskId = String(created.body.result?.taskId);
-    const done = await gw.client.waitForTask(taskId, undefined, 60_000);
-    expect(done).toMatchObject({ status: 'completed' });
-    expect(JSON.stringify(done.result)).toContain('hub-marathon');
+    const taskId = await longTaskCompletes(gw, 20, 'hub-marathon');
     const client = await gw.temporalClient();
     // The run that completed it was continued from an earlier one.
     const history = await client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId))).fetchHistory();

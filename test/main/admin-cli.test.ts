@@ -36,30 +36,31 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+function runAdmin(args: string[]): Promise<{ stdout: string }> {
+  return run(process.execPath, ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args], {
+    cwd: root,
+    env,
+  });
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON output, inspected field by field
 async function cli(...args: string[]): Promise<any> {
-  const { stdout } = await run(
-    process.execPath,
-    ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args],
-    {
-      cwd: root,
-      env,
-    },
-  );
-  return JSON.parse(stdout);
+  return JSON.parse((await runAdmin(args)).stdout);
 }
 
 async function cliFails(...args: string[]): Promise<{ code: number; stderr: string }> {
   try {
-    await run(process.execPath, ['--import', 'tsx', 'src/main/admin-cli.ts', 'admin', ...args], {
-      cwd: root,
-      env,
-    });
+    await runAdmin(args);
   } catch (err) {
     const e = err as { code: number; stderr: string };
     return { code: e.code, stderr: e.stderr };
   }
   throw new Error('expected the command to fail');
+}
+
+/** The arguments of `admin upstream <verb>` for upstream `alias` of project demo, then `rest`. */
+function demoUpstream(verb: 'add' | 'update', alias: string, ...rest: string[]): string[] {
+  return ['upstream', verb, '--project', 'demo', '--alias', alias, ...rest];
 }
 
 it('manages teams, users, projects, keys and upstreams through the same operations', async () => {
@@ -80,18 +81,16 @@ it('manages teams, users, projects, keys and upstreams through the same operatio
   );
   expect(project).toMatchObject({ slug: 'demo', features: { tasks: false }, cache: { ttlMs: 1234 } });
   const upstream = await cli(
-    'upstream',
-    'add',
-    '--project',
-    'demo',
-    '--alias',
-    'vault',
-    '--url',
-    'http://127.0.0.1:9/mcp',
-    '--auth',
-    'project',
-    '--credential-env',
-    'UPSTREAM_SECRET',
+    ...demoUpstream(
+      'add',
+      'vault',
+      '--url',
+      'http://127.0.0.1:9/mcp',
+      '--auth',
+      'project',
+      '--credential-env',
+      'UPSTREAM_SECRET',
+    ),
   );
   expect(upstream).toMatchObject({ alias: 'vault', auth: { mode: 'project' }, credentialSet: true });
   expect(JSON.stringify(upstream)).not.toContain('MARKER');
@@ -125,34 +124,23 @@ it('manages teams, users, projects, keys and upstreams through the same operatio
 });
 
 it('re-pointing an upstream drops its credential unless the same command gives it again', async () => {
-  const moved = await cli(
-    'upstream',
-    'update',
-    '--project',
-    'demo',
-    '--alias',
-    'vault',
-    '--url',
-    'http://127.0.0.1:9/other',
-  );
+  const moved = await cli(...demoUpstream('update', 'vault', '--url', 'http://127.0.0.1:9/other'));
   expect(moved).toMatchObject({
     url: 'http://127.0.0.1:9/other',
     credentialSet: false,
     addressApproved: true,
   });
   const given = await cli(
-    'upstream',
-    'update',
-    '--project',
-    'demo',
-    '--alias',
-    'vault',
-    '--url',
-    'http://127.0.0.1:9/third',
-    '--auth',
-    'project',
-    '--credential-env',
-    'UPSTREAM_SECRET',
+    ...demoUpstream(
+      'update',
+      'vault',
+      '--url',
+      'http://127.0.0.1:9/third',
+      '--auth',
+      'project',
+      '--credential-env',
+      'UPSTREAM_SECRET',
+    ),
   );
   expect(given).toMatchObject({ url: 'http://127.0.0.1:9/third', credentialSet: true });
   const audit = await cli('audit', '--project', 'demo');
@@ -195,44 +183,15 @@ it('sets, keeps and removes token exchange on a per_user upstream, its secret ne
     },
   });
   // An update that says nothing about auth but the header keeps the settings and the secret.
-  const kept = await cli(
-    'upstream',
-    'update',
-    '--project',
-    'demo',
-    '--alias',
-    'crm',
-    '--header',
-    'X-Crm-Token',
-  );
+  const kept = await cli(...demoUpstream('update', 'crm', '--header', 'X-Crm-Token'));
   expect(kept.auth).toMatchObject({ header: 'X-Crm-Token', tokenExchange: { clientSecretSet: true } });
   const listed = await cli('upstream', 'list', '--project', 'demo');
   expect(JSON.stringify(listed)).not.toContain('MARKER');
-  const off = await cli(
-    'upstream',
-    'update',
-    '--project',
-    'demo',
-    '--alias',
-    'crm',
-    '--token-exchange',
-    'off',
-  );
+  const off = await cli(...demoUpstream('update', 'crm', '--token-exchange', 'off'));
   // Like every auth change, it replaces the auth settings: the header goes unless restated.
   expect(off.auth).toEqual({ mode: 'per_user' });
   expect(
-    (
-      await cliFails(
-        'upstream',
-        'update',
-        '--project',
-        'demo',
-        '--alias',
-        'crm',
-        '--token-exchange',
-        '{"issuer":"nope"}',
-      )
-    ).code,
+    (await cliFails(...demoUpstream('update', 'crm', '--token-exchange', '{"issuer":"nope"}'))).code,
   ).toBe(1);
 });
 
@@ -280,37 +239,10 @@ it('runs through the bin script', async () => {
 });
 
 it('adds a stdio upstream by naming a catalog entry; refuses what the catalog does not declare', async () => {
-  const added = await cli(
-    'upstream',
-    'add',
-    '--project',
-    'demo',
-    '--alias',
-    'local',
-    '--url',
-    'stdio:local?root=abc',
-  );
+  const added = await cli(...demoUpstream('add', 'local', '--url', 'stdio:local?root=abc'));
   expect(added).toMatchObject({ alias: 'local', url: 'stdio:local?root=abc' });
-  const unknown = await cliFails(
-    'upstream',
-    'add',
-    '--project',
-    'demo',
-    '--alias',
-    'x',
-    '--url',
-    'stdio:nope',
-  );
+  const unknown = await cliFails(...demoUpstream('add', 'x', '--url', 'stdio:nope'));
   expect(unknown.stderr).toMatch(/url: stdio catalog entry "nope" is not in this gateway's catalog/);
-  const outside = await cliFails(
-    'upstream',
-    'add',
-    '--project',
-    'demo',
-    '--alias',
-    'y',
-    '--url',
-    'stdio:local?root=ABC',
-  );
+  const outside = await cliFails(...demoUpstream('add', 'y', '--url', 'stdio:local?root=ABC'));
   expect(outside.stderr).toMatch(/url\.root: value "root" does not match/);
 });

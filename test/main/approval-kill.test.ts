@@ -10,10 +10,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ExampleUpstream } from '../../examples/upstream/server';
-import { startExampleUpstream } from '../../examples/upstream/server';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
-import { killChildren, startServeProcess, waitFor, writeServeConfig } from '../helpers/serve-process';
+import {
+  anonymousProject,
+  killChildren,
+  killProcess,
+  startServeProcess,
+  waitFor,
+  writeServeConfig,
+} from '../helpers/serve-process';
+import { startLabelCountingUpstream } from '../helpers/label-calls';
 import { testStoreConfig } from '../helpers/store';
 import { adminCall } from '../helpers/admin-api';
 
@@ -24,17 +31,11 @@ let configFile: string;
 let port: number;
 const children: ChildProcess[] = [];
 /** The upstream's call log: tools/call requests per `label` argument. */
-const calls = new Map<string, number>();
+let calls: Map<string, number>;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-approval-kill-'));
-  upstream = await startExampleUpstream({
-    advertiseTasks: false,
-    onRequest: (request) => {
-      const label = (request.params as { arguments?: { label?: string } } | undefined)?.arguments?.label;
-      if (request.method === 'tools/call' && label) calls.set(label, (calls.get(label) ?? 0) + 1);
-    },
-  });
+  ({ upstream, calls } = await startLabelCountingUpstream());
   port = await getFreePort();
   configFile = writeServeConfig(dir, {
     port,
@@ -43,13 +44,11 @@ beforeAll(async () => {
     tasks: { startTimeoutMs: 60_000 },
     sections: { admin: { token: ADMIN } },
     projects: [
-      {
-        slug: 'guarded',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'example', url: upstream.url }],
-        approvals: { rules: [{ tools: ['slow_compute'] }] },
-      },
+      anonymousProject(
+        'guarded',
+        { alias: 'example', url: upstream.url },
+        { approvals: { rules: [{ tools: ['slow_compute'] }] } },
+      ),
     ],
   });
 });
@@ -75,11 +74,6 @@ async function pendingId(label: string): Promise<string> {
   throw new Error(`no pending approval for ${label}`);
 }
 
-async function kill(gateway: ChildProcess): Promise<void> {
-  gateway.kill('SIGKILL');
-  await new Promise((r) => gateway.once('exit', r));
-}
-
 const client = () => new McpTestClient(`http://127.0.0.1:${port}/v1/mcp/guarded`);
 
 test('killed while the call waits: the request survives, approval after the restart sends it once', async () => {
@@ -88,7 +82,7 @@ test('killed while the call waits: the request survives, approval after the rest
   expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
   const taskId = String(created.body.result?.taskId);
   const id = await pendingId('waiting-1');
-  await kill(gateway);
+  await killProcess(gateway);
   await startServeProcess(configFile, port, children);
   expect((await client().getTask(taskId)).body.result).toMatchObject({ status: 'working' });
   expect(calls.get('waiting-1')).toBeUndefined();
@@ -106,7 +100,7 @@ test('killed right after the approval was taken: the call is sent exactly once',
   const taskId = String(created.body.result?.taskId);
   const id = await pendingId('approved-1');
   expect((await admin('POST', `/approvals/${id}/approve`, {})).status).toBe(200);
-  await kill(gateway);
+  await killProcess(gateway);
   await startServeProcess(configFile, port, children);
   const done = await client().waitForTask(taskId, undefined, 90_000);
   // Sent before the kill, its answer lost with the process: the call is not repeated (the tool is not

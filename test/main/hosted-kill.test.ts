@@ -11,12 +11,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ExampleUpstream } from '../../examples/upstream/server';
-import { startExampleUpstream } from '../../examples/upstream/server';
 import type { Sdk1Upstream } from '../fixtures/sdk1-upstream';
 import { startSdk1Upstream } from '../fixtures/sdk1-upstream';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
-import { killChildren, startServeProcess, waitFor, writeServeConfig } from '../helpers/serve-process';
+import {
+  anonymousProject,
+  killChildren,
+  killProcess,
+  startServeProcess,
+  waitFor,
+  writeServeConfig,
+} from '../helpers/serve-process';
+import { startLabelCountingUpstream } from '../helpers/label-calls';
 import { testStoreConfig } from '../helpers/store';
 
 let dir: string;
@@ -27,17 +34,11 @@ let configFile: string;
 let port: number;
 const children: ChildProcess[] = [];
 /** The upstream's call log: tools/call requests per `label` argument. */
-const calls = new Map<string, number>();
+let calls: Map<string, number>;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'taskrouter-hosted-kill-'));
-  upstream = await startExampleUpstream({
-    advertiseTasks: false,
-    onRequest: (request) => {
-      const label = (request.params as { arguments?: { label?: string } } | undefined)?.arguments?.label;
-      if (request.method === 'tools/call' && label) calls.set(label, (calls.get(label) ?? 0) + 1);
-    },
-  });
+  ({ upstream, calls } = await startLabelCountingUpstream());
   resumable = await startSdk1Upstream('stateful', 0, { eventStore: true });
   port = await getFreePort();
   const hosted = (repeatable: string[]) => ({
@@ -51,18 +52,8 @@ beforeAll(async () => {
     store: await testStoreConfig(dir),
     tasks: { startTimeoutMs: 60_000 },
     projects: [
-      {
-        slug: 'once',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'example', url: upstream.url, hosting: hosted(['!slow_compute']) }],
-      },
-      {
-        slug: 'again',
-        authMode: 'anonymous',
-        namespacing: false,
-        upstreams: [{ alias: 'example', url: upstream.url, hosting: hosted(['slow_compute']) }],
-      },
+      anonymousProject('once', { alias: 'example', url: upstream.url, hosting: hosted(['!slow_compute']) }),
+      anonymousProject('again', { alias: 'example', url: upstream.url, hosting: hosted(['slow_compute']) }),
       {
         slug: 'resume',
         authMode: 'anonymous',
@@ -96,8 +87,7 @@ async function killMidCall(slug: string, label: string): Promise<{ client: McpTe
     () => (calls.get(label) ?? 0) > 0,
     () => `the upstream never got ${label}`,
   );
-  gateway.kill('SIGKILL');
-  await new Promise((r) => gateway.once('exit', r));
+  await killProcess(gateway);
   await startServeProcess(configFile, port, children);
   return { client, taskId: String(created.body.result?.taskId) };
 }
@@ -132,8 +122,7 @@ test('a call on a resumable stream: taken up after the kill, sent once, its answ
   );
   // A resume point is stored (at most once a second) before the process dies.
   await new Promise((r) => setTimeout(r, 1500));
-  gateway.kill('SIGKILL');
-  await new Promise((r) => gateway.once('exit', r));
+  await killProcess(gateway);
   await startServeProcess(configFile, port, children);
   const done = await client.waitForTask(taskId, undefined, 90_000);
   expect(done.status).toBe('completed');

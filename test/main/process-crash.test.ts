@@ -16,7 +16,7 @@ import type { Database } from '../../src/store/schema';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
-import { killChildren, startServeProcess, writeServeConfig } from '../helpers/serve-process';
+import { killChildren, killProcess, startServeProcess, writeServeConfig } from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
 
 let dir: string;
@@ -58,8 +58,7 @@ test('a task survives SIGKILL of the gateway process', async () => {
   expect(created.body).toMatchObject({ result: { resultType: 'task' } });
   const taskId = String(created.body.result?.taskId);
 
-  first.kill('SIGKILL');
-  await new Promise((r) => first.once('exit', r));
+  await killProcess(first);
   // Nothing answers for the project while no gateway process runs.
   await expect(client.getTask(taskId)).rejects.toThrow();
 
@@ -164,13 +163,15 @@ describe("a worker killed inside a task's first workflow task", () => {
     return startServeProcess(crashConfig, healthPort, workers, 'warn', {}, { role: 'worker' });
   }
 
-  async function storedTask(taskId: string) {
-    const taskKey = taskKeyOf(taskId);
-    const row = await db
-      .selectFrom('tasks')
-      .select('status')
-      .where('task_key', '=', taskKey)
-      .executeTakeFirst();
+  /** The call's answer once a fresh worker has taken over from the one that crashed at `step`. */
+  async function answerAfterCrash<T>(step: string, start: () => Promise<T>): Promise<T> {
+    const { answer } = await crashWhile(step, start);
+    await freshWorker();
+    return answer;
+  }
+
+  /** The statuses a task's events recorded, oldest first. */
+  async function statusEvents(taskKey: string) {
     const events = await db
       .selectFrom('task_events')
       .select('status')
@@ -178,7 +179,17 @@ describe("a worker killed inside a task's first workflow task", () => {
       .where('kind', '=', 'status')
       .orderBy('id')
       .execute();
-    return { status: row?.status, events: events.map((e) => e.status) };
+    return events.map((e) => e.status);
+  }
+
+  async function storedTask(taskId: string) {
+    const taskKey = taskKeyOf(taskId);
+    const row = await db
+      .selectFrom('tasks')
+      .select('status')
+      .where('task_key', '=', taskKey)
+      .executeTakeFirst();
+    return { status: row?.status, events: await statusEvents(taskKey) };
   }
 
   const calls = (tool: string) => upstream.stats.toolCalls[tool] ?? 0;
@@ -208,11 +219,9 @@ describe("a worker killed inside a task's first workflow task", () => {
 
   test('the upstream task still runs: the next attempt goes on watching it (input asked and answered)', async () => {
     const before = calls('confirm_delete');
-    const { answer } = await crashWhile('task-recorded', () =>
+    const created = await answerAfterCrash('task-recorded', () =>
       client.callTool('confirm_delete', { filename: 'phoenix.txt' }, { capabilities: TASKS_AND_FORM_CAPS }),
     );
-    await freshWorker();
-    const created = await answer;
     const taskId = String(created.body.result?.taskId);
     const asking = await client.waitForTask(taskId, (s) => s === 'input_required', 60_000);
     const [key] = Object.keys(asking.inputRequests as Record<string, unknown>);
@@ -230,11 +239,9 @@ describe("a worker killed inside a task's first workflow task", () => {
 
   test('a synchronous answer, recorded before the crash, is the answer the client gets, called once', async () => {
     const before = calls('greet');
-    const { answer } = await crashWhile('answer-recorded', () =>
+    const reply = await answerAfterCrash('answer-recorded', () =>
       client.callTool('greet', { name: 'Orpheus' }),
     );
-    await freshWorker();
-    const reply = await answer;
     expect(reply.body.result).toMatchObject({ resultType: 'complete' });
     expect(JSON.stringify(reply.body.result?.content)).toContain('Hello, Orpheus!');
     expect(calls('greet') - before).toBe(1);
@@ -243,11 +250,9 @@ describe("a worker killed inside a task's first workflow task", () => {
   test('a 2025-11-25 task answered synchronously before the crash: completed in the store and for the client', async () => {
     const before = calls('greet');
     const legacy = await legacySession(`http://127.0.0.1:${apiPort}/v1/mcp/demo`);
-    const { answer } = await crashWhile('task-recorded', () =>
+    const created = await answerAfterCrash('task-recorded', () =>
       legacy.request('tools/call', { name: 'greet', arguments: { name: 'Eurydice' }, task: { ttl: 60_000 } }),
     );
-    await freshWorker();
-    const created = await answer;
     const task = (created.result as { task: { taskId: string; status: string } }).task;
     expect(task.status).toBe('completed');
     const result = await legacy.request('tasks/result', { taskId: task.taskId });
@@ -273,24 +278,15 @@ describe("a worker killed inside a task's first workflow task", () => {
     await freshWorker();
     const reply = await answer;
     expect(reply.body.error?.message).toMatch(/interrupted after it was sent/);
-    const events = await db
-      .selectFrom('task_events')
-      .select('status')
-      .where('task_key', '=', taskKey)
-      .where('kind', '=', 'status')
-      .orderBy('id')
-      .execute();
-    expect(events.map((e) => e.status)).toEqual(['working', 'failed']);
+    expect(await statusEvents(taskKey)).toEqual(['working', 'failed']);
     expect(calls('slow_compute') - before).toBe(1);
   }, 180_000);
 
   test('an answer lost with the worker: a clear error, never a second call', async () => {
     const before = calls('greet');
-    const { answer } = await crashWhile('answer-received', () =>
+    const reply = await answerAfterCrash('answer-received', () =>
       client.callTool('greet', { name: 'Icarus' }),
     );
-    await freshWorker();
-    const reply = await answer;
     expect(reply.body.error?.message).toMatch(
       /interrupted after it was sent.*not repeated because the tool is not idempotent/,
     );

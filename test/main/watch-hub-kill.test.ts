@@ -16,7 +16,7 @@ import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
 import { getFreePort } from '../../src/tooling/processes';
 import { McpTestClient } from '../helpers/mcp-client';
-import { killChildren, startServeProcess, writeServeConfig } from '../helpers/serve-process';
+import { killChildren, killProcess, startServeProcess, writeServeConfig } from '../helpers/serve-process';
 import { testStoreConfig } from '../helpers/store';
 
 let dir: string;
@@ -65,8 +65,7 @@ test('tasks watched by a killed process hub are taken over by the next one and c
       if (i > 200) throw new Error(`the hub never held every task: ${JSON.stringify(held)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    first.kill('SIGKILL');
-    await new Promise((r) => first.once('exit', r));
+    await killProcess(first);
 
     await startServeProcess(configFile, port, children);
     for (const [i, taskId] of taskIds.entries()) {

@@ -9,20 +9,12 @@
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { metricSample, metricsText, readyz as readyzOf } from '../helpers/metrics';
-
-/** Runs `check` until it holds (every 100 ms); throws `failure()` after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, failure: () => string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(failure());
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { metricSample as sample } from '../helpers/metrics';
+import { expectCompletedUnmarked, healthOf, staleTaskIds } from '../helpers/stale-status';
+import { until } from '../helpers/until';
 
 const CAP = 2;
 const TASKS = 4;
-const STALE = 'com.taskrouter/staleStatus';
 const LAG = { project: 'demo', upstream: 'example' };
 let gw: TestGateway;
 
@@ -47,20 +39,15 @@ afterAll(async () => {
   await gw?.close();
 });
 
-const base = () => gw.client.url.replace(/\/v1\/mcp\/demo$/, '');
-const readyz = () => readyzOf(base());
-const metrics = () => metricsText(base());
-const sample = metricSample;
-
 test('a hub at its cap says so on /readyz, /metrics and tasks/get, and recovers', async () => {
   const ids: string[] = [];
   for (let i = 0; i < TASKS; i++) {
     const reply = await gw.client.callTool('slow_compute', { seconds: 20, label: `h${i}` });
     ids.push(String(reply.body.result?.['taskId']));
   }
-  let state = { ready: await readyz(), metrics: await metrics() };
+  let state = await healthOf(gw);
   const refresh = async () => {
-    state = { ready: await readyz(), metrics: await metrics() };
+    state = await healthOf(gw);
   };
   await until(
     async () => {
@@ -82,23 +69,14 @@ test('a hub at its cap says so on /readyz, /metrics and tasks/get, and recovers'
   let marked = 0;
   await until(
     async () => {
-      const replies = await Promise.all(ids.map((id) => gw.client.getTask(id)));
-      marked = replies.filter(
-        (r) =>
-          r.body.result?.['status'] === 'working' &&
-          (r.body.result?.['_meta'] as Record<string, unknown> | undefined)?.[STALE] !== undefined,
-      ).length;
+      marked = (await staleTaskIds(gw, ids)).length;
       return marked === TASKS - CAP;
     },
     () => `${marked} tasks marked stale, expected ${TASKS - CAP}`,
     30_000,
   );
 
-  for (const id of ids) {
-    const done = await gw.client.waitForTask(id, undefined, 120_000);
-    expect(done['status']).toBe('completed');
-    expect((done['_meta'] as Record<string, unknown>)[STALE]).toBeUndefined();
-  }
+  await expectCompletedUnmarked(gw, ids);
   await until(
     async () => {
       await refresh();

@@ -9,20 +9,12 @@
  */
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
-import { metricSample, metricsText, readyz as readyzOf } from '../helpers/metrics';
-
-/** Runs `check` until it holds (every 100 ms); throws `failure()` after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, failure: () => string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(failure());
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { metricSample as sample } from '../helpers/metrics';
+import { expectCompletedUnmarked, healthOf, STALE, staleTaskIds } from '../helpers/stale-status';
+import { until } from '../helpers/until';
 
 const CAP = 3;
 const TASKS = 6;
-const STALE = 'com.taskrouter/staleStatus';
 let gw: TestGateway;
 
 beforeAll(async () => {
@@ -37,15 +29,10 @@ afterAll(async () => {
   await gw?.close();
 });
 
-const base = () => gw.client.url.replace(/\/v1\/mcp\/demo$/, '');
-const readyz = () => readyzOf(base());
-const metrics = () => metricsText(base());
-const sample = metricSample;
-
 const LAG = { project: 'demo', upstream: 'example' };
 
 test('a saturated worker says so on /readyz, /metrics and tasks/get, and recovers', async () => {
-  let state = { ready: await readyz(), metrics: await metrics() };
+  let state = await healthOf(gw);
   expect(state.ready).toEqual({
     status: 200,
     body: expect.not.objectContaining({ degraded: expect.anything() }),
@@ -61,7 +48,7 @@ test('a saturated worker says so on /readyz, /metrics and tasks/get, and recover
 
   // Saturated: degraded but ready, the cap's worth of watches running, the rest lagging.
   const refresh = async () => {
-    state = { ready: await readyz(), metrics: await metrics() };
+    state = await healthOf(gw);
   };
   const saturated = () =>
     state.ready.status === 200 &&
@@ -84,7 +71,7 @@ test('a saturated worker says so on /readyz, /metrics and tasks/get, and recover
   let laterLag = firstLag;
   await until(
     async () => {
-      laterLag = sample(await metrics(), 'taskrouter_watch_lag_seconds', LAG) ?? 0;
+      laterLag = sample((await healthOf(gw)).metrics, 'taskrouter_watch_lag_seconds', LAG) ?? 0;
       return laterLag > firstLag;
     },
     () => `lag did not grow past ${firstLag}`,
@@ -95,13 +82,7 @@ test('a saturated worker says so on /readyz, /metrics and tasks/get, and recover
   let marked: string[] = [];
   await until(
     async () => {
-      const replies = await Promise.all(ids.map((id) => gw.client.getTask(id)));
-      marked = replies
-        .filter((r) => r.body.result?.['status'] === 'working')
-        .filter(
-          (r) => (r.body.result?.['_meta'] as Record<string, unknown> | undefined)?.[STALE] !== undefined,
-        )
-        .map((r) => String(r.body.result?.['taskId']));
+      marked = await staleTaskIds(gw, ids);
       return marked.length === TASKS - CAP;
     },
     () => `${marked.length} tasks marked stale, expected ${TASKS - CAP}`,
@@ -114,11 +95,7 @@ test('a saturated worker says so on /readyz, /metrics and tasks/get, and recover
   expect(note?.overdueMs).toBeGreaterThan(2000);
 
   // The upstream finishes them; every task is seen completed, unmarked, and the worker recovers.
-  for (const id of ids) {
-    const done = await gw.client.waitForTask(id, undefined, 120_000);
-    expect(done['status']).toBe('completed');
-    expect((done['_meta'] as Record<string, unknown>)[STALE]).toBeUndefined();
-  }
+  await expectCompletedUnmarked(gw, ids);
   await until(
     async () => {
       await refresh();

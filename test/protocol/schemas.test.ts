@@ -171,49 +171,48 @@ describe('byte-for-byte round trip of unknown keys and extension fields', () => 
 describe('real wire input survives a round trip in any key order', () => {
   // zod emits declared keys first; JSON object key order carries no meaning, so equality here is
   // structural: every key and value the sender wrote comes back, wherever it stood.
-  // The server/discover example of the 2026-07-28 spec: `_meta` comes last.
-  it('server/discover example from the spec', () => {
-    const json =
+  it.each([
+    [
+      // The server/discover example of the 2026-07-28 spec: `_meta` comes last.
+      'server/discover example from the spec',
+      DiscoverResultSchema,
       '{"resultType":"complete","supportedVersions":["2026-07-28"],' +
-      '"capabilities":{"tools":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}},' +
-      '"instructions":"optional LLM guidance","ttlMs":3600000,"cacheScope":"public",' +
-      '"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"my-router","version":"0.1.0"}}}';
-    expect(JSON.parse(roundTrip(DiscoverResultSchema, json))).toEqual(JSON.parse(json));
-  });
-
-  it('CallToolResult with _meta and an extension field before content', () => {
-    const json =
-      '{"com.example/ext":1,"_meta":{"com.example/x":1},"content":[{"text":"hi","type":"text"}],"resultType":"complete"}';
-    expect(JSON.parse(roundTrip(CallToolResultSchema, json))).toEqual(JSON.parse(json));
-  });
-
-  it('CreateTaskResult example from the Tasks spec', () => {
-    const json =
+        '"capabilities":{"tools":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}},' +
+        '"instructions":"optional LLM guidance","ttlMs":3600000,"cacheScope":"public",' +
+        '"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"my-router","version":"0.1.0"}}}',
+    ],
+    [
+      'CallToolResult with _meta and an extension field before content',
+      CallToolResultSchema,
+      '{"com.example/ext":1,"_meta":{"com.example/x":1},"content":[{"text":"hi","type":"text"}],"resultType":"complete"}',
+    ],
+    [
+      'CreateTaskResult example from the Tasks spec',
+      CreateTaskResultSchema,
       '{"resultType":"task","taskId":"786512e2","status":"working","statusMessage":"started",' +
-      '"createdAt":"2026-07-28T10:30:00Z","lastUpdatedAt":"2026-07-28T10:30:00Z","ttlMs":3600000,"pollIntervalMs":5000}';
-    expect(JSON.parse(roundTrip(CreateTaskResultSchema, json))).toEqual(JSON.parse(json));
-  });
-
-  it('CreateTaskResult with _meta after the task fields', () => {
-    const json =
+        '"createdAt":"2026-07-28T10:30:00Z","lastUpdatedAt":"2026-07-28T10:30:00Z","ttlMs":3600000,"pollIntervalMs":5000}',
+    ],
+    [
+      'CreateTaskResult with _meta after the task fields',
+      CreateTaskResultSchema,
       '{"resultType":"task","taskId":"t","status":"working","createdAt":"c","lastUpdatedAt":"l","ttlMs":null,' +
-      '"_meta":{"com.example/x":1}}';
-    expect(JSON.parse(roundTrip(CreateTaskResultSchema, json))).toEqual(JSON.parse(json));
-  });
-
-  it('failed tasks/get example from the Tasks spec', () => {
-    const json =
+        '"_meta":{"com.example/x":1}}',
+    ],
+    [
+      'failed tasks/get example from the Tasks spec',
+      GetTaskResultSchema,
       '{"resultType":"complete","taskId":"786512e2","status":"failed","createdAt":"c","lastUpdatedAt":"l",' +
-      '"ttlMs":3600000,"statusMessage":"Tool execution failed: rate limit",' +
-      '"error":{"code":-32603,"message":"API rate limit exceeded"}}';
-    expect(JSON.parse(roundTrip(GetTaskResultSchema, json))).toEqual(JSON.parse(json));
-  });
-
-  it('tasks/get result with _meta last', () => {
-    const json =
+        '"ttlMs":3600000,"statusMessage":"Tool execution failed: rate limit",' +
+        '"error":{"code":-32603,"message":"API rate limit exceeded"}}',
+    ],
+    [
+      'tasks/get result with _meta last',
+      GetTaskResultSchema,
       '{"resultType":"complete","taskId":"t","status":"working","createdAt":"c","lastUpdatedAt":"l","ttlMs":1,' +
-      '"_meta":{"com.example/x":1}}';
-    expect(JSON.parse(roundTrip(GetTaskResultSchema, json))).toEqual(JSON.parse(json));
+        '"_meta":{"com.example/x":1}}',
+    ],
+  ] as const)('%s', (_name, schema, json) => {
+    expect(JSON.parse(roundTrip(schema, json))).toEqual(JSON.parse(json));
   });
 });
 

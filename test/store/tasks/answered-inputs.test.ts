@@ -12,6 +12,7 @@ import type { Database } from '../../../src/store/schema';
 import { answeredInputHash } from '../../../src/store/tasks/answered-inputs';
 import { TaskStore, taskKeyOf } from '../../../src/store/tasks/task-store';
 import { testStoreConfig } from '../../helpers/store';
+import { newTask } from '../../helpers/task-rows';
 
 let db: Kysely<Database>;
 let store: TaskStore;
@@ -32,22 +33,13 @@ const ask = (message: string) => ({
 async function waitingTask(keys: string[]): Promise<string> {
   const taskKey = taskKeyOf(randomUUID());
   const now = new Date().toISOString();
-  await store.insertTask({
-    taskKey,
-    workflowId: `task-${taskKey.slice(0, 32)}`,
-    project: 'prj',
-    caller: { kind: 'anonymous', id: 'anonymous' },
-    upstream: 'example',
-    tool: 'confirm_delete',
-    authorizationId: null,
-    snapshot: {
-      status: 'input_required',
-      createdAt: now,
-      lastUpdatedAt: now,
-      ttlMs: null,
-      inputRequests: Object.fromEntries(keys.map((k) => [k, ask(`${k}?`)])),
-    } as TaskSnapshot,
-  });
+  const inputRequests = Object.fromEntries(keys.map((k) => [k, ask(`${k}?`)]));
+  await store.insertTask(
+    newTask(taskKey, now, { status: 'input_required', inputRequests } as Partial<TaskSnapshot>, {
+      project: 'prj',
+      tool: 'confirm_delete',
+    }),
+  );
   return taskKey;
 }
 

@@ -10,6 +10,7 @@ import { HostedQueue } from '../../../src/store/tasks/hosted-queue';
 import type { Database } from '../../../src/store/schema';
 import { TaskStore, taskKeyOf } from '../../../src/store/tasks/task-store';
 import { testStoreConfig } from '../../helpers/store';
+import { newTask } from '../../helpers/task-rows';
 
 let db: Kysely<Database>;
 let tasks: TaskStore;
@@ -31,16 +32,7 @@ afterAll(async () => {
 async function runningTask(): Promise<string> {
   const key = taskKeyOf(randomUUID());
   const at = clock.toISOString();
-  await tasks.insertTask({
-    taskKey: key,
-    workflowId: `task-${key.slice(0, 32)}`,
-    project: 'p',
-    caller: { kind: 'anonymous', id: 'anonymous' },
-    upstream: 'u',
-    tool: 't',
-    authorizationId: null,
-    snapshot: { status: 'working', createdAt: at, lastUpdatedAt: at, ttlMs: null },
-  });
+  await tasks.insertTask(newTask(key, at));
   return key;
 }
 

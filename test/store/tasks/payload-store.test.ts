@@ -11,6 +11,7 @@ import { PayloadStore } from '../../../src/store/tasks/payload-store';
 import type { Database } from '../../../src/store/schema';
 import { TaskStore, taskKeyOf } from '../../../src/store/tasks/task-store';
 import { testStoreConfig } from '../../helpers/store';
+import { newTask } from '../../helpers/task-rows';
 
 let db: Kysely<Database>;
 let payloads: PayloadStore;
@@ -41,21 +42,7 @@ test('a payload round-trips by id and opens only for its own task and kind', asy
 test('payload retention deletes every payload stored before the cutoff, a running task’s included', async () => {
   await db.deleteFrom('payloads').execute();
   const running = taskKeyOf(randomUUID());
-  await tasks.insertTask({
-    taskKey: running,
-    workflowId: `task-${running.slice(0, 32)}`,
-    project: 'p',
-    caller: { kind: 'anonymous', id: 'anonymous' },
-    upstream: 'u',
-    tool: 't',
-    authorizationId: null,
-    snapshot: {
-      status: 'working',
-      createdAt: clock.toISOString(),
-      lastUpdatedAt: clock.toISOString(),
-      ttlMs: null,
-    },
-  });
+  await tasks.insertTask(newTask(running, clock.toISOString()));
   const keep = await payloads.put(running, 'request', { n: 1 });
   const syncCall = taskKeyOf(randomUUID());
   const old = await payloads.put(syncCall, 'result', { n: 2 });

@@ -18,6 +18,7 @@ import { PayloadStore } from '../../../src/store/tasks/payload-store';
 import type { Database } from '../../../src/store/schema';
 import { TaskStore, taskKeyOf } from '../../../src/store/tasks/task-store';
 import { testStoreConfig } from '../../helpers/store';
+import { newTask } from '../../helpers/task-rows';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -57,23 +58,19 @@ async function insert(createdMs: number, ttlMs: number | null): Promise<string> 
   const taskKey = taskKeyOf(randomUUID());
   clock = new Date(T0 + createdMs);
   await payloads.put(taskKey, 'request', { arguments: { n: 1 } });
-  await store.insertTask({
-    taskKey,
-    workflowId: `task-${taskKey.slice(0, 32)}`,
-    project: 'prj',
-    caller: { kind: 'anonymous', id: 'anonymous' },
-    upstream: 'example',
-    tool: 'slow_compute',
-    authorizationId: null,
-    snapshot: {
-      status: 'input_required',
-      statusMessage: 'waiting',
-      createdAt: at(createdMs),
-      lastUpdatedAt: at(createdMs),
-      ttlMs,
-      inputRequests: QUESTION,
-    } as TaskSnapshot,
-  });
+  await store.insertTask(
+    newTask(
+      taskKey,
+      at(createdMs),
+      {
+        status: 'input_required',
+        statusMessage: 'waiting',
+        ttlMs,
+        inputRequests: QUESTION,
+      } as Partial<TaskSnapshot>,
+      { project: 'prj' },
+    ),
+  );
   return taskKey;
 }
 

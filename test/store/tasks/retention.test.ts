@@ -11,6 +11,7 @@ import { openDatabase } from '../../../src/store/database';
 import type { Database } from '../../../src/store/schema';
 import { TaskStore, taskKeyOf } from '../../../src/store/tasks/task-store';
 import { testStoreConfig } from '../../helpers/store';
+import { newTask } from '../../helpers/task-rows';
 
 let db: Kysely<Database>;
 let store: TaskStore;
@@ -48,16 +49,7 @@ async function addTask(opts: {
     inputRequests: { q: { method: 'elicitation/create', params: { message: 'secret question' } } } as never,
   };
   clock = new Date(opts.created);
-  await store.insertTask({
-    taskKey,
-    workflowId: `task-${taskKey.slice(0, 32)}`,
-    project: opts.project ?? 'prj_a',
-    caller: { kind: 'anonymous', id: 'anonymous' },
-    upstream: 'example',
-    tool: 'slow_compute',
-    authorizationId: null,
-    snapshot: working,
-  });
+  await store.insertTask(newTask(taskKey, opts.created, working, { project: opts.project ?? 'prj_a' }));
   const status = opts.status ?? 'completed';
   if (status !== 'working') {
     clock = new Date(opts.updated ?? opts.created);

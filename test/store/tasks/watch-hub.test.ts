@@ -13,6 +13,7 @@ import { TaskStore, taskKeyOf } from '../../../src/store/tasks/task-store';
 import type { WatchEnlistment } from '../../../src/store/tasks/watch-hub';
 import { WatchHubStore } from '../../../src/store/tasks/watch-hub';
 import { testStoreConfig } from '../../helpers/store';
+import { newTask } from '../../helpers/task-rows';
 
 let db: Kysely<Database>;
 let tasks: TaskStore;
@@ -34,16 +35,7 @@ afterAll(async () => {
 async function runningTask(project = 'p'): Promise<string> {
   const key = taskKeyOf(randomUUID());
   const at = clock.toISOString();
-  await tasks.insertTask({
-    taskKey: key,
-    workflowId: `task-${key.slice(0, 32)}`,
-    project,
-    caller: { kind: 'anonymous', id: 'anonymous' },
-    upstream: 'u',
-    tool: 't',
-    authorizationId: null,
-    snapshot: { status: 'working', createdAt: at, lastUpdatedAt: at, ttlMs: null },
-  });
+  await tasks.insertTask(newTask(key, at, {}, { project, upstream: 'u' }));
   return key;
 }
 
