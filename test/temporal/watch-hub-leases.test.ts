@@ -2,7 +2,8 @@
  * What a watch hub does with its leases when it could not renew them for a whole lease
  * (src/temporal/watch-hub.ts): it stops polling what it held and goes on as another lease owner, so a
  * later renewal never extends the leases of rows nobody polls any more (they expire; any hub claims
- * them again). The store and the poll are stand-ins recording the calls: what is under test is the
+ * them again); and what it does with a row leased to it that it does not hold (it gives it back). The
+ * store and the poll are stand-ins recording the calls: what is under test is the
  * hub's own bookkeeping, not the database (test/integration/watch-hub.test.ts runs the real thing).
  */
 import pino from 'pino';
@@ -17,6 +18,26 @@ async function until(check: () => boolean, what: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`never: ${what}`);
+}
+
+/** A started hub over a stand-in store; its polls find nothing changed. */
+function startHub(store: Record<string, unknown>): WatchHub {
+  const hub = new WatchHub({
+    store: store as unknown as WatchHubDeps['store'],
+    poll: { startCursor: () => Promise.resolve({}), pollOnce: () => Promise.resolve({ againMs: 10_000 }) },
+    signal: () => Promise.resolve('sent'),
+    settings: {
+      maxTasks: 10,
+      maxPolls: 4,
+      maxPollsPerUpstream: 4,
+      leaseMs: LEASE_MS,
+      claimEveryMs: 50,
+      claimBatch: 10,
+    },
+    logger: pino({ level: 'silent' }),
+  } as unknown as WatchHubDeps);
+  hub.start();
+  return hub;
 }
 
 test('a hub that lost its leases renews none of them later, and claims again as another owner', async () => {
@@ -47,21 +68,7 @@ test('a hub that lost its leases renews none of them later, and claims again as 
     release: () => Promise.resolve(0),
     remove: () => Promise.resolve(),
   };
-  const hub = new WatchHub({
-    store: store as unknown as WatchHubDeps['store'],
-    poll: { startCursor: () => Promise.resolve({}), pollOnce: () => Promise.resolve({ againMs: 10_000 }) },
-    signal: () => Promise.resolve('sent'),
-    settings: {
-      maxTasks: 10,
-      maxPolls: 4,
-      maxPollsPerUpstream: 4,
-      leaseMs: LEASE_MS,
-      claimEveryMs: 50,
-      claimBatch: 10,
-    },
-    logger: pino({ level: 'silent' }),
-  } as unknown as WatchHubDeps);
-  hub.start();
+  const hub = startHub(store);
   try {
     const first = hub.owner;
     await until(() => hub.size === 1, 'the first claim');
@@ -109,21 +116,7 @@ test('a row leased to the hub that it does not hold (a claim that failed after i
     },
     remove: () => Promise.resolve(),
   };
-  const hub = new WatchHub({
-    store: store as unknown as WatchHubDeps['store'],
-    poll: { startCursor: () => Promise.resolve({}), pollOnce: () => Promise.resolve({ againMs: 10_000 }) },
-    signal: () => Promise.resolve('sent'),
-    settings: {
-      maxTasks: 10,
-      maxPolls: 4,
-      maxPollsPerUpstream: 4,
-      leaseMs: LEASE_MS,
-      claimEveryMs: 50,
-      claimBatch: 10,
-    },
-    logger: pino({ level: 'silent' }),
-  } as unknown as WatchHubDeps);
-  hub.start();
+  const hub = startHub(store);
   try {
     await until(() => released.length > 0, 'the stray row given back');
     expect(released[0]).toEqual(['stray']);
