@@ -13,6 +13,7 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -32,6 +33,9 @@ import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } 
 import { approvalGate } from './approval-gate';
 import { accessOf, publishStatus } from './published-status';
 import { unsupportedInputs } from './task-state';
+
+/** Patch marker: answers are taken from before the question's record on (runs from before took them after). */
+const ANSWERS_FROM_RECORD = 'hosted-answers-from-record';
 
 const { startHostedTask, recordHostedStatus, recordTaskSnapshot, releaseHostedSlot } =
   proxyLocalActivities<TaskActivities>({
@@ -196,6 +200,10 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
       // The upstream asks: the task is input_required until the client answers every question.
       const question = s.value;
       observation = question.observation;
+      // The client may answer as soon as the record shows the question (tasks/get reads the store): take
+      // answers from before the record on, or one that came while it was written would be lost.
+      const open = new Set(Object.keys(observation.inputs ?? {}));
+      if (patched(ANSWERS_FROM_RECORD)) asking = { open, answers: [] };
       await recordTaskSnapshot({ ...task, observation });
       publishStatus('input_required');
       const unsupported = unsupportedInputs(observation, input.call.elicitationForm);
@@ -212,7 +220,7 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
         });
         break;
       }
-      asking = { open: new Set(Object.keys(observation.inputs ?? {})), answers: [] };
+      asking ??= { open, answers: [] };
       await condition(() => cancelRequested || (asking?.open.size ?? 0) === 0);
       if (cancelRequested) {
         observation = await cancelled();

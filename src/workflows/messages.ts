@@ -60,6 +60,13 @@ export interface UpstreamCallRequest {
 export interface InputSignal {
   ref: string;
   keys: string[];
+  /**
+   * The answered keys that the gateway's record showed the client as open. The watch records a change
+   * in the store before the workflow applies it, so a client can answer a request the workflow has not
+   * observed yet: such an answer is taken (and forwarded; the upstream asked for it), not dropped.
+   * Absent in signals from before this field: then only what the workflow observed counts.
+   */
+  open?: string[];
 }
 
 /**

@@ -24,13 +24,17 @@ export class TaskState {
     return unsupportedInputs(this.s.observed, formDeclared);
   }
 
-  /** Keeps only answers to outstanding, unanswered keys; others are ignored as the spec says. */
+  /**
+   * Keeps only answers to outstanding, unanswered keys; others are ignored as the spec says. Outstanding
+   * is what this workflow observed, or what the gateway's record showed the client (`open`): the record
+   * can be ahead of the workflow by one change.
+   */
   acceptInput(input: InputSignal): void {
     if (this.terminal) return;
     const outstanding = this.s.observed.inputs ?? {};
     const keys = input.keys.filter(
       (key, i) =>
-        Object.hasOwn(outstanding, key) &&
+        (Object.hasOwn(outstanding, key) || input.open?.includes(key) === true) &&
         !this.s.answeredKeys.includes(key) &&
         input.keys.indexOf(key) === i,
     );

@@ -66,6 +66,17 @@ describe('TaskState.acceptInput', () => {
     expect(t.s.answeredKeys).toEqual([]);
   });
 
+  it('takes an answer to a request the gateway showed open before the workflow observed it', () => {
+    // The watch recorded input_required in the store; the workflow has not applied that change yet.
+    const t = state(snapshot({ status: 'working', inputs: undefined }));
+    t.acceptInput({ ref: 'pl_1', keys: ['name', 'other'], open: ['name'] });
+    expect(t.s.pendingInputs).toEqual([{ ref: 'pl_1', keys: ['name'] }]);
+    expect(t.s.answeredKeys).toEqual(['name']);
+    // Once the workflow observes the request, it is shown answered: the client is not asked again.
+    t.observe(snapshot({ inputs: { name: FORM } }));
+    expect(t.present().status).toBe('working');
+  });
+
   it('ignores keys that exist only on Object.prototype, as they arrive from tasks/update', () => {
     const { inputResponses } = UpdateTaskParamsSchema.parse({
       _meta: { [META.protocolVersion]: PROTOCOL_VERSION, [META.clientCapabilities]: {} },

@@ -98,17 +98,23 @@ export async function answerTaskInput(
     if (!task.hosted) await requireUpstreamTasks(ctx, task, 'tasks/update');
   }
   const keys = Object.keys(inputResponses);
+  // Answers to requests that are not open count for nothing, here as in the workflow. What this record
+  // shows open the workflow takes even if it has not applied that change yet (the watch records it first).
+  const open = Object.keys(task.snapshot.inputRequests ?? {});
+  const answered = keys.filter((key) => open.includes(key));
   const ref = await deps.payloads.put(task.taskKey, 'input_responses', inputResponses);
   const sent = await recordRequest(
     deps,
-    () => deps.engine.provideInput(task.workflowId, { ref, keys }),
+    () =>
+      deps.engine.provideInput(task.workflowId, {
+        ref,
+        keys,
+        ...(answered.length > 0 && { open: answered }),
+      }),
     task.taskKey,
   );
   // What the workflow now hides, tasks/get hides too (currentSnapshot). After the signal, never before:
   // a request shown answered that the workflow never received would leave the upstream waiting for good.
-  // Answers to requests that are not open count for nothing, here as in the workflow.
-  const open = Object.keys(task.snapshot.inputRequests ?? {});
-  const answered = keys.filter((key) => open.includes(key));
   if (sent === ENDED || answered.length === 0) return;
   // Unrecorded, the requests stay shown as open: the client may answer again, and the workflow ignores it.
   await deps.store
