@@ -13,7 +13,6 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -25,6 +24,7 @@ import type { JsonRpcErrorObject } from '../protocol';
 import type {
   CancelOutcome,
   FirstOutcome,
+  InputSignal,
   TaskObservation,
   TaskWorkflowInput,
   TaskWorkflowResult,
@@ -33,9 +33,6 @@ import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } 
 import { approvalGate } from './approval-gate';
 import { accessOf, publishStatus } from './published-status';
 import { unsupportedInputs } from './task-state';
-
-/** Patch marker: answers are taken from before the question's record on (runs from before took them after). */
-const ANSWERS_FROM_RECORD = 'hosted-answers-from-record';
 
 const { startHostedTask, recordHostedStatus, recordTaskSnapshot, releaseHostedSlot } =
   proxyLocalActivities<TaskActivities>({
@@ -78,6 +75,13 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
   let cancelRequested = false;
   /** While the upstream asks for input: the keys still open and the answers' payloads so far. */
   let asking: { open: Set<string>; answers: string[] } | undefined;
+  /**
+   * Answers that came while no question was open here, to questions the gateway's record showed open
+   * (`open`): the record is written before a crashed workflow task is run again, and the signal can then
+   * be handled before the question is. Taken when the question is; signals without `open` (older ones)
+   * are never kept, so older histories replay as they ran.
+   */
+  let early: InputSignal[] = [];
 
   setHandler(startTaskUpdate, async () => {
     await condition(() => first !== undefined);
@@ -85,10 +89,13 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
   });
   setHandler(snapshotQuery, () => (observation ? present(observation, asking) : null));
   // Answers count only for questions still open; the call goes on once every one is answered.
-  setHandler(provideInputSignal, ({ ref, keys }) => {
-    if (!asking) return;
-    const taken = keys.filter((k) => asking?.open.delete(k));
-    if (taken.length > 0) asking.answers.push(ref);
+  const take = ({ ref, keys }: InputSignal, only?: string[]) => {
+    const taken = keys.filter((k) => (!only || only.includes(k)) && asking?.open.delete(k));
+    if (taken.length > 0) asking?.answers.push(ref);
+  };
+  setHandler(provideInputSignal, (signal) => {
+    if (asking) take(signal);
+    else if (signal.open?.length) early.push(signal);
   });
   setHandler(cancelTaskUpdate, async (): Promise<CancelOutcome> => {
     if (!ended) {
@@ -200,10 +207,6 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
       // The upstream asks: the task is input_required until the client answers every question.
       const question = s.value;
       observation = question.observation;
-      // The client may answer as soon as the record shows the question (tasks/get reads the store): take
-      // answers from before the record on, or one that came while it was written would be lost.
-      const open = new Set(Object.keys(observation.inputs ?? {}));
-      if (patched(ANSWERS_FROM_RECORD)) asking = { open, answers: [] };
       await recordTaskSnapshot({ ...task, observation });
       publishStatus('input_required');
       const unsupported = unsupportedInputs(observation, input.call.elicitationForm);
@@ -220,7 +223,9 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
         });
         break;
       }
-      asking ??= { open, answers: [] };
+      asking = { open: new Set(Object.keys(observation.inputs ?? {})), answers: [] };
+      for (const signal of early) take(signal, signal.open);
+      early = [];
       await condition(() => cancelRequested || (asking?.open.size ?? 0) === 0);
       if (cancelRequested) {
         observation = await cancelled();

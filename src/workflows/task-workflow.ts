@@ -27,6 +27,7 @@ import type { JsonRpcErrorObject } from '../protocol';
 import type {
   CancelOutcome,
   FirstOutcome,
+  InputSignal,
   TaskObservation,
   TaskWorkflowInput,
   TaskWorkflowResult,
@@ -90,7 +91,14 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     await condition(() => first !== undefined);
     return first as FirstOutcome;
   });
-  setHandler(provideInputSignal, (responses) => state?.acceptInput(responses));
+  // Answers before the task's state exists here can only be to a record the crashed attempt of this
+  // workflow task wrote (the signal is then handled before the first call is run again): kept for the
+  // state, if the gateway's record showed them open. Older signals carry no `open` and are not kept.
+  let early: InputSignal[] = [];
+  setHandler(provideInputSignal, (responses) => {
+    if (state) state.acceptInput(responses);
+    else if (responses.open?.length) early.push(responses);
+  });
   setHandler(snapshotQuery, () => state?.present() ?? null);
   // Runs beside the main loop: the client's ack waits for the upstream's answer to tasks/cancel.
   setHandler(cancelTaskUpdate, async (): Promise<CancelOutcome> => {
@@ -130,6 +138,8 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       pendingInputs: [],
       cancelSent: false,
     });
+    for (const responses of early) state.acceptInput(responses);
+    early = [];
     // Durable before return: the client learns the task id only after its record exists.
     await recordTaskCreated({ ...taskRowOf(input, workflowInfo().workflowId), observation: state.present() });
     publishStatus(state.present().status);
