@@ -4,7 +4,7 @@
  * activity writing the task's row, due now) and waits for the hub's signal, which comes only when the
  * task changed, so history does not grow with polls. Each enlistment has a generation (`<runId>/<n>`);
  * a signal answering an older one (a hub that had not yet noticed a re-enlistment, a run before
- * continue-as-new) is ignored. Input to forward interrupts the wait; after `maxWatchMs` without a word
+ * continue-as-new) is ignored. Input to forward interrupts the wait; after `maxWatchMs` (`tasks.hub.reenlistAfterMs`) without a word
  * the workflow enlists again (a safety net: the row is due at once and any hub takes it). Workflow code:
  * deterministic, activities by type only.
  */
@@ -26,7 +26,10 @@ const { enlistWatch, delistWatch } = proxyLocalActivities<TaskActivities>({
   retry: { initialInterval: '200ms', maximumInterval: '10s' },
 });
 
-/** When the input carries none (never expected): the default `tasks.maxWatchMs`. */
+/**
+ * When the input carries none (never expected: every hub-mode input carries `tasks.hub.reenlistAfterMs` in
+ * its `maxWatchMs`); kept at the 5 minutes such inputs ran with, so nothing recorded replays differently.
+ */
 const DEFAULT_MAX_WATCH_MS = 300_000;
 
 export class HubWatch {
