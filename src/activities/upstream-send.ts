@@ -65,11 +65,8 @@ export async function sendRetryingUndelivered(
         !(err instanceof UpstreamAddressRefusedError) && (!err.mayHaveReached || retries.repeatDelivered);
       const delay = CONNECT_RETRY_DELAYS_MS[attempt];
       if (!retryable || delay === undefined) {
-        const because = retries.notRepeatedBecause ? ` ${retries.notRepeatedBecause}` : '';
         throw ApplicationFailure.create({
-          message: err.mayHaveReached
-            ? `The call to upstream "${retries.upstream}" failed after it may have been delivered; it was not repeated${because}`
-            : err.message,
+          message: err.mayHaveReached ? notRepeated(retries, retryable, attempt + 1) : err.message,
           type: err.mayHaveReached ? FAILURE.callOutcomeUnknown : FAILURE.upstreamUnreachable,
           nonRetryable: true,
         });
@@ -77,6 +74,19 @@ export async function sendRetryingUndelivered(
       await retries.sleep(delay);
     }
   }
+}
+
+/**
+ * Why a send that may have been delivered ends here: not repeatable (the caller's reason, e.g. a tool
+ * that is not idempotent), or repeated until the retries ran out (then the reason is not that one).
+ */
+function notRepeated(retries: SendRetries, repeatable: boolean, attempts: number): string {
+  const call = `The call to upstream "${retries.upstream}"`;
+  if (repeatable) {
+    return `${call} failed ${attempts} times, the last time after it may have been delivered; it was not tried again`;
+  }
+  const because = retries.notRepeatedBecause ? ` ${retries.notRepeatedBecause}` : '';
+  return `${call} failed after it may have been delivered; it was not repeated${because}`;
 }
 
 /**
