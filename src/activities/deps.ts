@@ -33,6 +33,8 @@ export interface ActivityDeps {
   hostedQueue?: HostedQueue;
   /** The watch hub's table (`tasks.watchBy: hub`): task workflows enlist and delist their tasks there. */
   watchHub?: WatchHubStore;
+  /** Told after a task was enlisted in this process, so this process's hub claims it now (WatchHub.nudge). */
+  watchEnlisted?: () => void;
   /** Claims each task's first call before it is sent (store/tasks/first-calls.ts); absent in unit tests. */
   firstCalls?: FirstCalls;
   /**

@@ -6,6 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { InputResponses, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
 import { taskTerminal, taskTransitions, watchesRunning } from '../telemetry/metrics';
+import { activeTraceCarrier } from '../telemetry/mcp-spans';
 import type { TaskObservation } from '../workflows/messages';
 import type { UpstreamReply } from '../upstream/client';
 import type { RecordedAnswer } from './first-call';
@@ -23,6 +24,7 @@ import type {
   CallUpstreamToolResult,
   ControlResult,
   EnlistWatchInput,
+  HubWatchInput,
   RecordTaskCreatedInput,
   RecordTaskSnapshotInput,
   SendTaskInputInput,
@@ -205,7 +207,9 @@ export function createActivities(deps: ActivityDeps) {
      * drops that at its next lease renewal.
      */
     async enlistWatch(input: EnlistWatchInput): Promise<void> {
-      const { workflowId, generation, ...watch } = input;
+      const { workflowId, generation, ...rest } = input;
+      // The hub's polls continue the task's trace (this local activity runs in it).
+      const watch: HubWatchInput = { ...rest, trace: activeTraceCarrier() };
       await hubOf(deps).enlist({
         taskKey: input.taskKey,
         workflowId,
@@ -215,6 +219,7 @@ export function createActivities(deps: ActivityDeps) {
         watch,
         pollIntervalMs: input.pollIntervalMs,
       });
+      deps.watchEnlisted?.();
     },
 
     /** The task ended: no hub polls it any more. */

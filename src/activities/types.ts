@@ -53,6 +53,11 @@ export interface EnlistWatchInput extends WatchUpstreamTaskInput {
   generation: string;
 }
 
+/** What a watch-hub row holds for its polls: the watch input and the trace context the task runs in. */
+export interface HubWatchInput extends WatchUpstreamTaskInput {
+  trace?: Record<string, string>;
+}
+
 /** Defined with the signal that carries it (src/workflows/messages.ts). */
 export type { WatchUpstreamTaskResult } from '../workflows/messages';
 

@@ -93,6 +93,8 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
     logger: workerLogger,
     stopping: stopping.signal,
     watchHub: watchHubStore,
+    // The enlisting workflow runs here, so its task is claimed here at once (its cache is warm here too).
+    watchEnlisted: () => hub.nudge(),
   };
   const activities = {
     ...createActivities(activityDeps),

@@ -41,6 +41,23 @@ export function traceCarrierOf(meta: Record<string, unknown> | undefined): Parti
   return out;
 }
 
+/**
+ * The active trace context as W3C keys (empty when this process does not trace): saved where the work
+ * goes on later in another context (a task's watch-hub row, whose polls continue the task's trace).
+ */
+export function activeTraceCarrier(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  if (tracingEnabled()) propagation.inject(context.active(), carrier);
+  return carrier;
+}
+
+/** Runs `work` under the context a carrier saved by activeTraceCarrier holds (as is without one). */
+export function withTraceCarrier<T>(carrier: Record<string, unknown> | undefined, work: () => T): T {
+  const keys = traceCarrierOf(carrier);
+  if (!tracingEnabled() || keys.traceparent === undefined) return work();
+  return context.with(propagation.extract(ROOT_CONTEXT, keys), work);
+}
+
 export interface McpOperation {
   /** `mcp.method.name`. */
   method: string;

@@ -20,9 +20,10 @@ import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { PollCursor, WatchPoll } from '../activities/watch-poll';
-import type { WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import type { HubWatchInput, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
 import type { ClaimedWatch, WatchHubStore } from '../store/tasks/watch-hub';
 import { errorText } from '../telemetry/log-context';
+import { withTraceCarrier } from '../telemetry/mcp-spans';
 import { watchHubTasks } from '../telemetry/metrics';
 import type { WatchObserved } from '../workflows/messages';
 
@@ -55,10 +56,14 @@ function newOwner(): string {
 const DISPATCH_EVERY_MS = 100;
 /** A failed signal or store write is tried again after this. */
 const RETRY_MS = 1000;
+/** Enlistments nudged within this are claimed by one statement. */
+const NUDGE_GATHER_MS = 20;
 
 interface Held {
   row: ClaimedWatch;
   input: WatchUpstreamTaskInput;
+  /** The task's trace context: its polls continue that trace. */
+  trace?: Record<string, string>;
   group: string;
   cursor?: PollCursor;
   nextAt: number;
@@ -78,8 +83,11 @@ export class WatchHub {
   private turn = 0;
   private lastRenewed = Date.now();
   private stopped = false;
-  /** A claim round between its statement and taking what it leased in (renew leaves those rows be). */
-  private claiming = false;
+  /** The claim round running (one at a time); renew leaves the rows it is taking in be. */
+  private claiming: Promise<void> | undefined;
+  /** Another round is wanted when the running one ends (a nudge came during it). */
+  private claimAgain = false;
+  private nudged = false;
 
   constructor(private readonly deps: WatchHubDeps) {
     this.ownerId = deps.owner ?? newOwner();
@@ -152,23 +160,52 @@ export class WatchHub {
     void p.finally(() => this.running.delete(p));
   }
 
+  /**
+   * A task was enlisted in this process (its workflow runs here): claim within a few milliseconds
+   * instead of at the next round, so a new or re-enlisted task is polled at once. Nudges that come
+   * together share one claim statement; every hub's periodic round still claims what any worker enlisted.
+   */
+  nudge(): void {
+    if (this.stopped || this.nudged) return;
+    this.nudged = true;
+    const t = setTimeout(() => {
+      this.nudged = false;
+      this.track(
+        this.claim().catch((err: unknown) =>
+          this.deps.logger.warn({ err: errorText(err) }, 'watch hub round failed'),
+        ),
+      );
+    }, NUDGE_GATHER_MS);
+    t.unref();
+  }
+
+  /** Claims due rows; a round asked for while one runs runs once after it (never two at once). */
   async claim(): Promise<void> {
+    if (this.claiming) {
+      this.claimAgain = true;
+      return this.claiming;
+    }
+    this.claiming = (async () => {
+      do {
+        this.claimAgain = false;
+        await this.claimRound();
+      } while (this.claimAgain && !this.stopped);
+    })().finally(() => (this.claiming = undefined));
+    return this.claiming;
+  }
+
+  private async claimRound(): Promise<void> {
     const { maxTasks, claimBatch, leaseMs } = this.deps.settings;
     const room = Math.min(claimBatch, maxTasks - this.held.size);
     if (room <= 0 || this.stopped) return;
-    this.claiming = true;
-    let rows: ClaimedWatch[];
-    try {
-      rows = await this.deps.store.claim(this.owner, leaseMs, room);
-    } finally {
-      this.claiming = false;
-    }
+    const rows = await this.deps.store.claim(this.owner, leaseMs, room);
     const now = Date.now();
     for (const row of rows) {
-      const input = row.watch as WatchUpstreamTaskInput;
+      const { trace, ...input } = row.watch as HubWatchInput;
       this.held.set(row.taskKey, {
         row,
         input,
+        ...(trace && { trace }),
         group: `${row.project}\u0000${row.upstream}`,
         nextAt: now,
         polling: false,
@@ -232,7 +269,9 @@ export class WatchHub {
         const group = groups[(this.turn + i) % groups.length]!;
         const list = due.get(group)!;
         if (list.length === 0 || (this.pollsByGroup.get(group) ?? 0) >= maxPollsPerUpstream) continue;
-        this.track(this.run(list.shift()!));
+        const h = list.shift()!;
+        // The poll and the signal continue the task's trace (saved when the workflow enlisted it).
+        this.track(withTraceCarrier(h.trace, () => this.run(h)));
         progress = true;
       }
     }

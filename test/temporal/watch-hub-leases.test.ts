@@ -2,7 +2,8 @@
  * What a watch hub does with its leases when it could not renew them for a whole lease
  * (src/temporal/watch-hub.ts): it stops polling what it held and goes on as another lease owner, so a
  * later renewal never extends the leases of rows nobody polls any more (they expire; any hub claims
- * them again); and what it does with a row leased to it that it does not hold (it gives it back). The
+ * them again); what it does with a row leased to it that it does not hold (it gives it back); and how a
+ * nudge (a task enlisted in its process) makes it claim at once, one round at a time. The
  * store and the poll are stand-ins recording the calls: what is under test is the
  * hub's own bookkeeping, not the database (test/integration/watch-hub.test.ts runs the real thing).
  */
@@ -21,7 +22,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 /** A started hub over a stand-in store; its polls find nothing changed. */
-function startHub(store: Record<string, unknown>): WatchHub {
+function startHub(store: Record<string, unknown>, claimEveryMs = 50): WatchHub {
   const hub = new WatchHub({
     store: store as unknown as WatchHubDeps['store'],
     poll: { startCursor: () => Promise.resolve({}), pollOnce: () => Promise.resolve({ againMs: 10_000 }) },
@@ -31,7 +32,7 @@ function startHub(store: Record<string, unknown>): WatchHub {
       maxPolls: 4,
       maxPollsPerUpstream: 4,
       leaseMs: LEASE_MS,
-      claimEveryMs: 50,
+      claimEveryMs,
       claimBatch: 10,
     },
     logger: pino({ level: 'silent' }),
@@ -123,6 +124,46 @@ test('a row leased to the hub that it does not hold (a claim that failed after i
     // What it holds, it keeps (and keeps renewing).
     expect(hub.size).toBe(1);
   } finally {
+    await hub.stop({ release: false });
+  }
+});
+
+test('a nudge claims at once, nudges that come together share one round, and rounds never overlap', async () => {
+  let running = 0;
+  let overlapped = false;
+  let rounds = 0;
+  let finishRound: (() => void) | undefined;
+  const store = {
+    claim: async () => {
+      rounds++;
+      running++;
+      if (running > 1) overlapped = true;
+      await new Promise<void>((r) => (finishRound = r));
+      running--;
+      return [];
+    },
+    renew: () => Promise.resolve([]),
+    release: () => Promise.resolve(0),
+    remove: () => Promise.resolve(),
+  };
+  // The periodic round is a minute away: only the nudges can claim within this test.
+  const hub = startHub(store, 60_000);
+  try {
+    for (let i = 0; i < 10; i++) hub.nudge();
+    await until(() => rounds === 1, 'a round soon after the nudges');
+    // Nudged while that round runs: one more round after it, not a second at the same time.
+    hub.nudge();
+    hub.nudge();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rounds).toBe(1);
+    finishRound?.();
+    await until(() => rounds === 2, 'the round asked for during the first');
+    finishRound?.();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rounds).toBe(2);
+    expect(overlapped).toBe(false);
+  } finally {
+    finishRound?.();
     await hub.stop({ release: false });
   }
 });
