@@ -205,11 +205,12 @@ const ConfigObject = z.strictObject({
       /** A first call `sending` this long with no recorded answer is declared lost (never sent again). */
       firstCallLostAfterMs: z.int().positive().default(900_000),
       /**
-       * What polls a running task's upstream (docs/decisions.md, "The watch hub"): `activity`, one long
-       * watch activity per task; `hub`, one loop per worker process that polls every enlisted task and
-       * signals its workflow only when something changed. Decided when a task is created, for its life.
+       * What polls a running task's upstream (docs/decisions.md, "The watch hub"): `hub` (the default),
+       * one loop per worker process that polls every enlisted task and signals its workflow only when
+       * something changed; `activity`, one long watch activity per task (an activity slot each). Decided
+       * when a task is created, for its life.
        */
-      watchBy: z.enum(['activity', 'hub']).default('activity'),
+      watchBy: z.enum(['activity', 'hub']).default('hub'),
       /** The watch hub of each worker process (used with `watchBy: hub`). */
       hub: z
         .strictObject({

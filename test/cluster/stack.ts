@@ -199,7 +199,8 @@ export async function prepareGateway(opts: {
       temporal: { ...base['temporal'], address: opts.temporalAddress },
       // Not in config/compose.json: the cluster test's own addition (docker-compose.yml runs no catalog).
       stdio: opts.stdio.config,
-      // `CLUSTER_WATCH_BY=hub`: the same storm with tasks watched by the workers' watch hub (tasks.watchBy).
+      // `CLUSTER_WATCH_BY=activity`: the same storm with tasks watched by watch activities (tasks.watchBy;
+      // the default is the workers' watch hub).
       ...(WATCH_BY !== undefined && { tasks: { ...base['tasks'], watchBy: WATCH_BY } }),
       ...(healthPort !== undefined && { health: { ...base['health'], port: healthPort } }),
     };

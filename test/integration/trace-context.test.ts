@@ -111,7 +111,7 @@ test("with tracing, one trace from the client's traceparent through the API, the
   const spans = () => exporter.getFinishedSpans();
   const named = (name: string) => spans().filter((s) => s.name === name);
   await waitFor(
-    () => named('RunWorkflow:taskWorkflow').length > 0 && named('RunActivity:watchUpstreamTask').length > 0,
+    () => named('RunWorkflow:taskWorkflow').length > 0 && named('RunActivity:enlistWatch').length > 0,
     () => `no workflow spans: ${JSON.stringify([...new Set(spans().map((s) => s.name))])}`,
     20_000,
   );
@@ -127,14 +127,16 @@ test("with tracing, one trace from the client's traceparent through the API, the
 
   // The workflow start, the workflow and its activities are in the client's trace. The API made the
   // first call itself (tasks.firstCallFrom: api) and started the workflow once the upstream answered
-  // with a task, so the start is a plain one and the workflow begins at the watch.
+  // with a task, so the start is a plain one and the workflow begins at the watch: it enlists the task
+  // with the watch hub (the default tasks.watchBy), whose polls and signal continue the trace.
   const inTrace = spans().filter((s) => s.spanContext().traceId === TRACE);
   expect(inTrace.map((s) => s.name)).toEqual(
     expect.arrayContaining([
       'StartWorkflow:taskWorkflow',
       'RunWorkflow:taskWorkflow',
-      'StartActivity:watchUpstreamTask',
-      'RunActivity:watchUpstreamTask',
+      'StartActivity:enlistWatch',
+      'RunActivity:enlistWatch',
+      'SignalWorkflow:watchObserved',
     ]),
   );
 
@@ -151,7 +153,7 @@ test("with tracing, one trace from the client's traceparent through the API, the
   expect(callSpan?.name).toBe('tools/call slow_compute');
   expect(callSpan?.attributes['mcp.method.name']).toBe('tools/call');
 
-  // The polls of the upstream task, made by the watch activity, continue the same trace.
+  // The polls of the upstream task, made by the watch hub, continue the same trace.
   const polls = received.filter((r) => r.method === 'tasks/get');
   expect(polls.length).toBeGreaterThan(0);
   for (const poll of polls) {

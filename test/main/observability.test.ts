@@ -121,7 +121,7 @@ test('health, readiness, metrics, traces and request logs of a serve process', a
   await client.waitForTask(String(created.body.result?.taskId));
   const named = (name: string) => spans().filter((s) => s.name === name);
   await waitFor(
-    () => named('RunWorkflow:taskWorkflow').length > 0 && named('RunActivity:watchUpstreamTask').length > 0,
+    () => named('RunWorkflow:taskWorkflow').length > 0 && named('RunActivity:enlistWatch').length > 0,
     () => `no workflow spans: ${JSON.stringify([...new Set(spans().map((s) => s.name))])}`,
     20_000,
   );
@@ -130,10 +130,12 @@ test('health, readiness, metrics, traces and request logs of a serve process', a
   expect(sameTrace.map((s) => s.name)).toEqual(
     expect.arrayContaining([
       // The API made the first call itself, then started the workflow once the upstream answered with a
-      // task (tasks.firstCallFrom: api): a plain start, and the workflow begins at the watch.
+      // task (tasks.firstCallFrom: api): a plain start, and the workflow begins at the watch: it enlists
+      // the task with the watch hub (the default tasks.watchBy), whose signal continues the trace.
       'StartWorkflow:taskWorkflow',
-      'StartActivity:watchUpstreamTask',
-      'RunActivity:watchUpstreamTask',
+      'StartActivity:enlistWatch',
+      'RunActivity:enlistWatch',
+      'SignalWorkflow:watchObserved',
     ]),
   );
   expect(sameTrace.map((s) => s.kind)).toEqual(expect.arrayContaining([2, 3])); // the MCP request, upstream calls

@@ -20,7 +20,8 @@ let gw: TestGateway;
 beforeAll(async () => {
   gw = await startTestGateway({
     temporal: { maxConcurrentActivities: CAP },
-    config: { health: { publicMetrics: true } as never },
+    // What saturates here is the watch activities' slots (the hub's own cap: watch-hub-saturation).
+    config: { health: { publicMetrics: true } as never, tasks: { watchBy: 'activity' } as never },
   });
   expect(gw.config.temporal.maxConcurrentActivities).toBe(CAP);
 });
