@@ -23,6 +23,7 @@ import { CreationReconciler } from '../temporal/creation-reconciler';
 import { ensureNamespaceAndSearchAttributes } from '../temporal/namespace';
 import { installTemporalLogging } from '../temporal/runtime-logging';
 import { TemporalTaskEngine } from '../temporal/task-engine';
+import { clientTracing } from '../temporal/tracing';
 import { createTaskWorker } from '../temporal/worker';
 import { WatchHub } from '../temporal/watch-hub';
 import { watchObservedSignal } from '../workflows/messages';
@@ -58,12 +59,17 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // Project deletion stops task workflows through a client; connected on first use.
   let activityClient: Promise<{ client: Client; connection: Connection }> | undefined;
   const temporalClient = async () => {
-    activityClient ??= Connection.connect({ address: config.temporal.address }).then((c) => ({
+    // Traced as the API's client is: the hub's signals and the reconciler's starts continue the task's trace.
+    activityClient ??= Promise.all([
+      Connection.connect({ address: config.temporal.address }),
+      clientTracing(),
+    ]).then(([c, interceptors]) => ({
       connection: c,
       client: new Client({
         connection: c,
         namespace: config.temporal.namespace,
         dataConverter: createDataConverter(cipher),
+        ...(interceptors && { interceptors }),
       }),
     }));
     return (await activityClient).client;

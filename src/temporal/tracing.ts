@@ -1,6 +1,7 @@
 /**
  * Temporal's OpenTelemetry interceptors, when this process traces (src/telemetry/tracing.ts): the API's
- * client starts and updates workflows in spans and hands the trace context on in their headers, and the
+ * client starts and updates workflows in spans and hands the trace context on in their headers (the
+ * worker's client too: the watch hub's signals, the creation reconciler's starts), and the
  * worker runs each activity in a span that continues it, so an upstream call made by an activity shares
  * the trace of the request that created the task. Loaded only when tracing is on. Workflow spans come
  * from the workflow bundle itself (workflows/tracing.ts, whatever this process's configuration) and leave

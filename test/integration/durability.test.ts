@@ -47,16 +47,19 @@ describe('durability', () => {
 describe('bounded history', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    // Watches end every 100 ms, so a 12-second task produces far more history than the dev server's
-    // lowered continue-as-new threshold (test/global-setup.ts) allows in one run.
-    gw = await startTestGateway({ config: { tasks: { maxWatchMs: 100, minPollIntervalMs: 50 } } });
+    // The workflow enlists its task with the watch hub again every 100 ms (the default tasks.watchBy; with
+    // `activity`, watches would end every 100 ms), so a 12-second task produces far more history than the
+    // dev server's lowered continue-as-new threshold (test/global-setup.ts) allows in one run.
+    gw = await startTestGateway({
+      config: { tasks: { maxWatchMs: 100, minPollIntervalMs: 50, hub: { reenlistAfterMs: 100 } } },
+    });
   });
   afterAll(async () => {
     await gw?.close();
   });
 
   test('a long task continues as new and still completes with its result', async () => {
-    // 12 s: at least ten watch rounds (60 events) even when a loaded machine stretches each round to
+    // 12 s: at least ten enlistments (60 events) even when a loaded machine stretches each round to
     // about a second; 4 s was not always enough under a full parallel test run.
     const taskId = await longTaskCompletes(gw, 12, 'marathon');
 
