@@ -316,6 +316,12 @@ export interface WatchHubTable {
   lease_until: string | null;
 }
 
+/** Migration 0027: each watch hub's lease (store/tasks/watch-hub.ts): its rows are held while it is alive. */
+export interface WatchHubOwnersTable {
+  owner: string;
+  alive_until: string;
+}
+
 /** Migration 0023: a call waiting (or that waited) for approval (store/tasks/approvals.ts). */
 export interface ApprovalsTable {
   id: string;
@@ -374,6 +380,7 @@ export interface Database {
   first_calls: FirstCallsTable;
   hosted_queue: HostedQueueTable;
   watch_hub: WatchHubTable;
+  watch_hub_owners: WatchHubOwnersTable;
   approvals: ApprovalsTable;
   upstream_sessions: UpstreamSessionsTable;
   external_identities: ExternalIdentitiesTable;

@@ -28,6 +28,7 @@ import { m0023Approvals } from './0023-approvals';
 import { m0024ApiKeyCreator } from './0024-api-key-creator';
 import { m0025WatchHub } from './0025-watch-hub';
 import { m0026TaskAnsweredInputs } from './0026-task-answered-inputs';
+import { m0027WatchHubOwners } from './0027-watch-hub-owners';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0024_api_key_creator': m0024ApiKeyCreator,
   '0025_watch_hub': m0025WatchHub,
   '0026_task_answered_inputs': m0026TaskAnsweredInputs,
+  '0027_watch_hub_owners': m0027WatchHubOwners,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,12 +1,13 @@
 /**
  * The watch hub's table (migration 0025; docs/decisions.md, "The watch hub"). A task workflow in hub mode
  * enlists its task (a row: what one poll needs, due now, no lease) and delists it when the task ends. A
- * worker's hub (src/temporal/watch-hub.ts) claims due rows no hub holds, in batches, with a lease it renews
- * in one statement for all it holds; a dead worker's leases expire and another hub claims its rows. Polls
+ * worker's hub (src/temporal/watch-hub.ts) claims due rows no hub holds, in batches, and holds them while
+ * its own lease is alive (`watch_hub_owners`, migration 0027: one row per hub, renewed in one small
+ * statement however many tasks it holds); a dead worker's lease expires and another hub claims its rows. Polls
  * themselves write nothing here. `tasks.watch_due_at` (store/tasks/task-watch.ts) stays the staleness
  * mark: set while a row is enlisted but unclaimed, cleared when a hub claims it.
  */
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import { TERMINAL_TASK_STATUSES } from '../../protocol';
 import { dialectOf } from '../dialect';
 import type { Database } from '../schema';
@@ -81,29 +82,47 @@ export class WatchHubStore {
   }
 
   /**
-   * Leases up to `limit` due rows that no hub holds (never leased, released, or whose lease expired) to
-   * `owner`, in one statement (PostgreSQL: rows another hub is claiming are skipped, not waited for).
+   * Leases up to `limit` due rows that no hub holds (never leased, released, or whose holder's lease
+   * expired) to `owner`, in one statement (PostgreSQL: rows another hub is claiming are skipped, not
+   * waited for). The owner's own lease is renewed first, so what it claims is held from the start.
    */
   async claim(owner: string, leaseMs: number, limit: number): Promise<ClaimedWatch[]> {
     const now = this.now();
     const at = now.toISOString();
     const until = new Date(now.getTime() + leaseMs).toISOString();
+    // Held: its owner's lease is alive, or (claimed by a hub that renews per row, an earlier version)
+    // its own lease has not passed. Any other row is free.
+    const free = (eb: ExpressionBuilder<Database, 'watch_hub'>) =>
+      eb.and([
+        eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('watch_hub_owners as o')
+              .select('o.owner')
+              .whereRef('o.owner', '=', 'watch_hub.lease_owner')
+              .where('o.alive_until', '>=', at),
+          ),
+        ),
+      ]);
     const claimable = this.db
       .selectFrom('watch_hub')
       .select('task_key')
       .where('due_at', '<=', at)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]));
+      .where(free);
     // Every worker claims twice a second, and most rounds find nothing (always, on the default
     // `tasks.watchBy: activity`): a read says so without the write (on SQLite an UPDATE takes the
     // database's write lock even when it changes no row).
     if (!(await claimable.limit(1).executeTakeFirst())) return [];
+    await this.keepAlive(owner, until);
     let due = claimable.orderBy('due_at').limit(limit);
     if (this.lockRows) due = due.forUpdate().skipLocked();
+    // lease_until as well: a hub of an earlier version leaves the row alone for that long.
     const rows = await this.db
       .updateTable('watch_hub')
       .set({ lease_owner: owner, lease_until: until })
       .where('task_key', 'in', due)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]))
+      .where(free)
       .returningAll()
       .execute();
     if (rows.length > 0) {
@@ -131,16 +150,29 @@ export class WatchHubStore {
     }));
   }
 
-  /** Extends every lease `owner` holds, in one statement; returns what it still holds. */
+  /**
+   * Extends `owner`'s lease (one row, whatever it holds) and returns what it still holds: a row enlisted
+   * again, or taken by another hub while this one's lease had run out, is no longer among them. Expired
+   * leases of other hubs are deleted on the way (their rows are free either way).
+   */
   async renew(owner: string, leaseMs: number): Promise<HeldWatch[]> {
-    const until = new Date(this.now().getTime() + leaseMs).toISOString();
+    const now = this.now();
+    await this.keepAlive(owner, new Date(now.getTime() + leaseMs).toISOString());
+    await this.db.deleteFrom('watch_hub_owners').where('alive_until', '<', now.toISOString()).execute();
     const rows = await this.db
-      .updateTable('watch_hub')
-      .set({ lease_until: until })
+      .selectFrom('watch_hub')
+      .select(['task_key', 'generation'])
       .where('lease_owner', '=', owner)
-      .returning(['task_key', 'generation'])
       .execute();
     return rows.map((r) => ({ taskKey: r.task_key, generation: r.generation }));
+  }
+
+  private async keepAlive(owner: string, until: string): Promise<void> {
+    await this.db
+      .insertInto('watch_hub_owners')
+      .values({ owner, alive_until: until })
+      .onConflict((oc) => oc.column('owner').doUpdateSet({ alive_until: until }))
+      .execute();
   }
 
   /** Gives back rows (all of `owner`'s, or those listed): due now, for any hub to claim. */

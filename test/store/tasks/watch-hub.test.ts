@@ -2,7 +2,9 @@
  * The watch hub's statements (store/tasks/watch-hub.ts) on the database under test: enlisting marks the
  * task due, a claim leases only due rows no hub holds and clears the mark, renewal keeps only what the
  * owner still holds (a re-enlisted row is dropped), an expired lease is claimed by another owner, removal
- * spares a newer enlistment, and release makes rows due again.
+ * spares a newer enlistment, and release makes rows due again. A lease is the hub's own row (migration
+ * 0027): renewing it writes no task row, and a row claimed by a hub of the earlier version (which renews
+ * per row) is held by its own lease.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -121,4 +123,43 @@ test("a deleted project's tasks lose their rows", async () => {
   expect(await db.selectFrom('watch_hub').select('task_key').where('task_key', '=', key).execute()).toEqual(
     [],
   );
+});
+
+test("renewal extends the hub's own lease and writes no task row; a row of an earlier version's hub is held by its own lease", async () => {
+  await db.deleteFrom('watch_hub').execute();
+  const [mine, old] = [await runningTask(), await runningTask()];
+  await hub.enlist(enlistment(mine, 'run/1'));
+  const [claimed] = await hub.claim('hub-new', 10_000, 10);
+  expect(claimed?.taskKey).toBe(mine);
+  const leaseAtClaim = await db
+    .selectFrom('watch_hub')
+    .select('lease_until')
+    .where('task_key', '=', mine)
+    .executeTakeFirstOrThrow();
+  // Renewed for a minute, well past the claim-time lease_until: the row is untouched and still held.
+  for (let i = 0; i < 12; i++) {
+    advance(5_000);
+    expect((await hub.renew('hub-new', 10_000)).map((r) => r.taskKey)).toEqual([mine]);
+  }
+  expect(
+    await db
+      .selectFrom('watch_hub')
+      .select('lease_until')
+      .where('task_key', '=', mine)
+      .executeTakeFirstOrThrow(),
+  ).toEqual(leaseAtClaim);
+  expect(await hub.claim('hub-other', 10_000, 10)).toEqual([]);
+
+  // A hub of the earlier version leased a row itself (no lease of its own): held until that lease passes.
+  await hub.enlist(enlistment(old, 'run/1'));
+  await db
+    .updateTable('watch_hub')
+    .set({ lease_owner: 'hub-before-0027', lease_until: new Date(clock.getTime() + 10_000).toISOString() })
+    .where('task_key', '=', old)
+    .execute();
+  expect(await hub.claim('hub-other', 10_000, 10)).toEqual([]);
+  advance(11_000);
+  // hub-new did not renew for 11 s: its row is free too, and both go to the hub that claims now.
+  expect((await hub.claim('hub-other', 10_000, 10)).map((r) => r.taskKey).sort()).toEqual([mine, old].sort());
+  expect(await hub.renew('hub-new', 10_000)).toEqual([]);
 });
