@@ -239,7 +239,18 @@ export async function startGatewayProcess(opts: {
   const configFile = path.join(opts.dir, 'taskrouter.json');
   writeFileSync(
     configFile,
-    JSON.stringify({ ...basics, http: { ...basics.http, port }, bootstrapFile, ...opts.sections }, null, 2),
+    JSON.stringify(
+      {
+        ...basics,
+        http: { ...basics.http, port },
+        bootstrapFile,
+        ...opts.sections,
+        // A `temporal` section adds to the connection's settings rather than replacing them.
+        temporal: { ...basics.temporal, ...(opts.sections?.['temporal'] as object | undefined) },
+      },
+      null,
+      2,
+    ),
   );
 
   const logFile = path.join(opts.dir, `gateway-${randomUUID().slice(0, 8)}.log`);

@@ -78,6 +78,8 @@ interface Options {
   root?: string;
   /** `tasks.watchBy` of the gateway: the watch hub (the default) or watch activities. */
   watchBy: 'activity' | 'hub';
+  /** `temporal.maxCachedWorkflows` of the gateway; unset: its default (the SDK's, from the heap size). */
+  cache?: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -94,6 +96,7 @@ function parseOptions(argv: string[]): Options {
       long: '600',
       root: undefined,
       'watch-by': 'hub',
+      cache: undefined,
     },
     'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
       '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
@@ -105,7 +108,8 @@ function parseOptions(argv: string[]): Options {
       '  --watch    tasks whose completion is followed on listen streams (at most 400)\n' +
       '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
       "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
-      '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default hub)\n',
+      '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default hub)\n' +
+      '  --cache    temporal.maxCachedWorkflows of the gateway (default: its own default)\n',
   );
   const { range: num, values } = flags;
   const watchBy = values['watch-by'];
@@ -121,7 +125,14 @@ function parseOptions(argv: string[]): Options {
     short: num('short', 1),
     long: num('long', 1),
     ...(values.root !== undefined && { root: values.root }),
+    ...(values.cache !== undefined && { cache: wholeNumber(values.cache, '--cache') }),
   };
+}
+
+function wholeNumber(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be a whole number`);
+  return n;
 }
 
 /** `example.work {ms: 5}` with unique arguments, one at a time; latencies in ms. */
@@ -160,7 +171,10 @@ async function main(): Promise<void> {
     dir,
     users,
     // Said even when it is the default: a --root checkout may have another default.
-    sections: { tasks: { watchBy: opts.watchBy } },
+    sections: {
+      tasks: { watchBy: opts.watchBy },
+      ...(opts.cache !== undefined && { temporal: { maxCachedWorkflows: opts.cache } }),
+    },
     projects: [benchProject({ example, bulk, short, long })],
   });
   const { agent, streamAgent } = callAndStreamAgents();

@@ -43,9 +43,13 @@ export const TemporalConfigSchema = z.strictObject({
    */
   maxConcurrentActivities: z.int().positive().default(2000),
   /**
-   * Workflows a worker keeps cached between their workflow tasks (the SDK's `maxCachedWorkflows`). Unset
-   * (the default): the SDK's own, sized from the heap. A smaller cache costs a replay of a task's
-   * history when its workflow wakes; a larger one memory per task in flight.
+   * Workflows a worker keeps cached between their workflow tasks (the SDK's `maxCachedWorkflows`; 0
+   * turns the cache off). A smaller cache costs a replay of a task's history when its workflow wakes; a
+   * larger one memory and garbage-collection time for every task that only waits. 500: twice the
+   * workflow-task slots, so the workflows at work stay cached while those that wait on the watch hub are
+   * evicted. The SDK's own default (about 600 per GiB of heap, 2,310 on a 4 GiB heap) kept waiting
+   * workflows: at 5,000 tasks in flight it doubled the gateway's RSS and its idle CPU and tripled the
+   * completion lag (docs/performance.md, "The workflow cache").
    */
-  maxCachedWorkflows: z.int().nonnegative().optional(),
+  maxCachedWorkflows: z.int().nonnegative().default(500),
 });

@@ -126,9 +126,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         activities,
         shutdownGraceMs: config.shutdownGraceMs,
         maxConcurrentActivities: config.temporal.maxConcurrentActivities,
-        ...(config.temporal.maxCachedWorkflows !== undefined && {
-          maxCachedWorkflows: config.temporal.maxCachedWorkflows,
-        }),
+        maxCachedWorkflows: config.temporal.maxCachedWorkflows,
         maxConcurrentLocalActivities: config.temporal.maxConcurrentLocalActivities,
         maxConcurrentWorkflowTasks: config.temporal.maxConcurrentWorkflowTasks,
         ...(config.temporal.workflowActivationLimitMs !== undefined && {
