@@ -110,7 +110,7 @@ export class WatchHubStore {
       .select('task_key')
       .where('due_at', '<=', at)
       .where(free);
-    // Every worker claims twice a second, and most rounds find nothing (always, on the default
+    // Every worker claims twice a second, and most rounds find nothing (always, with
     // `tasks.watchBy: activity`): a read says so without the write (on SQLite an UPDATE takes the
     // database's write lock even when it changes no row).
     if (!(await claimable.limit(1).executeTakeFirst())) return [];
