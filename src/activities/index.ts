@@ -208,8 +208,9 @@ export function createActivities(deps: ActivityDeps) {
      */
     async enlistWatch(input: EnlistWatchInput): Promise<void> {
       const { workflowId, generation, ...rest } = input;
-      // The hub's polls continue the task's trace (this local activity runs in it).
-      const watch: HubWatchInput = { ...rest, trace: activeTraceCarrier() };
+      // The hub's polls continue the task's trace (this local activity runs in it); none when not tracing.
+      const trace = activeTraceCarrier();
+      const watch: HubWatchInput = { ...rest, ...(trace['traceparent'] !== undefined && { trace }) };
       await hubOf(deps).enlist({
         taskKey: input.taskKey,
         workflowId,
