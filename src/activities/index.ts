@@ -209,8 +209,10 @@ export function createActivities(deps: ActivityDeps) {
     async enlistWatch(input: EnlistWatchInput): Promise<void> {
       const { workflowId, generation, ...rest } = input;
       // The hub's polls continue the task's trace (this local activity runs in it); none when not tracing.
-      const trace = activeTraceCarrier();
-      const watch: HubWatchInput = { ...rest, ...(trace['traceparent'] !== undefined && { trace }) };
+      // Only the trace's identity is stored: baggage is the client's data, and the row is not encrypted.
+      const { traceparent, tracestate } = activeTraceCarrier();
+      const trace = { ...(traceparent && { traceparent }), ...(tracestate && { tracestate }) };
+      const watch: HubWatchInput = { ...rest, ...(traceparent && { trace }) };
       await hubOf(deps).enlist({
         taskKey: input.taskKey,
         workflowId,
