@@ -84,6 +84,20 @@ test('a tools list change reaches a stream on another API replica than the watch
   await untilSeen(() => gw.upstream.listenStreams() === 0);
 });
 
+test('the acknowledgement comes once the upstream is watched: a change made right after it is heard', async () => {
+  const { handle } = await listen(gw.client.url, { toolsListChanged: true });
+  try {
+    await handle.next(isAck);
+    // No waiting for the watch: the client may change the upstream the moment it is acknowledged.
+    expect(gw.upstream.listenStreams()).toBe(1);
+    gw.upstream.addTool({ name: 'right_after_ack', inputSchema: { type: 'object' } });
+    await handle.next(isToolsChanged);
+  } finally {
+    handle.close();
+  }
+  await untilSeen(() => gw.upstream.listenStreams() === 0);
+});
+
 test("the replica drops its cached copy of the upstream's tools list before telling its streams", async () => {
   const { handle } = await listen(gw.client.url, { toolsListChanged: true });
   try {

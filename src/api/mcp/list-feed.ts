@@ -32,6 +32,7 @@ import {
 } from '../../store/sessions/upstream-events';
 import type { UpstreamClient } from '../../upstream/client';
 import type { ResponseStream } from './response-stream';
+import { sameEndpoint, watchedScopes } from './list-scopes';
 
 export interface ListFeedDeps {
   gateway: McpGateway;
@@ -45,6 +46,12 @@ export interface ListFeedDeps {
   leaseMs?: number;
   /** How soon a replica without the lease tries again, and a failed watch reconnects. Default 2 s. */
   retryMs?: number;
+  /**
+   * How long a joining stream's acknowledgement waits for its new watches to be in place (the upstream
+   * acknowledged its own listen, or another replica holds the watch). Default 3 s; a watch that is not
+   * in place by then is still taken up, and a change before it is missed.
+   */
+  readyWithinMs?: number;
   /**
    * Drops what this process cached of the control plane (projects, credentials), so a client told of a
    * control-plane change made on another replica re-lists against the new configuration.
@@ -86,6 +93,13 @@ interface Watch {
   holder: string;
   /** What it watches: a scope whose endpoint changed (re-pointed, another credential) is watched anew. */
   target: ListWatchTarget;
+  /**
+   * Settles once the scope is watched (the upstream acknowledged this watch's listen, or another replica
+   * holds the lease) or this watch's first try failed or stopped: a stream is acknowledged after it, so a
+   * change the client makes right after its acknowledgement is not made before anyone listens.
+   */
+  ready: Promise<void>;
+  markReady: () => void;
 }
 
 export class ListFeed {
@@ -126,8 +140,9 @@ export class ListFeed {
       ...(call.principal.kind === 'user' && { userScope: userControlPlaneScope(call.principal.userId) }),
     };
     this.listeners.add(listener);
-    for (const t of watched) this.acquire(t);
+    const ready = watched.map((t) => this.acquire(t));
     this.startFeed();
+    await this.whenReady(ready);
     let left = false;
     const leave = () => {
       if (left) return;
@@ -155,18 +170,42 @@ export class ListFeed {
     this.listeners.clear();
   }
 
-  private acquire(target: ListWatchTarget): void {
+  /** Takes (a reference to) the scope's watch; answers when it is in place (see `Watch.ready`). */
+  private acquire(target: ListWatchTarget): Promise<void> {
     const held = this.watches.get(target.scope);
     if (held && sameEndpoint(held.target, target)) {
       held.refs++;
-      return;
+      return held.ready;
     }
     // Re-pointed or another credential under the same scope: the old stream watches the wrong server.
     held?.stop.abort();
     const refs = (held?.refs ?? 0) + 1;
-    const watch: Watch = { refs, stop: new AbortController(), holder: randomUUID(), target };
+    let markReady = () => {};
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    const watch: Watch = {
+      refs,
+      stop: new AbortController(),
+      holder: randomUUID(),
+      target,
+      ready,
+      markReady,
+    };
     this.watches.set(target.scope, watch);
     void this.runWatch(target, watch);
+    return ready;
+  }
+
+  /** Waits, at most `readyWithinMs`, for the watches a stream joined to be in place. */
+  private async whenReady(ready: Promise<void>[]): Promise<void> {
+    if (ready.length === 0) return;
+    const timeout = new AbortController();
+    await Promise.race([
+      Promise.all(ready),
+      sleep(this.deps.readyWithinMs ?? 3_000, undefined, { signal: timeout.signal, ref: false }).catch(
+        () => undefined,
+      ),
+    ]);
+    timeout.abort();
   }
 
   /**
@@ -183,7 +222,7 @@ export class ListFeed {
         if (call) l.call = call;
         const { scopes, watched } = watchedScopes(targets, l.honoured);
         // Acquired before released, so a watch both had and have keeps running.
-        for (const t of watched) this.acquire(t);
+        for (const t of watched) void this.acquire(t);
         for (const scope of l.scopes.keys()) this.release(scope);
         l.scopes = scopes;
       })
@@ -221,14 +260,18 @@ export class ListFeed {
         const lease = await this.deps.events.claimWatch(target.scope, holder, leaseMs);
         // Another replica watched after this watch began: it may have stopped before this one starts.
         if (lease.othersUntil !== undefined && lease.othersUntil >= startedAt) gap = true;
-        if (lease.mine) {
+        if (!lease.mine) watch.markReady();
+        else {
           const acknowledged = await this.holdListen(target, watch, leaseMs, gap);
+          // Refused or ended unacknowledged: the stream waiting for it is not held up longer.
+          watch.markReady();
           // A stream that was watching has ended: whatever comes next comes after a gap.
           if (acknowledged) gap = true;
           failures = acknowledged ? 0 : failures + 1;
         }
       } catch (err) {
         failures++;
+        watch.markReady();
         if (!stop.aborted)
           this.deps.logger?.warn(
             { upstream: target.endpoint.alias, err: (err as Error).message },
@@ -238,6 +281,7 @@ export class ListFeed {
       const wait = Math.min(retryMs * 2 ** Math.min(failures, 8), 30_000);
       await sleep(wait, undefined, { signal: stop }).catch(() => undefined);
     }
+    watch.markReady();
     await this.deps.events.releaseWatch(target.scope, holder).catch(() => undefined);
   }
 
@@ -275,6 +319,7 @@ export class ListFeed {
         (message) => {
           if (message.method === 'notifications/subscriptions/acknowledged') {
             acknowledged = true;
+            watch.markReady();
             if (afterGap) void this.recordAll(target);
             return;
           }
@@ -338,28 +383,4 @@ export class ListFeed {
       await sleep(this.deps.pollEveryMs ?? 250);
     }
   }
-}
-
-/** The targets' scopes with the kinds `wanted` of each, leaving out those with none. */
-function watchedScopes(
-  targets: readonly ListWatchTarget[],
-  wanted: ReadonlySet<ListKind>,
-): { scopes: Map<string, Set<ListKind>>; watched: ListWatchTarget[] } {
-  const scopes = new Map<string, Set<ListKind>>();
-  const watched: ListWatchTarget[] = [];
-  for (const t of targets) {
-    const kinds = new Set(t.kinds.filter((k) => wanted.has(k)));
-    if (kinds.size === 0) continue;
-    scopes.set(t.scope, kinds);
-    watched.push(t);
-  }
-  return { scopes, watched };
-}
-
-/** Whether two targets reach the same server the same way (address and credential headers). */
-function sameEndpoint(a: ListWatchTarget, b: ListWatchTarget): boolean {
-  return (
-    a.endpoint.url === b.endpoint.url &&
-    JSON.stringify(a.endpoint.headers ?? {}) === JSON.stringify(b.endpoint.headers ?? {})
-  );
 }
