@@ -20,7 +20,15 @@ export interface ReplicaOptions {
   logDir: string;
   /** The Node binary that runs the compiled gateway. */
   node: string;
+  /**
+   * Other free ports (and the environment naming them), for a start that found its port taken: a port
+   * picked free can be taken by another process's outgoing connection before the replica listens on it.
+   */
+  repickPorts?: () => Promise<Pick<ReplicaOptions, 'port' | 'healthPort' | 'env'>>;
 }
+
+/** How often a start whose port was taken is tried again on other ports. */
+const PORT_RETRIES = 3;
 
 /** Every process the run started and that may still run: killed at once if the run itself is stopped. */
 const livePids = new Set<number>();
@@ -77,6 +85,19 @@ export class Replica {
    * worker's health port, the same check as the Compose file's health checks.
    */
   async start(): Promise<void> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.startOnce();
+      } catch (err) {
+        const taken = !this.running && /EADDRINUSE/.test(this.output);
+        if (!taken || retry >= PORT_RETRIES || !this.opts.repickPorts) throw err;
+        Object.assign(this.opts, await this.opts.repickPorts());
+        this.log.write(`\n==== port taken; starting again on other ports ====\n`);
+      }
+    }
+  }
+
+  private async startOnce(): Promise<void> {
     const [node, entry] = [this.opts.node, GATEWAY_ENTRY[1]];
     this.starts++;
     this.output = '';

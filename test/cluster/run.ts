@@ -170,8 +170,8 @@ async function main(): Promise<number> {
     log(`Temporal ${server.address} serving at ${seconds(Date.now() - t0)} s`);
     const postgresUrl = await createGatewayDatabase(postgres);
     upstream = await startUpstream(NODE);
-    const apiPorts: number[] = [];
-    proxy = await startRoundRobinProxy(() => apiPorts);
+    // Read at each request: a replica that found its port taken at start listens on another.
+    proxy = await startRoundRobinProxy(() => replicas.flatMap((r) => (r.port === undefined ? [] : [r.port])));
     const gateway = await prepareGateway({
       runDir,
       temporalAddress: server.address,
@@ -182,7 +182,6 @@ async function main(): Promise<number> {
       stdio,
     });
     replicas = gateway.replicas;
-    apiPorts.push(...replicas.flatMap((r) => (r.port === undefined ? [] : [r.port])));
     await Promise.all(replicas.map((r) => r.start()));
     log(
       `${replicas.map((r) => r.name).join(', ')} ready at ${seconds(Date.now() - t0)} s; proxy ${proxy.url}`,

@@ -231,18 +231,24 @@ export async function prepareGateway(opts: {
   const replicas: Replica[] = [];
   for (const role of GATEWAY_ROLES as readonly GatewayRole[]) {
     for (let index = 1; index <= REPLICAS[role]; index++) {
-      const port = role === 'api' ? await getFreePort() : 0;
-      // Every process serves the health port (metrics live there); replicas on one host need their own.
-      const healthPort = await getFreePort();
+      const ports = async () => {
+        const port = role === 'api' ? await getFreePort() : 0;
+        // Every process serves the health port (metrics live there); replicas on one host need their own.
+        const healthPort = await getFreePort();
+        return {
+          ...(role === 'api' && { port }),
+          healthPort,
+          env: { ...env, TASKROUTER_CONFIG: configFor(`${role}-${index}`, port, healthPort) },
+        };
+      };
       replicas.push(
         new Replica({
           role,
           index,
-          ...(role === 'api' && { port }),
-          healthPort,
-          env: { ...env, TASKROUTER_CONFIG: configFor(`${role}-${index}`, port, healthPort) },
+          ...(await ports()),
           logDir: opts.runDir,
           node: opts.node,
+          repickPorts: ports,
         }),
       );
     }
