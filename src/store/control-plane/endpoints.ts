@@ -83,7 +83,7 @@ export async function resolveTaskEndpoint(
     upstreamAddress?: string;
   },
 ): Promise<ResolvedEndpoint> {
-  const project = await controlPlane.projectById(access.project);
+  const project = await controlPlane.servedProjectById(access.project);
   const upstream = project?.upstreams.find((u) => u.alias === access.upstream && u.enabled);
   if (!project || !upstream) {
     throw new ProtocolError('UpstreamRefused', `Upstream "${access.upstream}" is no longer configured`);

@@ -147,6 +147,7 @@ export class ControlPlaneStore implements ControlPlane {
   userToken = (token: string) => userTokens.userToken(this.ctx, token);
   projectBySlug = (slug: string) => serving.projectBySlug(this.ctx, slug);
   projectById = (id: string) => serving.projectById(this.ctx, id);
+  servedProjectById = (id: string) => serving.servedProjectById(this.ctx, id);
 
   canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean> {
     return serving.mayCall(this.ctx, principal, project);

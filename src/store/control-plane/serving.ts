@@ -54,6 +54,15 @@ export async function projectById(ctx: StoreContext, id: string): Promise<Projec
   return row ? toProjectRecord(ctx.db, row) : undefined;
 }
 
+/**
+ * `projectById`, cached like every other serving read: a running task's every upstream request (the
+ * watch hub's polls: thousands a second with many tasks in flight) resolves its endpoint by project id,
+ * and read the project and its upstreams from the store each time.
+ */
+export function servedProjectById(ctx: StoreContext, id: string): Promise<ProjectRecord | undefined> {
+  return ctx.serving.get('projectById', id, async () => ({ value: await projectById(ctx, id) }));
+}
+
 /** The credential `principal` is entitled to for `upstream`, never another one; or why there is none. */
 export function upstreamCredential(
   ctx: StoreContext,

@@ -132,6 +132,8 @@ export interface ControlPlane {
   authenticate(token: string): Promise<Principal | undefined>;
   projectBySlug(slug: string): Promise<ProjectRecord | undefined>;
   projectById(id: string): Promise<ProjectRecord | undefined>;
+  /** The same, cached until the next control-plane change (as `projectBySlug`): for per-request reads. */
+  servedProjectById(id: string): Promise<ProjectRecord | undefined>;
   /** Team members and direct members (users), or the project's own unrevoked API keys. */
   canCallProject(principal: Principal, project: ProjectRecord): Promise<boolean>;
   /** Team members of the owning team (and the admin): team-level mutations such as changing the project. */
