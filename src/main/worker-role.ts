@@ -185,8 +185,9 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // worker is still alive and doing its work, so this degrades /readyz without failing it.
   shared.degraded['watches'] = () =>
     w.getStatus().numInFlightNonLocalActivities >= config.temporal.maxConcurrentActivities;
-  // The hub holds all it may: due tasks beyond it wait for another worker's hub (their lag shows).
-  shared.degraded['watchHub'] = () => hub.atCap;
+  // The hub holds all it may (due tasks beyond it wait for another worker's hub), or its polls run
+  // more than two intervals late (its upstreams or its poll caps cannot keep up): their lag shows.
+  shared.degraded['watchHub'] = () => hub.atCap || hub.behind;
   setHostedQueueSource(async () =>
     (await hostedQueue.lengths()).map(({ project, upstream, waiting }) => ({
       project,
@@ -203,12 +204,20 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   );
   setWatchLagSource(async () => {
     const now = Date.now();
-    const overdue = await store.overdueWatches();
+    // Tasks due that no watch or hub holds (from the store: every worker reports them), and this
+    // worker's hub's own late polls; the larger per upstream.
+    const lateMs = new Map<string, { project: string; upstream: string; ms: number }>();
+    const note = (project: string, upstream: string, ms: number) => {
+      const key = `${project}\u0000${upstream}`;
+      if (ms > (lateMs.get(key)?.ms ?? -1)) lateMs.set(key, { project, upstream, ms });
+    };
+    for (const o of await store.overdueWatches()) note(o.project, o.upstream, now - Date.parse(o.dueSince));
+    for (const o of hub.overdue(now)) note(o.project, o.upstream, o.lateMs);
     return Promise.all(
-      overdue.map(async (o) => ({
-        project: (await controlPlane.projectById(o.project))?.slug ?? o.project,
+      [...lateMs.values()].map(async (o) => ({
+        project: (await controlPlane.servedProjectById(o.project))?.slug ?? o.project,
         upstream: o.upstream,
-        value: Math.max(0, (now - Date.parse(o.dueSince)) / 1000),
+        value: Math.max(0, o.ms / 1000),
       })),
     );
   });

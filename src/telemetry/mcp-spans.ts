@@ -51,10 +51,14 @@ export function activeTraceCarrier(): Record<string, string> {
   return carrier;
 }
 
-/** Runs `work` under the context a carrier saved by activeTraceCarrier holds (as is without one). */
+/**
+ * Runs `work` under the context a carrier saved by activeTraceCarrier holds; without one, under no trace
+ * (not whatever is active where it was called: the hub starts one task's poll from the end of another's).
+ */
 export function withTraceCarrier<T>(carrier: Record<string, unknown> | undefined, work: () => T): T {
+  if (!tracingEnabled()) return work();
   const keys = traceCarrierOf(carrier);
-  if (!tracingEnabled() || keys.traceparent === undefined) return work();
+  if (keys.traceparent === undefined) return context.with(ROOT_CONTEXT, work);
   return context.with(propagation.extract(ROOT_CONTEXT, keys), work);
 }
 

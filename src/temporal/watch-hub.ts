@@ -10,7 +10,12 @@
  * - Polls each task at its interval from memory (no store write per poll), with the watch activity's
  *   own poll step (src/activities/watch-poll.ts), at most `maxPolls` at once and `maxPollsPerUpstream`
  *   per upstream, taking due tasks round-robin across upstreams so one busy upstream does not starve
- *   the others.
+ *   the others, and within an upstream the longest overdue first (a queue per upstream ordered by when
+ *   each task is due). A poll that ends starts the next due one at once: the polls an upstream gets are
+ *   bounded by its cap and its answers' speed, not by the dispatch tick.
+ * - Polls that fall behind (an upstream slow to answer, the hub at its poll caps) are not silent: the
+ *   most overdue task per upstream is the watch lag, and a task more than two poll intervals late is
+ *   marked due in the store (tasks/get then says since when its status is unchecked) until it is polled.
  * - On anything but "unchanged", stores the observation (as the activity does), signals the workflow
  *   with the enlistment's generation, then removes the row (if still that generation); the workflow
  *   enlists again after applying it. A workflow that no longer exists: the row is removed.
@@ -26,6 +31,7 @@ import { errorText } from '../telemetry/log-context';
 import { withTraceCarrier } from '../telemetry/mcp-spans';
 import { watchHubTasks } from '../telemetry/metrics';
 import type { WatchObserved } from '../workflows/messages';
+import { DueQueues } from './watch-hub-queues';
 
 export interface WatchHubSettings {
   maxTasks: number;
@@ -58,6 +64,8 @@ const DISPATCH_EVERY_MS = 100;
 const RETRY_MS = 1000;
 /** Enlistments nudged within this are claimed by one statement. */
 const NUDGE_GATHER_MS = 20;
+/** Late tasks marked due per statement. */
+const MARK_BATCH = 500;
 
 interface Held {
   row: ClaimedWatch;
@@ -70,11 +78,20 @@ interface Held {
   polling: boolean;
   /** An outcome not yet delivered (its signal failed): delivered again, not polled again. */
   outcome?: WatchUpstreamTaskResult;
+  /** Marked due in the store because its polls ran late (see markLate). */
+  markedLate?: boolean;
+}
+
+/** A task's poll is late enough to say so once it is this late: tasks/get's own rule (two intervals, at least 2 s). */
+function staleAfterMs(h: Held): number {
+  return Math.max(2 * h.input.pollIntervalMs, 2000);
 }
 
 export class WatchHub {
   private ownerId: string;
   private readonly held = new Map<string, Held>();
+  /** Per upstream, its held tasks waiting for their next poll, soonest due first. */
+  private readonly due = new DueQueues<Held>((h) => this.held.get(h.row.taskKey) === h && !h.polling);
   private readonly pollsByGroup = new Map<string, number>();
   private readonly abort = new AbortController();
   private readonly running = new Set<Promise<void>>();
@@ -110,6 +127,12 @@ export class WatchHub {
     return this.held.size >= this.deps.settings.maxTasks;
   }
 
+  /** Some upstream's most overdue task is late enough to be marked stale: this hub is behind. */
+  get behind(): boolean {
+    const now = Date.now();
+    return this.due.oldest().some((h) => now - h.nextAt > staleAfterMs(h));
+  }
+
   start(): void {
     const { claimEveryMs, leaseMs } = this.deps.settings;
     this.every(claimEveryMs, () => this.claim());
@@ -135,6 +158,7 @@ export class WatchHub {
         .catch((err: unknown) => this.deps.logger.warn({ err: errorText(err) }, 'watch hub release failed'));
     }
     this.held.clear();
+    this.due.clear();
     watchHubTasks.set(0);
   }
 
@@ -202,16 +226,63 @@ export class WatchHub {
     const now = Date.now();
     for (const row of rows) {
       const { trace, ...input } = row.watch as HubWatchInput;
-      this.held.set(row.taskKey, {
+      const h: Held = {
         row,
         input,
         ...(trace && { trace }),
         group: `${row.project}\u0000${row.upstream}`,
         nextAt: now,
         polling: false,
-      });
+      };
+      this.held.set(row.taskKey, h);
+      this.due.push(h);
     }
     watchHubTasks.set(this.held.size);
+    if (rows.length > 0) this.dispatch();
+  }
+
+  /**
+   * How late the most overdue held task of each upstream is (ms; 0 when none is): polls that fall behind
+   * (an upstream slow to answer, a hub at its poll caps) show as watch lag instead of going unseen.
+   */
+  overdue(now = Date.now()): Array<{ project: string; upstream: string; lateMs: number }> {
+    return this.due.oldest().map((h) => ({
+      project: h.row.project,
+      upstream: h.row.upstream,
+      lateMs: Math.max(0, now - h.nextAt),
+    }));
+  }
+
+  /**
+   * Marks the held tasks whose polls run late as due in the store (since their poll was due), and clears
+   * the mark of those polled since: what tasks/get reads to say a status is unchecked. Nothing is written
+   * while the hub keeps up.
+   */
+  private async markLate(): Promise<void> {
+    const now = Date.now();
+    const late: Held[] = [];
+    const caughtUp: Held[] = [];
+    for (const h of this.held.values()) {
+      const isLate = !h.polling && now - h.nextAt > staleAfterMs(h);
+      if (isLate && !h.markedLate) late.push(h);
+      else if (!isLate && h.markedLate && !h.polling) caughtUp.push(h);
+    }
+    if (caughtUp.length > 0) {
+      await this.deps.store.clearDue(caughtUp.map((h) => h.row.taskKey));
+      for (const h of caughtUp) h.markedLate = false;
+    }
+    if (late.length === 0) return;
+    // Oldest first, in batches each marked with its newest due time (never more overdue than it is).
+    late.sort((a, b) => a.nextAt - b.nextAt);
+    for (let i = 0; i < late.length; i += MARK_BATCH) {
+      const batch = late.slice(i, i + MARK_BATCH);
+      const at = new Date(batch[batch.length - 1]!.nextAt).toISOString();
+      await this.deps.store.markDue(
+        batch.map((h) => h.row.taskKey),
+        at,
+      );
+      for (const h of batch) h.markedLate = true;
+    }
   }
 
   async renew(): Promise<void> {
@@ -229,6 +300,7 @@ export class WatchHub {
       if (!current.has(`${key}\u0000${h.row.generation}`)) this.held.delete(key);
     }
     watchHubTasks.set(this.held.size);
+    await this.markLate();
     // A row leased to this hub that it does not hold (a claim whose statement leased rows but failed
     // after) would be renewed and never polled: given back, due now, for any hub to claim. So a lease
     // this hub renews is always a task it polls, and no task waits on its workflow's re-enlistment.
@@ -245,6 +317,7 @@ export class WatchHub {
     // any more; they expire and any hub (this one too) claims them again.
     if (Date.now() - this.lastRenewed > this.deps.settings.leaseMs) {
       this.held.clear();
+      this.due.clear();
       watchHubTasks.set(0);
       this.ownerId = newOwner();
       this.lastRenewed = Date.now();
@@ -253,23 +326,16 @@ export class WatchHub {
     const { maxPolls, maxPollsPerUpstream } = this.deps.settings;
     if (this.polls >= maxPolls) return;
     const now = Date.now();
-    const due = new Map<string, Held[]>();
-    for (const h of this.held.values()) {
-      if (h.polling || h.nextAt > now) continue;
-      const list = due.get(h.group);
-      if (list) list.push(h);
-      else due.set(h.group, [h]);
-    }
-    const groups = [...due.keys()];
+    const groups = this.due.groups();
     if (groups.length === 0) return;
     this.turn = (this.turn + 1) % groups.length;
     for (let progress = true; progress && this.polls < maxPolls;) {
       progress = false;
       for (let i = 0; i < groups.length && this.polls < maxPolls; i++) {
         const group = groups[(this.turn + i) % groups.length]!;
-        const list = due.get(group)!;
-        if (list.length === 0 || (this.pollsByGroup.get(group) ?? 0) >= maxPollsPerUpstream) continue;
-        const h = list.shift()!;
+        if ((this.pollsByGroup.get(group) ?? 0) >= maxPollsPerUpstream) continue;
+        const h = this.due.take(group, now);
+        if (!h) continue;
         // The poll and the signal continue the task's trace (saved when the workflow enlisted it).
         this.track(withTraceCarrier(h.trace, () => this.run(h)));
         progress = true;
@@ -300,6 +366,9 @@ export class WatchHub {
       h.polling = false;
       this.polls--;
       this.pollsByGroup.set(h.group, (this.pollsByGroup.get(h.group) ?? 1) - 1);
+      // Still held (not delivered, not dropped): back in its upstream's queue; and the freed slot is used.
+      if (!this.stopped && this.held.get(h.row.taskKey) === h) this.due.push(h);
+      this.dispatch();
     }
   }
 

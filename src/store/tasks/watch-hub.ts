@@ -125,19 +125,8 @@ export class WatchHubStore {
       .where(free)
       .returningAll()
       .execute();
-    if (rows.length > 0) {
-      // Polled from now on: no longer due (the staleness mark, store/tasks/task-watch.ts).
-      await this.db
-        .updateTable('tasks')
-        .set({ watch_due_at: null })
-        .where(
-          'task_key',
-          'in',
-          rows.map((r) => r.task_key),
-        )
-        .where('watch_due_at', 'is not', null)
-        .execute();
-    }
+    // Polled from now on: no longer due (the staleness mark, store/tasks/task-watch.ts).
+    await this.clearDue(rows.map((r) => r.task_key));
     return rows.map((r) => ({
       taskKey: r.task_key,
       workflowId: r.workflow_id,
@@ -175,6 +164,34 @@ export class WatchHubStore {
       .execute();
   }
 
+  /**
+   * Marks running tasks due since `at` (the staleness mark): rows given back, or held tasks whose polls
+   * run late (the hub is behind), so tasks/get says how long their status has gone unchecked and the
+   * watch lag counts them. In batches (a hub may hold thousands).
+   */
+  async markDue(taskKeys: string[], at: string): Promise<void> {
+    for (let i = 0; i < taskKeys.length; i += 500) {
+      await this.db
+        .updateTable('tasks')
+        .set({ watch_due_at: at })
+        .where('task_key', 'in', taskKeys.slice(i, i + 500))
+        .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+        .execute();
+    }
+  }
+
+  /** Tasks polled again (claimed, or caught up after their polls ran late): no longer marked due. */
+  async clearDue(taskKeys: string[]): Promise<void> {
+    for (let i = 0; i < taskKeys.length; i += 500) {
+      await this.db
+        .updateTable('tasks')
+        .set({ watch_due_at: null })
+        .where('task_key', 'in', taskKeys.slice(i, i + 500))
+        .where('watch_due_at', 'is not', null)
+        .execute();
+    }
+  }
+
   /** Gives back rows (all of `owner`'s, or those listed): due now, for any hub to claim. */
   async release(owner: string, taskKeys?: string[]): Promise<number> {
     if (taskKeys?.length === 0) return 0;
@@ -185,15 +202,8 @@ export class WatchHubStore {
       .where('lease_owner', '=', owner);
     if (taskKeys) q = q.where('task_key', 'in', taskKeys);
     const keys = (await q.returning('task_key').execute()).map((r) => r.task_key);
-    // Due again, unpolled until claimed: the staleness mark, in batches (a hub may hold thousands).
-    for (let i = 0; i < keys.length; i += 500) {
-      await this.db
-        .updateTable('tasks')
-        .set({ watch_due_at: at })
-        .where('task_key', 'in', keys.slice(i, i + 500))
-        .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
-        .execute();
-    }
+    // Due again, unpolled until claimed: the staleness mark (a hub may hold thousands).
+    await this.markDue(keys, at);
     return keys.length;
   }
 }

@@ -163,3 +163,19 @@ test("renewal extends the hub's own lease and writes no task row; a row of an ea
   expect((await hub.claim('hub-other', 10_000, 10)).map((r) => r.taskKey).sort()).toEqual([mine, old].sort());
   expect(await hub.renew('hub-new', 10_000)).toEqual([]);
 });
+
+test("a hub's late polls mark running tasks due since their poll was due, never an ended one; polled again, the mark goes", async () => {
+  const [late, other] = [await runningTask(), await runningTask()];
+  const ended = taskKeyOf(randomUUID());
+  await tasks.insertTask(
+    newTask(ended, clock.toISOString(), { status: 'completed' }, { project: 'p', upstream: 'u' }),
+  );
+  for (const key of [late, other, ended]) await hub.clearDue([key]);
+  const since = new Date(clock.getTime() - 12_000).toISOString();
+  await hub.markDue([late, ended], since);
+  expect(await dueMark(late)).toBe(since);
+  expect(await dueMark(ended)).toBeUndefined();
+  expect(await dueMark(other)).toBeUndefined();
+  await hub.clearDue([late, other]);
+  expect(await dueMark(late)).toBeUndefined();
+});

@@ -1,0 +1,138 @@
+/**
+ * How a watch hub schedules its polls (src/temporal/watch-hub.ts): every task it holds is polled, the
+ * longest overdue first, however many are due at once (a hub at its poll cap never starves the tasks it
+ * claimed last); and polls that run late are marked due in the store until they catch up, so tasks/get
+ * does not present their status as current. The store and the poll are stand-ins recording the calls:
+ * the hub's scheduling is under test (test/integration/watch-hub.test.ts runs the real thing).
+ */
+import pino from 'pino';
+import type { PollStep } from '../../src/activities/watch-poll';
+import type { WatchHubDeps } from '../../src/temporal/watch-hub';
+import { WatchHub } from '../../src/temporal/watch-hub';
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+const rowOf = (taskKey: string, pollIntervalMs: number) => ({
+  taskKey,
+  workflowId: `wf-${taskKey}`,
+  project: 'p',
+  upstream: 'u',
+  generation: 'run/1',
+  watch: { taskKey, pollIntervalMs },
+  pollIntervalMs,
+  leaseUntil: '',
+});
+
+interface Recorded {
+  marked: string[];
+  cleared: string[];
+}
+
+function startHub(opts: {
+  rows: ReturnType<typeof rowOf>[];
+  pollOnce: (taskKey: string) => Promise<PollStep>;
+  maxPollsPerUpstream: number;
+  leaseMs?: number;
+}): { hub: WatchHub; recorded: Recorded } {
+  const recorded: Recorded = { marked: [], cleared: [] };
+  let claimed = false;
+  const store = {
+    claim: () => {
+      if (claimed) return Promise.resolve([]);
+      claimed = true;
+      return Promise.resolve(opts.rows);
+    },
+    renew: () => Promise.resolve(opts.rows.map((r) => ({ taskKey: r.taskKey, generation: r.generation }))),
+    release: () => Promise.resolve(0),
+    remove: () => Promise.resolve(),
+    markDue: (keys: string[]) => {
+      recorded.marked.push(...keys);
+      return Promise.resolve();
+    },
+    clearDue: (keys: string[]) => {
+      recorded.cleared.push(...keys);
+      return Promise.resolve();
+    },
+  };
+  const hub = new WatchHub({
+    store: store as unknown as WatchHubDeps['store'],
+    poll: {
+      startCursor: () => Promise.resolve({}),
+      pollOnce: (input: { taskKey: string }) => opts.pollOnce(input.taskKey),
+    },
+    signal: () => Promise.resolve('sent'),
+    settings: {
+      maxTasks: 1000,
+      maxPolls: 100,
+      maxPollsPerUpstream: opts.maxPollsPerUpstream,
+      leaseMs: opts.leaseMs ?? 1500,
+      claimEveryMs: 20,
+      claimBatch: 1000,
+    },
+    logger: pino({ level: 'silent' }),
+  } as unknown as WatchHubDeps);
+  hub.start();
+  return { hub, recorded };
+}
+
+test('tasks always due again are all polled in turn: the first ones claimed never starve the rest', async () => {
+  const rows = Array.from({ length: 20 }, (_, i) => rowOf(`t${i}`, 1000));
+  const polled = new Map<string, number>();
+  const { hub } = startHub({
+    rows,
+    // Due again at once: the hub is always at its cap of 2 polls for this upstream.
+    pollOnce: async (taskKey) => {
+      polled.set(taskKey, (polled.get(taskKey) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 2));
+      return { againMs: 0, failed: false };
+    },
+    maxPollsPerUpstream: 2,
+  });
+  try {
+    await until(() => rows.every((r) => (polled.get(r.taskKey) ?? 0) >= 3), 'every task polled three times');
+    const counts = [...polled.values()];
+    // The longest overdue goes first: no task gets far ahead of another.
+    expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(2);
+  } finally {
+    await hub.stop({ release: false });
+  }
+});
+
+test('a held task whose poll runs two intervals late is marked due in the store, and cleared once polled', async () => {
+  const rows = [rowOf('slow', 1000), rowOf('waiting', 1000)];
+  let release: (() => void) | undefined;
+  let waitingPolls = 0;
+  const { hub, recorded } = startHub({
+    rows,
+    // The one poll slot is taken by `slow`, whose upstream does not answer until released.
+    pollOnce: async (taskKey) => {
+      if (taskKey === 'slow' && release === undefined) await new Promise<void>((r) => (release = r));
+      if (taskKey === 'waiting') waitingPolls++;
+      return { againMs: 60_000, failed: false };
+    },
+    maxPollsPerUpstream: 1,
+  });
+  try {
+    await until(() => release !== undefined, 'the slow poll under way');
+    expect(hub.behind).toBe(false);
+    await until(() => recorded.marked.includes('waiting'), '`waiting` marked due after 2 s');
+    expect(waitingPolls).toBe(0);
+    expect(hub.behind).toBe(true);
+    expect(hub.overdue()[0]?.lateMs).toBeGreaterThan(2000);
+    // Being polled, `slow` is not late: only the one nobody polls is marked.
+    expect(recorded.marked).toEqual(['waiting']);
+    release?.();
+    await until(() => waitingPolls === 1, '`waiting` polled once the slot frees');
+    await until(() => recorded.cleared.includes('waiting'), 'its mark cleared at the next renewal');
+    expect(hub.behind).toBe(false);
+  } finally {
+    release?.();
+    await hub.stop({ release: false });
+  }
+});
