@@ -80,6 +80,7 @@ interface Options {
   watchBy: 'activity' | 'hub';
   /** `temporal.maxCachedWorkflows` of the gateway; unset: its default (the SDK's, from the heap size). */
   cache?: number;
+  wft?: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -97,6 +98,7 @@ function parseOptions(argv: string[]): Options {
       root: undefined,
       'watch-by': 'hub',
       cache: undefined,
+      wft: undefined,
     },
     'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
       '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
@@ -109,7 +111,8 @@ function parseOptions(argv: string[]): Options {
       '  --short, --long  the two history tasks, s (the run lasts at least --long)\n' +
       "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
       '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default hub)\n' +
-      '  --cache    temporal.maxCachedWorkflows of the gateway (default: its own default)\n',
+      '  --cache    temporal.maxCachedWorkflows of the gateway (default: its own default)\n' +
+      '  --wft      temporal.maxConcurrentWorkflowTasks of the gateway (default: its own default)\n',
   );
   const { range: num, values } = flags;
   const watchBy = values['watch-by'];
@@ -126,6 +129,7 @@ function parseOptions(argv: string[]): Options {
     long: num('long', 1),
     ...(values.root !== undefined && { root: values.root }),
     ...(values.cache !== undefined && { cache: wholeNumber(values.cache, '--cache') }),
+    ...(values.wft !== undefined && { wft: wholeNumber(values.wft, '--wft') }),
   };
 }
 
@@ -173,7 +177,12 @@ async function main(): Promise<void> {
     // Said even when it is the default: a --root checkout may have another default.
     sections: {
       tasks: { watchBy: opts.watchBy },
-      ...(opts.cache !== undefined && { temporal: { maxCachedWorkflows: opts.cache } }),
+      ...((opts.cache !== undefined || opts.wft !== undefined) && {
+        temporal: {
+          ...(opts.cache !== undefined && { maxCachedWorkflows: opts.cache }),
+          ...(opts.wft !== undefined && { maxConcurrentWorkflowTasks: opts.wft }),
+        },
+      }),
     },
     projects: [benchProject({ example, bulk, short, long })],
   });

@@ -99,6 +99,8 @@ export class WatchHub {
   private polls = 0;
   private turn = 0;
   private lastRenewed = Date.now();
+  /** When a claim round last looked for rows of dead hubs too (see WatchHubStore.claim). */
+  private orphansCheckedAt = 0;
   private stopped = false;
   /** The claim round running (one at a time); renew leaves the rows it is taking in be. */
   private claiming: Promise<void> | undefined;
@@ -222,8 +224,12 @@ export class WatchHub {
     const { maxTasks, claimBatch, leaseMs } = this.deps.settings;
     const room = Math.min(claimBatch, maxTasks - this.held.size);
     if (room <= 0 || this.stopped) return;
-    const rows = await this.deps.store.claim(this.owner, leaseMs, room);
+    // Rows of a dead hub are free once its lease ran out: looked for every third of a lease, so they
+    // are taken over within about a lease and a third; other rounds read only unleased rows.
+    const orphans = Date.now() - this.orphansCheckedAt >= leaseMs / 3;
+    const rows = await this.deps.store.claim(this.owner, leaseMs, room, { orphans });
     const now = Date.now();
+    if (orphans) this.orphansCheckedAt = now;
     for (const row of rows) {
       const { trace, ...input } = row.watch as HubWatchInput;
       const h: Held = {

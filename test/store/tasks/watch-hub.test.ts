@@ -78,6 +78,8 @@ test('claims lease due, unheld rows once; renewal keeps them; an expired lease g
   );
   // hub-2 stops renewing (its worker died): after its lease, hub-3 takes its row; hub-1's are still held.
   advance(6_000);
+  // A round that looks at unleased rows only does not see it; one that looks for orphans does.
+  expect(await hub.claim('hub-3', 10_000, 10, { orphans: false })).toEqual([]);
   const takenOver = await hub.claim('hub-3', 10_000, 10);
   expect(takenOver.map((r) => r.taskKey)).toEqual(second.map((r) => r.taskKey));
   expect(await hub.renew('hub-2', 10_000)).toEqual([]);
@@ -110,7 +112,10 @@ test('release gives rows back due at once; delist deletes', async () => {
   expect((await hub.claim('hub-x', 60_000, 1000)).some((r) => r.taskKey === key)).toBe(true);
   expect(await hub.release('hub-x')).toBeGreaterThanOrEqual(1);
   expect(await dueMark(key)).toBeDefined();
-  expect((await hub.claim('hub-y', 60_000, 1000)).some((r) => r.taskKey === key)).toBe(true);
+  // Released rows are unleased: a round that reads only those takes them.
+  expect((await hub.claim('hub-y', 60_000, 1000, { orphans: false })).some((r) => r.taskKey === key)).toBe(
+    true,
+  );
   await hub.delist(key);
   expect(await hub.renew('hub-y', 60_000)).not.toContainEqual(expect.objectContaining({ taskKey: key }));
 });
