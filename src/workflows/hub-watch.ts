@@ -10,6 +10,7 @@
  */
 import {
   condition,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -32,10 +33,18 @@ const { enlistWatch, delistWatch } = proxyLocalActivities<TaskActivities>({
  */
 const DEFAULT_MAX_WATCH_MS = 300_000;
 
+/**
+ * Runs from before this skipped no delisting: they replay with the `delistWatch` they recorded after the
+ * hub's last word.
+ */
+const HUB_REMOVES_ANSWERED_ROW = 'hub-removes-answered-row';
+
 export class HubWatch {
   private generation = 0;
   private token = '';
   private observed: WatchUpstreamTaskResult | undefined;
+  /** The last enlistment ended with the hub's word: that hub removes the row itself (see end). */
+  private answered = false;
 
   constructor(private readonly maxWatchMs = DEFAULT_MAX_WATCH_MS) {
     setHandler(watchObservedSignal, ({ generation, result }) => {
@@ -55,13 +64,20 @@ export class HubWatch {
     );
     await condition(() => this.observed !== undefined || state.hasWork, this.maxWatchMs);
     const observed = this.observed;
+    this.answered = observed !== undefined;
     this.observed = undefined;
     this.token = '';
     return observed;
   }
 
-  /** The task ended: its row goes (a hub may already have removed it after signalling). */
+  /**
+   * The task ended: its row goes. When the hub's word ended it, that hub removes the row after its signal
+   * (or, had it died first, the hub that takes the row over finds the workflow closed and removes it):
+   * no local activity, one fewer step for every task that ends. Otherwise (input forwarded, the safety
+   * net's time) the row is delisted here.
+   */
   async end(taskKey: string): Promise<void> {
+    if (this.answered && patched(HUB_REMOVES_ANSWERED_ROW)) return;
     await delistWatch({ taskKey });
   }
 }
