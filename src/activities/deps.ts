@@ -7,6 +7,7 @@ import type { PayloadStore } from '../store/tasks/payload-store';
 import type { TaskStore } from '../store/tasks/task-store';
 import type { WatchHubStore } from '../store/tasks/watch-hub';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
+import type { RecentDetails } from './recent-details';
 import type { UpstreamAccess } from './types';
 
 export interface TaskActivitySettings {
@@ -33,6 +34,11 @@ export interface ActivityDeps {
   hostedQueue?: HostedQueue;
   /** The watch hub's table (`tasks.watchBy: hub`): task workflows enlist and delist their tasks there. */
   watchHub?: WatchHubStore;
+  /**
+   * The details stored a moment ago (recent-details.ts), shared with the watch hub of this process: a
+   * change the hub stored is recorded by the workflow's next local activity without reading it back.
+   */
+  recentDetails?: RecentDetails;
   /** Told after a task was enlisted in this process, so this process's hub claims it now (WatchHub.nudge). */
   watchEnlisted?: () => void;
   /** Claims each task's first call before it is sent (store/tasks/first-calls.ts); absent in unit tests. */

@@ -39,7 +39,7 @@ export { FAILURE } from './failures';
 export function createActivities(deps: ActivityDeps) {
   const { settings, logger } = deps;
   // What observe() stored, for the step that records it next (recent-details.ts).
-  const recent = new RecentDetails();
+  const recent = deps.recentDetails ?? new RecentDetails();
 
   // One poll of an upstream task: the watch activity's and the watch hub's (watch-poll.ts).
   const poll = createWatchPoll(deps, recent);

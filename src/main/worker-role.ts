@@ -99,6 +99,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
     logger: workerLogger,
     stopping: stopping.signal,
     watchHub: watchHubStore,
+    recentDetails: new RecentDetails(),
     // The enlisting workflow runs here, so its task is claimed here at once (its cache is warm here too).
     watchEnlisted: () => hub.nudge(),
   };
@@ -161,7 +162,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // hub may hold any task), and holds nothing while there are none.
   const hub = new WatchHub({
     store: watchHubStore,
-    poll: createWatchPoll(activityDeps, new RecentDetails()),
+    poll: createWatchPoll(activityDeps, activityDeps.recentDetails ?? new RecentDetails()),
     signal: async (workflowId, observed) => {
       try {
         await (await temporalClient()).workflow.getHandle(workflowId).signal(watchObservedSignal, observed);

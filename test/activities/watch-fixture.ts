@@ -21,18 +21,22 @@ export function workingTask(pollIntervalMs: number) {
   };
 }
 
-/** createActivities over a stub upstream whose every answer is `answer()` as a result; the rest as given. */
-export function watchActivities(
-  answer: () => unknown,
-  deps: Pick<ActivityDeps, 'store' | 'payloads' | 'settings'> & Partial<ActivityDeps>,
-) {
-  return createActivities({
+type GivenDeps = Pick<ActivityDeps, 'store' | 'payloads' | 'settings'> & Partial<ActivityDeps>;
+
+/** Activity deps over a stub upstream whose every answer is `answer()` as a result; the rest as given. */
+export function watchDeps(answer: () => unknown, deps: GivenDeps): ActivityDeps {
+  return {
     upstream: { send: async () => ({ kind: 'result', result: answer() }) } as unknown as UpstreamClient,
     resolveUpstream: async () => ({ alias: 'example', url: 'http://upstream.invalid/mcp' }),
     gatewayInfo: { name: 'taskrouter-test', version: '1.0.0' },
     logger: pino({ level: 'silent' }),
     ...deps,
-  });
+  } as ActivityDeps;
+}
+
+/** createActivities over watchDeps. */
+export function watchActivities(answer: () => unknown, deps: GivenDeps) {
+  return createActivities(watchDeps(answer, deps));
 }
 
 /** The watch of upstream task `upstreamTaskId` behind task `task-key`, the caller having seen `knownKey`. */
