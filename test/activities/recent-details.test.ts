@@ -105,8 +105,8 @@ test("a change the watch hub stored is recorded by the workflow's step without r
   };
   const answer = () => ({
     taskId: 't1',
-    status: 'completed',
-    statusMessage: 'done by the hub',
+    status: 'working',
+    statusMessage: 'seen by the hub',
     createdAt: now,
     lastUpdatedAt: now,
     ttlMs: null,
@@ -124,6 +124,6 @@ test("a change the watch hub stored is recorded by the workflow's step without r
     observation,
     project: 'p1',
   });
-  expect(recorded).toEqual([expect.objectContaining({ statusMessage: 'done by the hub' })]);
+  expect(recorded).toEqual([expect.objectContaining({ statusMessage: 'seen by the hub' })]);
   expect(reads).toEqual([]);
 });
