@@ -103,14 +103,20 @@ test('killed right after the approval was taken: the call is sent exactly once',
   await killProcess(gateway);
   await startServeProcess(configFile, port, children);
   const done = await client().waitForTask(taskId, undefined, 90_000);
-  // Sent before the kill, its answer lost with the process: the call is not repeated (the tool is not
-  // marked repeatable) and the task says so; sent after the restart: it completes. Never lost, never twice.
-  await waitFor(
-    () => (calls.get('approved-1') ?? 0) > 0,
-    () => 'the approved call never reached the upstream',
-  );
-  expect(calls.get('approved-1')).toBe(1);
-  if (done.status === 'failed') expect(JSON.stringify(done)).toMatch(/not repeated/);
-  else expect(done.status).toBe('completed');
+  // Marked as sent before the kill (the mark is written just before the request goes out), its answer
+  // lost with the process: the call is not repeated (the tool is not marked repeatable) and the task says
+  // so; it reached the upstream once, or not at all when the kill fell between the mark and the request.
+  // Not yet marked at the kill: sent after the restart, exactly once, and it completes. Never twice.
+  if (done.status === 'failed') {
+    expect(JSON.stringify(done)).toMatch(/not repeated/);
+    expect(calls.get('approved-1') ?? 0).toBeLessThanOrEqual(1);
+  } else {
+    expect(done.status).toBe('completed');
+    await waitFor(
+      () => (calls.get('approved-1') ?? 0) > 0,
+      () => 'the approved call never reached the upstream',
+    );
+    expect(calls.get('approved-1')).toBe(1);
+  }
   await killChildren(children.splice(0));
 }, 180_000);
