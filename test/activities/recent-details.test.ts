@@ -10,6 +10,35 @@ import { RecentDetails } from '../../src/activities/recent-details';
 import { createWatchPoll } from '../../src/activities/watch-poll';
 import { watchActivities, watchDeps, watchInput } from './watch-fixture';
 
+/** A task store and payload store recording what is recorded and read; `extra` adds to the task store. */
+function recordingStores(now: string, extra: Record<string, unknown> = {}) {
+  const stored = new Map<string, unknown>();
+  const reads: string[] = [];
+  const recorded: unknown[] = [];
+  const store = {
+    detailStoredAt: async () => now,
+    recordSnapshot: async (_key: string, snapshot: unknown) => {
+      recorded.push(snapshot);
+      return true;
+    },
+    ...extra,
+  } as never;
+  const payloads = {
+    put: async (_key: string, _kind: string, value: unknown) => {
+      const id = `pl_${stored.size + 1}`;
+      stored.set(id, value);
+      return id;
+    },
+    get: async (id: string) => {
+      reads.push(id);
+      return stored.get(id);
+    },
+  } as never;
+  return { store, payloads, reads, recorded };
+}
+
+const SETTINGS = { minPollIntervalMs: 50, maxPollIntervalMs: 60_000, maxWatchMs: 500, pollFailureBudget: 3 };
+
 test('each detail is taken once; an unknown one is not there', () => {
   const recent = new RecentDetails();
   recent.remember('pl_1', { statusMessage: 'a' });
@@ -26,9 +55,10 @@ test('a detail larger than the whole bound is not kept', () => {
 
 test('the watch stores a change and the snapshot is recorded without reading the payload store', async () => {
   const now = new Date().toISOString();
-  const stored = new Map<string, unknown>();
-  const reads: string[] = [];
-  const recorded: unknown[] = [];
+  const { store, payloads, reads, recorded } = recordingStores(now, {
+    watchStarted: async () => {},
+    watchDue: async () => {},
+  });
   const activities = watchActivities(
     () => ({
       taskId: 't1',
@@ -38,29 +68,7 @@ test('the watch stores a change and the snapshot is recorded without reading the
       lastUpdatedAt: now,
       ttlMs: null,
     }),
-    {
-      store: {
-        detailStoredAt: async () => now,
-        watchStarted: async () => {},
-        watchDue: async () => {},
-        recordSnapshot: async (_key: string, snapshot: unknown) => {
-          recorded.push(snapshot);
-          return true;
-        },
-      } as never,
-      payloads: {
-        put: async (_key: string, _kind: string, value: unknown) => {
-          const id = `pl_${stored.size + 1}`;
-          stored.set(id, value);
-          return id;
-        },
-        get: async (id: string) => {
-          reads.push(id);
-          return stored.get(id);
-        },
-      } as never,
-      settings: { minPollIntervalMs: 50, maxPollIntervalMs: 60_000, maxWatchMs: 500, pollFailureBudget: 3 },
-    },
+    { store, payloads, settings: SETTINGS },
   );
   const env = new MockActivityEnvironment();
   const watched = await env.run(activities.watchUpstreamTask, watchInput('t1', 'working-before', 50));
@@ -77,29 +85,11 @@ test('the watch stores a change and the snapshot is recorded without reading the
 
 test("a change the watch hub stored is recorded by the workflow's step without reading it back, when both share the process's details", async () => {
   const now = new Date().toISOString();
-  const stored = new Map<string, unknown>();
-  const reads: string[] = [];
-  const recorded: unknown[] = [];
+  const { store, payloads, reads, recorded } = recordingStores(now);
   const deps = {
-    store: {
-      detailStoredAt: async () => now,
-      recordSnapshot: async (_key: string, snapshot: unknown) => {
-        recorded.push(snapshot);
-        return true;
-      },
-    } as never,
-    payloads: {
-      put: async (_key: string, _kind: string, value: unknown) => {
-        const id = `pl_${stored.size + 1}`;
-        stored.set(id, value);
-        return id;
-      },
-      get: async (id: string) => {
-        reads.push(id);
-        return stored.get(id);
-      },
-    } as never,
-    settings: { minPollIntervalMs: 50, maxPollIntervalMs: 60_000, maxWatchMs: 500, pollFailureBudget: 3 },
+    store,
+    payloads,
+    settings: SETTINGS,
     // As the worker role builds them: one instance for the activities and the hub's poll.
     recentDetails: new RecentDetails(),
   };
