@@ -8,6 +8,7 @@
  * mark: set while a row is enlisted but unclaimed, cleared when a hub claims it.
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { TERMINAL_TASK_STATUSES } from '../../protocol';
 import { dialectOf } from '../dialect';
 import type { Database } from '../schema';
@@ -128,13 +129,19 @@ export class WatchHubStore {
     // database's write lock even when it changes no row).
     if (!(await claimable.limit(1).executeTakeFirst())) return [];
     await this.keepAlive(owner, until);
-    let due = claimable.orderBy('due_at').limit(limit);
-    if (this.lockRows) due = due.forUpdate().skipLocked();
+    const due = claimable.orderBy('due_at').limit(limit);
+    // PostgreSQL may run an `in (subquery)` again for each candidate row (a nested-loop semi join, as
+    // over the lease-owner index), and each run skips the rows this statement has already leased, so the
+    // claim took more than `limit` rows (4 for 2: a hub over its cap). As an array it runs once.
+    const picked = (eb: ExpressionBuilder<Database, 'watch_hub'>) =>
+      this.lockRows
+        ? eb('task_key', '=', eb.fn.any(sql<string[]>`array(${due.forUpdate().skipLocked()})`))
+        : eb('task_key', 'in', due);
     // lease_until as well: a hub of an earlier version leaves the row alone for that long.
     const rows = await this.db
       .updateTable('watch_hub')
       .set({ lease_owner: owner, lease_until: until })
-      .where('task_key', 'in', due)
+      .where(picked)
       .where(free)
       .returningAll()
       .execute();

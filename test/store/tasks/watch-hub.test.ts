@@ -4,7 +4,7 @@
  * owner still holds (a re-enlisted row is dropped), an expired lease is claimed by another owner, removal
  * spares a newer enlistment, and release makes rows due again. A lease is the hub's own row (migration
  * 0027): renewing it writes no task row, and a row claimed by a hub of the earlier version (which renews
- * per row) is held by its own lease.
+ * per row) is held by its own lease. A claim never leases more than it was asked for.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -83,6 +83,17 @@ test('claims lease due, unheld rows once; renewal keeps them; an expired lease g
   const takenOver = await hub.claim('hub-3', 10_000, 10);
   expect(takenOver.map((r) => r.taskKey)).toEqual(second.map((r) => r.taskKey));
   expect(await hub.renew('hub-2', 10_000)).toEqual([]);
+});
+
+test('a claim leases at most its limit, whichever rows it reads (a hub never goes over its cap)', async () => {
+  // On PostgreSQL an `in (subquery … limit)` over the lease-owner index was run again per candidate row,
+  // each run skipping the rows already leased: 3 or 4 rows for a limit of 2 (the hub at its cap held 3).
+  for (const orphans of [false, true, false, true, false]) {
+    await db.deleteFrom('watch_hub').execute();
+    for (let i = 0; i < 4; i++) await hub.enlist(enlistment(await runningTask(), 'run/1'));
+    advance(1000);
+    expect(await hub.claim(`hub-${randomUUID()}`, 10_000, 2, { orphans })).toHaveLength(2);
+  }
 });
 
 test('a re-enlisted row leaves its holder at renewal, and removal spares the newer enlistment', async () => {
