@@ -26,6 +26,7 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { PollCursor, WatchPoll } from '../activities/watch-poll';
 import type { HubWatchInput, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import { staleAfterMs } from '../store/tasks/task-watch';
 import type { ClaimedWatch, WatchHubStore } from '../store/tasks/watch-hub';
 import { errorText } from '../telemetry/log-context';
 import { withTraceCarrier } from '../telemetry/mcp-spans';
@@ -82,11 +83,6 @@ interface Held {
   markedLate?: boolean;
 }
 
-/** A task's poll is late enough to say so once it is this late: tasks/get's own rule (two intervals, at least 2 s). */
-function staleAfterMs(h: Held): number {
-  return Math.max(2 * h.input.pollIntervalMs, 2000);
-}
-
 export class WatchHub {
   private ownerId: string;
   private readonly held = new Map<string, Held>();
@@ -132,7 +128,7 @@ export class WatchHub {
   /** Some upstream's most overdue task is late enough to be marked stale: this hub is behind. */
   get behind(): boolean {
     const now = Date.now();
-    return this.due.oldest().some((h) => now - h.nextAt > staleAfterMs(h));
+    return this.due.oldest().some((h) => now - h.nextAt > staleAfterMs(h.input.pollIntervalMs));
   }
 
   start(): void {
@@ -269,7 +265,7 @@ export class WatchHub {
     const late: Held[] = [];
     const caughtUp: Held[] = [];
     for (const h of this.held.values()) {
-      const isLate = !h.polling && now - h.nextAt > staleAfterMs(h);
+      const isLate = !h.polling && now - h.nextAt > staleAfterMs(h.input.pollIntervalMs);
       if (isLate && !h.markedLate) late.push(h);
       else if (!isLate && h.markedLate && !h.polling) caughtUp.push(h);
     }

@@ -17,6 +17,7 @@ import { principalId } from '../../store/control-plane/types';
 import { answeredInputHash } from '../../store/tasks/answered-inputs';
 import type { TaskRecord } from '../../store/tasks/task-store';
 import { taskKeyOf } from '../../store/tasks/task-store';
+import { staleAfterMs } from '../../store/tasks/task-watch';
 import { taskWorkflowId } from '../../workflows/messages';
 import type { GatewayDeps, RequestContext, Result } from '../context';
 import { errorName, parseParams } from '../context';
@@ -52,7 +53,7 @@ function withStaleness<T extends { _meta: Record<string, unknown> }>(
 ): T {
   if (task.watchDueAt === undefined || TERMINAL_TASK_STATUSES.has(snapshot.status)) return result;
   const overdueMs = Date.now() - Date.parse(task.watchDueAt);
-  if (!(overdueMs > Math.max(2 * (snapshot.pollIntervalMs ?? 1000), 2000))) return result;
+  if (!(overdueMs > staleAfterMs(snapshot.pollIntervalMs))) return result;
   return {
     ...result,
     _meta: { ...result._meta, [STALE_STATUS_META_KEY]: { checkedAt: task.watchDueAt, overdueMs } },

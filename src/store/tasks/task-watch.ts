@@ -20,6 +20,15 @@ export interface OverdueWatch {
   dueSince: string;
 }
 
+/**
+ * How late a running task's poll may be before its status is called unchecked: two poll intervals, at
+ * least 2 s (an upstream that names no interval: 1 s). tasks/get marks such a status, and a watch hub
+ * that late is behind.
+ */
+export function staleAfterMs(pollIntervalMs: number | undefined): number {
+  return Math.max(2 * (pollIntervalMs ?? 1000), 2000);
+}
+
 export async function watchStarted(db: Kysely<Database>, taskKey: string): Promise<void> {
   await db
     .updateTable('tasks')
