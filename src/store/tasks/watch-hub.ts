@@ -60,13 +60,15 @@ export class WatchHubStore {
       lease_owner: null,
       lease_until: null,
     };
+    // Due and not yet polled by anyone: the watch lag counts from here until a hub claims it. Marked
+    // before the row is claimable: a claim in between (another worker's hub) clears the mark after it,
+    // never before it (that left the mark on a polled task: stale in tasks/get, a lag that only grew).
+    await watchDue(this.db, e.taskKey, at);
     await this.db
       .insertInto('watch_hub')
       .values({ task_key: e.taskKey, ...values })
       .onConflict((oc) => oc.column('task_key').doUpdateSet(values))
       .execute();
-    // Due and not yet polled by anyone: the watch lag counts from here until a hub claims it.
-    await watchDue(this.db, e.taskKey, at);
   }
 
   async delist(taskKey: string): Promise<void> {
@@ -216,14 +218,27 @@ export class WatchHubStore {
   async release(owner: string, taskKeys?: string[]): Promise<number> {
     if (taskKeys?.length === 0) return 0;
     const at = this.now().toISOString();
-    let q = this.db
-      .updateTable('watch_hub')
-      .set({ lease_owner: null, lease_until: null, due_at: at })
-      .where('lease_owner', '=', owner);
-    if (taskKeys) q = q.where('task_key', 'in', taskKeys);
-    const keys = (await q.returning('task_key').execute()).map((r) => r.task_key);
-    // Due again, unpolled until claimed: the staleness mark (a hub may hold thousands).
-    await this.markDue(keys, at);
+    const held = (eb: ExpressionBuilder<Database, 'watch_hub'>) =>
+      taskKeys
+        ? eb.and([eb('lease_owner', '=', owner), eb('task_key', 'in', taskKeys)])
+        : eb('lease_owner', '=', owner);
+    // Due again, unpolled until claimed: the staleness mark (a hub may hold thousands), made before the
+    // rows are claimable, as enlist does, so that a claim's clearing always comes after it.
+    const marked = (await this.db.selectFrom('watch_hub').select('task_key').where(held).execute()).map(
+      (r) => r.task_key,
+    );
+    await this.markDue(marked, at);
+    const keys = (
+      await this.db
+        .updateTable('watch_hub')
+        .set({ lease_owner: null, lease_until: null, due_at: at })
+        .where(held)
+        .returning('task_key')
+        .execute()
+    ).map((r) => r.task_key);
+    // Marked but not given back (taken over meanwhile as a dead hub's): the taker polls them.
+    const released = new Set(keys);
+    await this.clearDue(marked.filter((k) => !released.has(k)));
     return keys.length;
   }
 }

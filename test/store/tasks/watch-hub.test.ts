@@ -7,7 +7,7 @@
  * per row) is held by its own lease. A claim never leases more than it was asked for.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, KyselyPlugin } from 'kysely';
 import { Cipher, generateKey } from '../../../src/store/cipher';
 import { openDatabase } from '../../../src/store/database';
 import type { Database } from '../../../src/store/schema';
@@ -23,8 +23,11 @@ let hub: WatchHubStore;
 let clock = new Date('2026-12-05T00:00:00Z');
 const advance = (ms: number) => (clock = new Date(clock.getTime() + ms));
 
+let config: Awaited<ReturnType<typeof testStoreConfig>>;
+
 beforeAll(async () => {
-  db = await openDatabase(await testStoreConfig());
+  config = await testStoreConfig();
+  db = await openDatabase(config);
   tasks = new TaskStore(db, new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } }), {
     now: () => clock,
   });
@@ -195,3 +198,46 @@ test("a hub's late polls mark running tasks due since their poll was due, never 
   await hub.clearDue([late, other]);
   expect(await dueMark(late)).toBeUndefined();
 });
+
+test.each([
+  ['enlisted', (store: WatchHubStore, key: string) => store.enlist(enlistment(key, 'run/1'))],
+  [
+    'given back',
+    async (store: WatchHubStore, key: string) => {
+      await hub.enlist(enlistment(key, 'run/1'));
+      await hub.claim('hub-leaving', 10_000, 10);
+      await store.release('hub-leaving');
+    },
+  ],
+] as const)(
+  'a row claimed while it is being %s is never left marked due (the mark comes first)',
+  async (_, act) => {
+    // A hub's claim may run between the statements of an enlistment or a release (another worker's hub, or
+    // this one's periodic round, while the other waits for a connection): had the row been claimable before
+    // the task was marked due, the claim's clearing came first and the mark stayed on a task the hub polls
+    // (tasks/get said stale; the watch lag grew until the task ended: bench:scale-out, two workers).
+    // Every statement of the store under test is followed here by a claim (another hub, on a connection of
+    // its own), so a claim runs between each two.
+    const other = await openDatabase(config);
+    try {
+      const otherHub = new WatchHubStore(other, () => clock);
+      const owner = `hub-${randomUUID()}`;
+      const claimed: string[] = [];
+      const claimAfterEach: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => {
+          claimed.push(...(await otherHub.claim(owner, 10_000, 10)).map((r) => r.taskKey));
+          return args.result;
+        },
+      };
+      await db.deleteFrom('watch_hub').execute();
+      const key = await runningTask();
+      await hub.clearDue([key]);
+      await act(new WatchHubStore(db.withPlugin(claimAfterEach), () => clock), key);
+      expect(claimed).toEqual([key]);
+      expect(await dueMark(key)).toBeUndefined();
+    } finally {
+      await other.destroy();
+    }
+  },
+);
