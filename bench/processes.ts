@@ -195,6 +195,8 @@ export interface GatewayProcess {
   /** What the configuration file says (the encryption keys decode task workflows' payloads). */
   config: ReturnType<typeof gatewayBasics>;
   rssBytes(): number;
+  /** SIGTERM (SIGKILL after 10 s); resolves once it exited (it is stopped on exit anyway). */
+  stop(): Promise<void>;
   /** Warnings and errors in the gateway's log so far, with the five most frequent messages and counts. */
   log(): { warnings: number; errors: number; samples: string[] };
 }
@@ -218,6 +220,8 @@ export async function startGatewayProcess(opts: {
    * run); it is not built here.
    */
   root?: string;
+  /** What several processes of one gateway share (its task queue and keys); default: fresh ones. */
+  basics?: ReturnType<typeof gatewayBasics>;
 }): Promise<GatewayProcess> {
   const role = opts.role ?? 'all';
   const port = await getFreePort();
@@ -235,7 +239,7 @@ export async function startGatewayProcess(opts: {
       })),
     }),
   );
-  const basics = gatewayBasics(opts.temporal, opts.dir);
+  const basics = opts.basics ?? gatewayBasics(opts.temporal, opts.dir);
   const configFile = path.join(opts.dir, 'taskrouter.json');
   writeFileSync(
     configFile,
@@ -283,6 +287,7 @@ export async function startGatewayProcess(opts: {
     pid,
     config: basics,
     rssBytes: () => rssBytes(pid),
+    stop: () => stopChild(child, 10_000),
     log() {
       let warnings = 0;
       let errors = 0;
