@@ -63,12 +63,23 @@ interface Options {
   window: number;
   /** Replicas of each role per side, in the order run. */
   sides: number[];
+  /** Another built checkout whose gateway runs instead of this one's (a before side). */
+  root?: string;
 }
 
 function parseOptions(argv: string[]): Options {
   const { range: num, values } = readFlags(
     argv,
-    { tasks: '1000', fast: '5000', seconds: '400', poll: '500', clients: '32', window: '30', sides: '1,2' },
+    {
+      tasks: '1000',
+      fast: '5000',
+      seconds: '400',
+      poll: '500',
+      clients: '32',
+      window: '30',
+      sides: '1,2',
+      root: undefined,
+    },
     'usage: npm run bench:scale-out -- [--tasks 1000] [--fast 5000] [--seconds 400] [--poll 500] [--clients 32]\n' +
       '       [--window 30] [--sides 1,2]\n' +
       '  --tasks    tasks created on each side on an upstream polled every 5 s (creations/s)\n' +
@@ -77,7 +88,8 @@ function parseOptions(argv: string[]): Options {
       '  --poll     the poll interval the upstream suggests, ms (short: more polls due than one worker keeps up with)\n' +
       '  --clients  clients creating tasks at once, spread over the API replicas\n' +
       '  --window   seconds of polling measured with every task in flight\n' +
-      '  --sides    replicas of each role per side, in the order run (1,2: one of each, then two)\n',
+      '  --sides    replicas of each role per side, in the order run (1,2: one of each, then two)\n' +
+      "  --root     run another built checkout's gateway (its dist/; not built here)\n",
   );
   const sides = (values.sides ?? '').split(',').map(Number);
   if (sides.length === 0 || sides.some((n) => !Number.isInteger(n) || n < 1)) {
@@ -91,6 +103,7 @@ function parseOptions(argv: string[]): Options {
     clients: Math.floor(num('clients', 1)),
     window: num('window', 1),
     sides,
+    ...(values.root !== undefined && { root: values.root }),
   };
 }
 
@@ -231,6 +244,7 @@ async function main(): Promise<void> {
         projects,
         role,
         basics,
+        ...(opts.root !== undefined && { root: opts.root }),
         sections: {
           store: { postgresUrl: `postgres://postgres@${postgres.host}:${postgres.port}/${database}` },
           health: { port: healthPort },
@@ -420,12 +434,14 @@ async function main(): Promise<void> {
   const verdict = (name: string, value: number, c: Record<string, number>, lowerBound = false) =>
     `${name}: two of each / one of each = ${lowerBound ? '>= ' : ''}${value} (target >= ${TARGET}): ` +
     `${value >= TARGET ? 'PASS' : `FAIL, ${bound(c)}`}`;
-  out.push(verdict('creations/s', creationRatio, two.cpuCreating));
-  out.push(
-    keptUp(one)
-      ? `watch capacity: not measured, one of each kept up with every poll (raise --fast)`
-      : verdict('watch capacity', capacityRatio, two.cpuPolling, keptUp(two)),
-  );
+  if (one !== two) {
+    out.push(verdict('creations/s', creationRatio, two.cpuCreating));
+    out.push(
+      keptUp(one)
+        ? `watch capacity: not measured, one of each kept up with every poll (raise --fast)`
+        : verdict('watch capacity', capacityRatio, two.cpuPolling, keptUp(two)),
+    );
+  }
   const totalSeconds = finishReport(
     out,
     { count: errors.length, examples: errors },

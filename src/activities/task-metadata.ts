@@ -90,11 +90,21 @@ export function withoutHopMeta(result: Record<string, unknown>): Record<string, 
  */
 export function scrubId<T>(value: T, upstreamTaskId: string): T {
   if (upstreamTaskId === '') return value;
+  // Run on every poll's answer: what holds no occurrence is returned as it is, not copied.
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return v.split(upstreamTaskId).join(TASK_ID_PLACEHOLDER);
-    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'string') {
+      return v.includes(upstreamTaskId) ? v.split(upstreamTaskId).join(TASK_ID_PLACEHOLDER) : v;
+    }
+    if (Array.isArray(v)) {
+      const out = v.map(walk);
+      return out.some((x, i) => x !== v[i]) ? out : v;
+    }
     if (typeof v === 'object' && v !== null) {
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+      const entries = Object.entries(v);
+      const out = entries.map(([k, x]) => [walk(k) as string, walk(x)] as const);
+      return out.some(([k, x], i) => k !== entries[i]![0] || x !== entries[i]![1])
+        ? Object.fromEntries(out)
+        : v;
     }
     return v;
   };

@@ -30,6 +30,21 @@ import type { Principal } from './types';
  * normalized: case of scheme and host, default ports), without the fragment, which is never sent.
  */
 export function addressOf(url: string): string {
+  let address = addresses.get(url);
+  if (address === undefined) {
+    // Read on every poll of a running task (its endpoint's credential is checked against it): parsed
+    // once per URL. Bounded: a process sees few upstream URLs, and starting over costs one parse each.
+    if (addresses.size >= MAX_REMEMBERED_ADDRESSES) addresses.clear();
+    address = parseAddress(url);
+    addresses.set(url, address);
+  }
+  return address;
+}
+
+const MAX_REMEMBERED_ADDRESSES = 10_000;
+const addresses = new Map<string, string>();
+
+function parseAddress(url: string): string {
   try {
     const u = new URL(url);
     u.hash = '';
