@@ -64,7 +64,7 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
 }
-const CLOCK_TICKS = 100;
+export const CLOCK_TICKS = 100;
 
 async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

@@ -36,6 +36,7 @@ import { gatewayBasics, note, onCleanup, runBench, tempDir } from './env';
 import { readFlags } from './options';
 import type { GatewayProcess } from './processes';
 import {
+  CLOCK_TICKS,
   benchProject,
   benchUsers,
   callAndStreamAgents,
@@ -49,7 +50,6 @@ import { createTask, effectivePollMs, many } from './task-support';
 
 const TARGET = 1.8;
 const BULK_POLL_MS = 5000;
-const CLOCK_TICKS = 100;
 /** How long the hubs may take to hold every task in flight before the window starts anyway. */
 const SETTLE_LIMIT_MS = 180_000;
 const NAMESPACE = 'taskrouter-bench';
@@ -118,14 +118,15 @@ function treeCpuMs(root: number): number {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) === root) {
-        total += ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS + cpuMs(root);
-      } else if (Number(fields[1]) === root) total += cpuMs(Number(entry));
+      const own = Number(fields[11]) + Number(fields[12]);
+      // The root's own time, and its ended children's (cutime, cstime); a live child's own time.
+      if (Number(entry) === root) total += own + Number(fields[13]) + Number(fields[14]);
+      else if (Number(fields[1]) === root) total += own;
     } catch {
       // ended meanwhile
     }
   }
-  return total;
+  return (total * 1000) / CLOCK_TICKS;
 }
 
 /** The machine's busy and total CPU ticks so far (/proc/stat: everything but idle and iowait is busy). */
@@ -165,11 +166,6 @@ function metricSum(text: string, name: string, reduce: 'sum' | 'max' = 'sum'): n
     .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
   if (values.length === 0) return undefined;
   return reduce === 'sum' ? values.reduce((a, b) => a + b, 0) : Math.max(...values);
-}
-
-interface Side {
-  apis: number;
-  workers: number;
 }
 
 interface SideResult {
@@ -215,10 +211,11 @@ async function main(): Promise<void> {
   const { agent } = callAndStreamAgents();
 
   const results: SideResult[] = [];
-  for (const [i, n] of opts.sides.entries()) results.push(await runSide(i, { apis: n, workers: n }));
+  for (const [i, n] of opts.sides.entries()) results.push(await runSide(i, n));
 
-  async function runSide(index: number, side: Side): Promise<SideResult> {
-    const label = `${side.apis} api + ${side.workers} worker${side.workers > 1 ? 's' : ''}`;
+  /** `replicas` API replicas and as many workers. */
+  async function runSide(index: number, replicas: number): Promise<SideResult> {
+    const label = `${replicas} api + ${replicas} worker${replicas > 1 ? 's' : ''}`;
     note(`side ${label}: starting`);
     const database = `scale_out_${index}`;
     const admin = new pg.Client({ connectionString: postgres.url });
@@ -232,10 +229,7 @@ async function main(): Promise<void> {
     const projects = [benchProject({ bulk, fast })];
     const processes: Array<GatewayProcess & { role: 'api' | 'worker'; healthPort: number }> = [];
     // One at a time: the first applies the bootstrap file, the others find it applied.
-    for (const role of [
-      ...Array<'api'>(side.apis).fill('api'),
-      ...Array<'worker'>(side.workers).fill('worker'),
-    ]) {
+    for (const role of [...Array<'api'>(replicas).fill('api'), ...Array<'worker'>(replicas).fill('worker')]) {
       const healthPort = await getFreePort();
       const gateway = await startGatewayProcess({
         temporal,
@@ -299,9 +293,7 @@ async function main(): Promise<void> {
     // of workflow tasks delays that), then two intervals, then the window.
     const settleStart = performance.now();
     for (;;) {
-      const held = await Promise.all(
-        workers.map(async (w) => metricSum(await metricsOf(w), 'taskrouter_watch_hub_tasks') ?? 0),
-      );
+      const held = await hubTasksOf(workers);
       const inFlightNow = ends.filter((end) => end > Date.now()).length;
       if (held.reduce((a, b) => a + b, 0) >= 0.99 * inFlightNow) break;
       if (performance.now() - settleStart > SETTLE_LIMIT_MS) {
@@ -326,9 +318,7 @@ async function main(): Promise<void> {
     const pollsPerSecond = ((await polls()) - polls0) / ((performance.now() - w0) / 1000);
     const cpuPolling = meter.read();
     const inFlight = ends.filter((end) => end > Date.now()).length;
-    const hubTasks = await Promise.all(
-      workers.map(async (w) => metricSum(await metricsOf(w), 'taskrouter_watch_hub_tasks') ?? 0),
-    );
+    const hubTasks = await hubTasksOf(workers);
     if (ends.some((end) => end < Date.now()))
       note(`side ${label}: some tasks ended within the window (--seconds is short)`);
     note(`side ${label}: ${round(pollsPerSecond, 0)} polls/s; stopping its processes`);
@@ -343,7 +333,7 @@ async function main(): Promise<void> {
     );
     return {
       label,
-      replicas: side.workers,
+      replicas,
       created: creation.ok.length,
       errors: creation.errors.length + fastCreation.errors.length,
       refusedEarly: refusedEarly.count,
@@ -454,6 +444,13 @@ async function main(): Promise<void> {
   );
   process.stdout.write(
     `${JSON.stringify({ bench: 'scale-out', options: opts, machine: machine(), results, creationRatio, capacityRatio, totalSeconds })}\n`,
+  );
+}
+
+/** The tasks each worker's hub holds (`taskrouter_watch_hub_tasks` on its health port). */
+function hubTasksOf(workers: ReadonlyArray<{ healthPort: number }>): Promise<number[]> {
+  return Promise.all(
+    workers.map(async (w) => metricSum(await metricsOf(w), 'taskrouter_watch_hub_tasks') ?? 0),
   );
 }
 

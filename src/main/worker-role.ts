@@ -81,6 +81,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   const hostedQueue = new HostedQueue(shared.db);
   const approvals = new ApprovalStore(shared.db);
   const watchHubStore = new WatchHubStore(shared.db);
+  const recentDetails = new RecentDetails();
   const activityDeps: ActivityDeps = {
     upstream,
     store,
@@ -99,7 +100,8 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
     logger: workerLogger,
     stopping: stopping.signal,
     watchHub: watchHubStore,
-    recentDetails: new RecentDetails(),
+    // One per process: what the hub's polls store, the workflows' next steps record without a read.
+    recentDetails,
     // The enlisting workflow runs here, so its task is claimed here at once (its cache is warm here too).
     watchEnlisted: () => hub.nudge(),
   };
@@ -162,7 +164,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   // hub may hold any task), and holds nothing while there are none.
   const hub = new WatchHub({
     store: watchHubStore,
-    poll: createWatchPoll(activityDeps, activityDeps.recentDetails ?? new RecentDetails()),
+    poll: createWatchPoll(activityDeps, recentDetails),
     signal: async (workflowId, observed) => {
       try {
         await (await temporalClient()).workflow.getHandle(workflowId).signal(watchObservedSignal, observed);
