@@ -57,14 +57,29 @@ test('input requests arrive as the task asks for them', async () => {
   const taskId = await startTask('confirm_delete', { filename: 'push.txt' });
   const { handle } = await listen(gw.client.url, { taskIds: [taskId] });
   try {
-    // The task may already ask before the stream opens: the first push then carries it too.
-    const asking = await handle.next(isTaskNote('input_required')).catch(async () => {
-      const now = await gw.client.getTask(taskId, { capabilities: TASKS_AND_FORM_CAPS });
-      return { params: now.body.result } as Record<string, unknown>;
-    });
+    // The task may already ask before the stream opens: the state pushed right after the
+    // acknowledgement carries the question then.
+    const asking = await handle.next(isTaskNote('input_required'));
     expect(Object.keys((asking.params as { inputRequests?: object }).inputRequests ?? {})).toEqual([
       'confirm',
     ]);
+  } finally {
+    handle.close();
+  }
+});
+
+test('a task that ended before the stream opened is pushed once, right after the acknowledgement', async () => {
+  const taskId = await startTask('slow_compute', { seconds: 1 });
+  for (let ended = false; !ended; await new Promise((r) => setTimeout(r, 100))) {
+    const now = await gw.client.getTask(taskId, { capabilities: TASKS_AND_FORM_CAPS });
+    ended = now.body.result?.status === 'completed';
+  }
+  const { handle } = await listen(gw.client.url, { taskIds: [taskId] });
+  try {
+    const done = await handle.next(isTaskNote('completed'));
+    expect(done.params).toMatchObject({ taskId, result: { resultType: 'complete' } });
+    const methods = handle.messages.map((m) => m.method);
+    expect(methods).toEqual(['notifications/subscriptions/acknowledged', 'notifications/tasks']);
   } finally {
     handle.close();
   }

@@ -6,7 +6,9 @@
  * (resource-relay.ts). Task changes come from the store, not process memory:
  * every status change a workflow records is a history row, and this replica reads the rows written
  * since it last looked (one indexed query every `pollEveryMs` while anyone follows a task), so a stream
- * gets its tasks' changes whichever replica or worker wrote them. A client whose replica goes away
+ * gets its tasks' changes whichever replica or worker wrote them. Right after the acknowledgement each
+ * followed task's current state is pushed once, so a client that listens after creating a task misses
+ * nothing that happened in between. A client whose replica goes away
  * reconnects; a terminal status stays readable with `tasks/get`. On shutdown every stream gets the final
  * result the spec asks for, so clients see an orderly end rather than a drop.
  */
@@ -136,6 +138,9 @@ export class Subscriptions {
     });
     resources.begin();
     if (listener.tasks.size > 0) {
+      // Each followed task's state now comes first: a change between the task's creation and this
+      // stream (a progress message, or the task already ended) is not waited for in vain.
+      for (const taskKey of listener.tasks.keys()) listener.due.add(taskKey);
       this.listeners.add(listener);
       this.startFeed();
     }
