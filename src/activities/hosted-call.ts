@@ -116,7 +116,11 @@ export function createHostedActivities(deps: ActivityDeps) {
               : 'Hosted by the gateway: the upstream is working on the call',
         );
         await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt, round });
-        reply = await heartbeating(() => send(input, endpoint, request, progress.onNotification));
+        try {
+          reply = await heartbeating(() => send(input, endpoint, request, progress));
+        } finally {
+          await progress.stop();
+        }
       }
       const asking = inputRequired(reply, input.call.elicitationForm);
       if (asking) {
@@ -236,27 +240,31 @@ export function createHostedActivities(deps: ActivityDeps) {
     const until = Date.now() + (input.callDeadlineMs ?? DEFAULT_RESUME_MS);
     // A resumed stream that stays silent is asked again from its last event: some servers replay what
     // was stored when asked but do not send what comes later on the resumed stream.
-    for (;;) {
-      try {
-        return await heartbeating(() =>
-          deps.upstream.resume(endpoint, point as ResumePoint, {
-            signal: ctx.cancellationSignal,
-            onNotification: progress.onNotification,
-            onResumePoint: (next) => {
-              point = next;
-              record(next);
-            },
-            deadline: { ms: RESUME_QUIET_MS, limit: 'hosting.callDeadlineMs' },
-          }),
-        );
-      } catch (err) {
-        if (ctx.cancellationSignal.aborted) throw err;
-        if (Date.now() >= until) {
-          deps.logger.warn({ err: err instanceof Error ? err.name : 'error' }, 'hosted call not resumed');
-          return undefined;
+    try {
+      for (;;) {
+        try {
+          return await heartbeating(() =>
+            deps.upstream.resume(endpoint, point as ResumePoint, {
+              signal: ctx.cancellationSignal,
+              onNotification: progress.onNotification,
+              onResumePoint: (next) => {
+                point = next;
+                record(next);
+              },
+              deadline: { ms: RESUME_QUIET_MS, limit: 'hosting.callDeadlineMs' },
+            }),
+          );
+        } catch (err) {
+          if (ctx.cancellationSignal.aborted) throw err;
+          if (Date.now() >= until) {
+            deps.logger.warn({ err: err instanceof Error ? err.name : 'error' }, 'hosted call not resumed');
+            return undefined;
+          }
+          await sleepWithHeartbeat(1000);
         }
-        await sleepWithHeartbeat(1000);
       }
+    } finally {
+      await progress.stop();
     }
   }
 
@@ -286,7 +294,7 @@ export function createHostedActivities(deps: ActivityDeps) {
     input: CallHostedToolInput,
     endpoint: Awaited<ReturnType<ActivityDeps['resolveUpstream']>>,
     request: UpstreamCallPayload,
-    onNotification: (message: Record<string, unknown>) => Promise<void>,
+    progress: Pick<ReturnType<typeof progressRecorder>, 'onNotification' | 'quiet'>,
   ): Promise<UpstreamReply> {
     const ctx = Context.current();
     const _meta = {
@@ -306,8 +314,8 @@ export function createHostedActivities(deps: ActivityDeps) {
       () =>
         deps.upstream.send(endpoint, METHOD.toolsCall, params, {
           signal: ctx.cancellationSignal,
-          onNotification,
-          ...(input.call.elicitationForm && { onServerRequest: questionRelay(input) }),
+          onNotification: progress.onNotification,
+          ...(input.call.elicitationForm && { onServerRequest: questionRelay(input, progress) }),
           onResumePoint: resumePointRecorder(input),
           ...(input.callDeadlineMs !== undefined && {
             deadline: { ms: input.callDeadlineMs, limit: 'hosting.callDeadlineMs' as const },

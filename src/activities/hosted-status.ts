@@ -6,6 +6,8 @@
 import type { InputResponses, TaskSnapshot } from '../protocol';
 import type { ActivityDeps } from './deps';
 import { progressMessage } from './hosted-answer';
+import type { LatestEvery } from './latest-every';
+import { latestEvery } from './latest-every';
 import { boundedStatusMessage } from './snapshot';
 import { sleepWithHeartbeat } from './support';
 import type { CallHostedToolInput } from './types';
@@ -47,55 +49,67 @@ export function createHostedStatus(deps: ActivityDeps) {
    * A 2025-era upstream's form elicitation on the call's own stream: only this activity holds that
    * stream, so it asks the client through the task (`input_required` with the question) and waits,
    * heartbeating, for the answer `tasks/update` stores (payload kind `input_responses`), then hands it to
-   * the upstream. Other modes are refused as on any call.
+   * the upstream. Other modes are refused as on any call. The call's progress is not recorded while it
+   * asks (a report that waited would overwrite the question).
    */
-  function questionRelay(input: CallHostedToolInput) {
+  function questionRelay(input: CallHostedToolInput, progress: Pick<LatestEvery<string>, 'quiet'>) {
     let asked = 0;
     return async (request: { method: string; params?: Record<string, unknown> }) => {
       const mode = request.params?.mode;
       if (mode !== undefined && mode !== 'form') return undefined;
       asked += 1;
       const key = `elicitation-${input.round ?? 0}-${asked}`;
-      await deps.store.recordSnapshot(input.taskKey, {
-        status: 'input_required',
-        statusMessage: 'The upstream asks for input: answer it with tasks/update',
-        inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
-        createdAt: input.createdAt,
-        lastUpdatedAt: new Date().toISOString(),
-        ttlMs: deps.settings.finishedTaskTtlMs ?? null,
-      });
-      await deps.store.watchStarted(input.taskKey);
-      for (;;) {
-        const answers = await deps.payloads.allOf<InputResponses>(input.taskKey, 'input_responses');
-        const answer = answers.find((a) => Object.hasOwn(a, key))?.[key];
-        if (answer) {
-          await working(
-            input,
-            'Hosted by the gateway: the answer went to the upstream, which is working on it',
-          );
-          return { result: answer as Record<string, unknown> };
-        }
-        await sleepWithHeartbeat(ANSWER_LOOK_EVERY_MS);
-      }
+      return progress.quiet(() => askAndWait(input, key, request));
     };
   }
 
-  /** Upstream progress as the task's status message (and its dashboard progress), throttled. */
+  /** Records the question as the task's `input_required` and waits for the client's answer. */
+  async function askAndWait(
+    input: CallHostedToolInput,
+    key: string,
+    request: { method: string; params?: Record<string, unknown> },
+  ) {
+    await deps.store.recordSnapshot(input.taskKey, {
+      status: 'input_required',
+      statusMessage: 'The upstream asks for input: answer it with tasks/update',
+      inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
+      createdAt: input.createdAt,
+      lastUpdatedAt: new Date().toISOString(),
+      ttlMs: deps.settings.finishedTaskTtlMs ?? null,
+    });
+    await deps.store.watchStarted(input.taskKey);
+    for (;;) {
+      const answers = await deps.payloads.allOf<InputResponses>(input.taskKey, 'input_responses');
+      const answer = answers.find((a) => Object.hasOwn(a, key))?.[key];
+      if (answer) {
+        await working(
+          input,
+          'Hosted by the gateway: the answer went to the upstream, which is working on it',
+        );
+        return { result: answer as Record<string, unknown> };
+      }
+      await sleepWithHeartbeat(ANSWER_LOOK_EVERY_MS);
+    }
+  }
+
+  /**
+   * Upstream progress as the task's status message (and its dashboard progress), at most once a second
+   * and the latest report always (activities/latest-every.ts). `stop` before recording anything else.
+   */
   function progressRecorder(input: CallHostedToolInput, note?: string) {
-    let last = 0;
     const now = (message: string) => working(input, message);
+    const latest = latestEvery(PROGRESS_EVERY_MS, (message: string) =>
+      now(message).catch((err: unknown) =>
+        deps.logger.warn({ err: err instanceof Error ? err.name : 'error' }, 'hosted progress not recorded'),
+      ),
+    );
     return {
       now,
-      onNotification: async (message: Record<string, unknown>) => {
-        if (message.method !== 'notifications/progress' || Date.now() - last < PROGRESS_EVERY_MS) return;
-        last = Date.now();
-        await now(progressMessage(message.params, note)).catch((err: unknown) =>
-          deps.logger.warn(
-            { err: err instanceof Error ? err.name : 'error' },
-            'hosted progress not recorded',
-          ),
-        );
+      onNotification: (message: Record<string, unknown>) => {
+        if (message.method === 'notifications/progress') latest.offer(progressMessage(message.params, note));
       },
+      quiet: <R>(during: () => Promise<R>) => latest.quiet(during),
+      stop: () => latest.stop(),
     };
   }
 
