@@ -22,13 +22,17 @@ describe('example upstream options', () => {
   });
 
   it('forgets tasks after their ttlMs', async () => {
-    const upstream = await startExampleUpstream({ ...BASE_OPTIONS, ttlMs: 150 });
+    // Long enough that a loaded machine still reads the task before it goes (150 ms did not, once).
+    const ttlMs = 1500;
+    const upstream = await startExampleUpstream({ ...BASE_OPTIONS, ttlMs });
     try {
       const created = resultOf(await call(upstream.url, 'slow_compute', { seconds: 0, label: 't' }));
-      expect(created.ttlMs).toBe(150);
+      expect(created.ttlMs).toBe(ttlMs);
       const taskId = String(created.taskId);
       await waitFor(upstream.url, taskId, ['completed']);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The lifetime counts from createdAt.
+      const goneAt = Date.parse(String(created.createdAt)) + ttlMs + 50;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, goneAt - Date.now())));
       expect(errorOf(await rpc(upstream.url, 'tasks/get', { taskId })).code).toBe(-32602);
     } finally {
       await upstream.close();
