@@ -26,7 +26,7 @@ import {
 import { parseAnsweredInputs, recordAnsweredInputs } from './answered-inputs';
 import { TaskSealing } from './task-sealing';
 import type { OverdueWatch } from './task-watch';
-import { overdueWatches, watchDue, watchStarted } from './task-watch';
+import { deadHubSince, overdueWatches, watchDue, watchStarted } from './task-watch';
 import type {
   ActiveTaskRef,
   NewTask,
@@ -144,10 +144,15 @@ export class TaskStore {
   async getTask(taskKey: string): Promise<TaskRecord | undefined> {
     const row = await this.db
       .selectFrom('tasks')
-      .selectAll()
-      .where('task_key', '=', taskKey)
+      // The watch hub holding the task, if any: a dead one's tasks go unpolled (task-watch.ts).
+      .leftJoin('watch_hub as h', 'h.task_key', 'tasks.task_key')
+      .leftJoin('watch_hub_owners as o', 'o.owner', 'h.lease_owner')
+      .selectAll('tasks')
+      .select('o.alive_until as hub_alive_until')
+      .where('tasks.task_key', '=', taskKey)
       .executeTakeFirst();
     if (!row) return undefined;
+    const watchDueAt = row.watch_due_at ?? deadHubSince(row.hub_alive_until, this.now());
     const ttlMs = advertisedTtlMs(
       {
         createdAt: row.created_at,
@@ -179,7 +184,7 @@ export class TaskStore {
       snapshot,
       ...(row.payload_expired_at !== null && { payloadExpired: true as const }),
       ...(row.assignee_user_id != null && { assigneeUserId: row.assignee_user_id }),
-      ...(row.watch_due_at != null && { watchDueAt: row.watch_due_at }),
+      ...(watchDueAt != null && { watchDueAt }),
       ...(Number(row.hosted ?? 0) === 1 && { hosted: true }),
       ...(row.answered_inputs != null && { answeredInputs: parseAnsweredInputs(row.answered_inputs) }),
     };
@@ -250,7 +255,7 @@ export class TaskStore {
 
   /** The oldest due-and-unwatched time of running tasks, per project and upstream. */
   overdueWatches(): Promise<OverdueWatch[]> {
-    return overdueWatches(this.db);
+    return overdueWatches(this.db, this.now());
   }
 
   async detailStoredAt(taskKey: string): Promise<string | undefined> {

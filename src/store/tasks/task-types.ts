@@ -32,7 +32,10 @@ export interface TaskRecord extends Omit<NewTask, 'snapshot'> {
   payloadExpired?: true;
   /** The dashboard's human assignee (a user id); assignment grants nothing (docs/dashboard.md). */
   assigneeUserId?: string;
-  /** Since when the task's upstream is due for a poll no watch is making (store/tasks/task-watch.ts). */
+  /**
+   * Since when the task's upstream is due for a poll no watch is making: its mark, or the end of the
+   * lease of a dead hub that holds it (store/tasks/task-watch.ts).
+   */
   watchDueAt?: string;
   /** Hashes of the input keys its client answered (store/tasks/answered-inputs.ts); absent while none. */
   answeredInputs?: string[];

@@ -47,13 +47,44 @@ export async function watchDue(db: Kysely<Database>, taskKey: string, at: string
     .execute();
 }
 
-export async function overdueWatches(db: Kysely<Database>): Promise<OverdueWatch[]> {
-  const rows = await db
+/**
+ * When a running task's polls stopped for certain, if no mark says so: its watch hub row is held by a hub
+ * whose lease ran out (`aliveUntil`, passed). A killed worker cannot mark what it held, and with no other
+ * worker alive nobody takes its rows over; without this its tasks would read as checked for as long as
+ * it stays down. (Its polls may have stopped up to a lease earlier: the mark errs on the late side.)
+ */
+export function deadHubSince(aliveUntil: string | null | undefined, now: Date): string | undefined {
+  return aliveUntil != null && aliveUntil < now.toISOString() ? aliveUntil : undefined;
+}
+
+/**
+ * Per project and upstream, the oldest time since which a running task has gone unpolled: marked due
+ * (unclaimed, given back, or polled late), or held by a hub whose lease ran out (`deadHubSince`).
+ */
+export async function overdueWatches(db: Kysely<Database>, now: Date): Promise<OverdueWatch[]> {
+  const running = [...TERMINAL_TASK_STATUSES];
+  const marked = await db
     .selectFrom('tasks')
     .select(['project', 'upstream', (eb) => eb.fn.min<string>('watch_due_at').as('dueSince')])
     .where('watch_due_at', 'is not', null)
-    .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+    .where('status', 'not in', running)
     .groupBy(['project', 'upstream'])
     .execute();
-  return rows.filter((r): r is OverdueWatch => typeof r.dueSince === 'string');
+  const orphaned = await db
+    .selectFrom('watch_hub_owners as o')
+    .innerJoin('watch_hub as h', 'h.lease_owner', 'o.owner')
+    .innerJoin('tasks as t', 't.task_key', 'h.task_key')
+    .select(['h.project', 'h.upstream', (eb) => eb.fn.min<string>('o.alive_until').as('dueSince')])
+    .where('o.alive_until', '<', now.toISOString())
+    .where('t.status', 'not in', running)
+    .groupBy(['h.project', 'h.upstream'])
+    .execute();
+  const oldest = new Map<string, OverdueWatch>();
+  for (const r of [...marked, ...orphaned]) {
+    if (typeof r.dueSince !== 'string') continue;
+    const key = `${r.project}\u0000${r.upstream}`;
+    const seen = oldest.get(key);
+    if (!seen || r.dueSince < seen.dueSince) oldest.set(key, { ...r, dueSince: r.dueSince });
+  }
+  return [...oldest.values()];
 }

@@ -164,12 +164,26 @@ export class WatchHubStore {
   /**
    * Extends `owner`'s lease (one row, whatever it holds) and returns what it still holds: a row enlisted
    * again, or taken by another hub while this one's lease had run out, is no longer among them. Expired
-   * leases of other hubs are deleted on the way (their rows are free either way).
+   * leases of other hubs are deleted on the way once they hold no row: until then they say since when
+   * those rows have gone unpolled (their rows are free either way).
    */
   async renew(owner: string, leaseMs: number): Promise<HeldWatch[]> {
     const now = this.now();
     await this.keepAlive(owner, new Date(now.getTime() + leaseMs).toISOString());
-    await this.db.deleteFrom('watch_hub_owners').where('alive_until', '<', now.toISOString()).execute();
+    await this.db
+      .deleteFrom('watch_hub_owners')
+      .where('alive_until', '<', now.toISOString())
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('watch_hub')
+              .select('task_key')
+              .whereRef('watch_hub.lease_owner', '=', 'watch_hub_owners.owner'),
+          ),
+        ),
+      )
+      .execute();
     const rows = await this.db
       .selectFrom('watch_hub')
       .select(['task_key', 'generation'])

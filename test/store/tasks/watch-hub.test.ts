@@ -241,3 +241,32 @@ test.each([
     }
   },
 );
+
+test("a dead hub's tasks read as unpolled since its lease ended (tasks/get's mark, the watch lag) until another hub takes them", async () => {
+  const project = 'dead-hub';
+  const key = await runningTask(project);
+  await hub.enlist({ ...enlistment(key, 'run/1'), project });
+  const claimedAt = clock.getTime();
+  expect((await hub.claim('hub-killed', 10_000, 10)).map((r) => r.taskKey)).toContain(key);
+  const lagOf = async () => (await tasks.overdueWatches()).find((o) => o.project === project);
+  expect(await dueMark(key)).toBeUndefined();
+  advance(9_000);
+  // Alive (its lease has a second left): polled, as far as anyone can tell.
+  expect(await dueMark(key)).toBeUndefined();
+  expect(await lagOf()).toBeUndefined();
+
+  advance(2_000);
+  const leaseEnd = new Date(claimedAt + 10_000).toISOString();
+  expect(await dueMark(key)).toBe(leaseEnd);
+  expect(await lagOf()).toEqual({ project, upstream: 'u', dueSince: leaseEnd });
+  // Another hub's renewal keeps the dead lease while it holds rows: it is what says since when.
+  await hub.renew('hub-alive', 10_000);
+  expect(await dueMark(key)).toBe(leaseEnd);
+
+  expect((await hub.claim('hub-alive', 10_000, 10)).map((r) => r.taskKey)).toContain(key);
+  expect(await dueMark(key)).toBeUndefined();
+  expect(await lagOf()).toBeUndefined();
+  await hub.renew('hub-alive', 10_000);
+  const owners = await db.selectFrom('watch_hub_owners').select('owner').execute();
+  expect(owners.map((o) => o.owner)).not.toContain('hub-killed');
+});
