@@ -174,9 +174,10 @@ describe('TTL and forgotten tasks', () => {
   });
 
   test("a terminal snapshot stays readable after the upstream's TTL elapsed and it forgot the task", async () => {
-    const taskId = await taskOf('short_lived', { ttlMs: 800 });
+    // Long enough for a loaded machine's first poll to find the task still known (it ends at once).
+    const taskId = await taskOf('short_lived', { ttlMs: 1500 });
     await gw.client.waitForTask(taskId);
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 1600));
     // The upstream itself no longer knows the task…
     const upstreamId = gw.upstream.stats.taskIds.at(-1) as string;
     const direct = await new McpTestClient(gw.upstream.url).getTask(upstreamId);
