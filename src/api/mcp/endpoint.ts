@@ -16,7 +16,6 @@
  * first (and the client accepts SSE): the response then becomes a stream that ends with the reply.
  */
 import type { Middleware, ParameterizedContext } from 'koa';
-import { randomBytes } from 'node:crypto';
 import compose from 'koa-compose';
 import type { Logger } from 'pino';
 import { DEFAULT_JSON_SHAPE } from '../../config/config';
@@ -38,6 +37,7 @@ import type { OriginPolicy } from '../origin';
 import { refuseOrigin } from '../origin';
 import { checkedEnvelope } from './envelope';
 import type { FrameLimits, JsonShapeLimits } from './frame';
+import { newRequestId } from './request-ids';
 import { readMessage } from './frame';
 import type { LegacyClients, LegacyExchange } from './legacy/adapter';
 import { LegacyClients as Legacy } from './legacy/adapter';
@@ -135,7 +135,7 @@ export function mcpEndpoint(deps: McpEndpointDeps): Middleware {
       era: ctx.get(HEADER.sessionId) === '' ? PROTOCOL_VERSION : '2025',
       signal: controller.signal,
     };
-    const requestId = randomBytes(8).toString('hex');
+    const requestId = newRequestId();
     ctx.set('X-Request-Id', requestId);
     return withLogContext({ requestId, project: slug }, () => route(c));
   };
