@@ -2,7 +2,8 @@
  * Writes the latest of a stream of values at most once per interval, the last one included: a value that
  * comes too soon after the previous write waits for the interval's end, and a newer one replaces it.
  * (Dropping it instead, as a plain throttle does, leaves a task showing an older progress for as long as
- * the upstream stays quiet after its last report.) Writes never overlap.
+ * the upstream stays quiet after its last report.) At most one write is under way: what comes meanwhile
+ * waits for it to end, so a slow store never builds a queue of old values.
  */
 export interface LatestEvery<T> {
   offer(value: T): void;
@@ -20,16 +21,28 @@ export function latestEvery<T>(everyMs: number, write: (value: T) => Promise<voi
   let last = -Infinity;
   let waiting: { value: T } | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let writing: Promise<void> = Promise.resolve();
+  let writing: Promise<void> | undefined;
   let stopped = false;
   let quietRuns = 0;
+  const held = () => stopped || quietRuns > 0;
+  const schedule = () => {
+    if (timer || writing || !waiting) return;
+    const wait = last + everyMs - Date.now();
+    if (wait <= 0) flush();
+    else timer = setTimeout(flush, wait);
+  };
   const flush = () => {
     timer = undefined;
-    if (!waiting) return;
+    if (!waiting || writing) return;
     const { value } = waiting;
     waiting = undefined;
     last = Date.now();
-    writing = writing.then(() => write(value)).catch(() => undefined);
+    writing = write(value)
+      .catch(() => undefined)
+      .finally(() => {
+        writing = undefined;
+        if (!held()) schedule();
+      });
   };
   const settle = async () => {
     clearTimeout(timer);
@@ -39,12 +52,9 @@ export function latestEvery<T>(everyMs: number, write: (value: T) => Promise<voi
   };
   return {
     offer(value) {
-      if (stopped || quietRuns > 0) return;
+      if (held()) return;
       waiting = { value };
-      if (timer) return;
-      const wait = last + everyMs - Date.now();
-      if (wait <= 0) flush();
-      else timer = setTimeout(flush, wait);
+      schedule();
     },
     async quiet(during) {
       quietRuns += 1;

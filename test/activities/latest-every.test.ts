@@ -68,6 +68,37 @@ test('writes never overlap, and stop waits for the one under way and drops what 
   expect(written.map((w) => w.value)).toEqual(['a', 'b']);
 });
 
+test('a store slower than the interval builds no queue: one write at a time, the newest next, stop waits for one', async () => {
+  let running = 0;
+  let most = 0;
+  const written: string[] = [];
+  const progress = latestEvery(1000, async (value: string) => {
+    running += 1;
+    most = Math.max(most, running);
+    await new Promise((r) => setTimeout(r, 2500));
+    running -= 1;
+    written.push(value);
+  });
+  // A report every 100 ms for 10 s, each write taking 2.5 s.
+  for (let i = 1; i <= 100; i++) {
+    progress.offer(`${i}/100`);
+    await jest.advanceTimersByTimeAsync(100);
+  }
+  expect(most).toBe(1);
+  expect(written.length).toBeLessThanOrEqual(4);
+  // Each write after the first took the newest report of its time, not the next in line.
+  expect(written.slice(1).every((v) => Number(v.split('/')[0]) > 20)).toBe(true);
+  let stopped = false;
+  const stopping = progress.stop().then(() => (stopped = true));
+  await jest.advanceTimersByTimeAsync(2500);
+  await stopping;
+  expect(stopped).toBe(true);
+  const atStop = written.length;
+  await jest.advanceTimersByTimeAsync(10_000);
+  expect(written).toHaveLength(atStop);
+  expect(most).toBe(1);
+});
+
 test('nothing is written while quiet; reports resume after', async () => {
   const { written, write } = recorder();
   const progress = latestEvery(1000, write);
