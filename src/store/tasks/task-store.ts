@@ -148,11 +148,17 @@ export class TaskStore {
       .leftJoin('watch_hub as h', 'h.task_key', 'tasks.task_key')
       .leftJoin('watch_hub_owners as o', 'o.owner', 'h.lease_owner')
       .selectAll('tasks')
+      .select(['h.lease_owner as hub_owner', 'h.lease_until as hub_lease_until'])
       .select('o.alive_until as hub_alive_until')
       .where('tasks.task_key', '=', taskKey)
       .executeTakeFirst();
     if (!row) return undefined;
-    const watchDueAt = row.watch_due_at ?? deadHubSince(row.hub_alive_until, this.now());
+    const watchDueAt =
+      row.watch_due_at ??
+      deadHubSince(
+        { owner: row.hub_owner, ownerAliveUntil: row.hub_alive_until, leaseUntil: row.hub_lease_until },
+        this.now(),
+      );
     const ttlMs = advertisedTtlMs(
       {
         createdAt: row.created_at,

@@ -47,14 +47,30 @@ export async function watchDue(db: Kysely<Database>, taskKey: string, at: string
     .execute();
 }
 
+/** Who holds a task's watch hub row: its lease owner, that owner's lease row, and the row's own lease. */
+export interface HubHold {
+  owner: string | null;
+  ownerAliveUntil: string | null;
+  leaseUntil: string | null;
+}
+
 /**
  * When a running task's polls stopped for certain, if no mark says so: its watch hub row is held by a hub
- * whose lease ran out (`aliveUntil`, passed). A killed worker cannot mark what it held, and with no other
- * worker alive nobody takes its rows over; without this its tasks would read as checked for as long as
- * it stays down. (Its polls may have stopped up to a lease earlier: the mark errs on the late side.)
+ * that is not alive, by the rule a claim frees such a row (store/tasks/watch-hub.ts): its owner's lease
+ * row ran out or is gone, and the row's own lease (a hub of an earlier version renewed that one) passed
+ * too. Since the last moment it was held: the owner's lease end, or the row's own if the owner's row is
+ * gone (a hub's renewal before this rule deleted dead leases at once). A killed worker cannot mark what
+ * it held, and with no other worker alive nobody takes its rows over; without this its tasks would read
+ * as checked for as long as it stays down. (Its polls may have stopped up to a lease earlier: the mark
+ * errs on the late side.)
  */
-export function deadHubSince(aliveUntil: string | null | undefined, now: Date): string | undefined {
-  return aliveUntil != null && aliveUntil < now.toISOString() ? aliveUntil : undefined;
+export function deadHubSince(hold: HubHold, now: Date): string | undefined {
+  if (hold.owner == null) return undefined;
+  const at = now.toISOString();
+  if (hold.ownerAliveUntil != null && hold.ownerAliveUntil >= at) return undefined;
+  if (hold.leaseUntil == null || hold.leaseUntil >= at) return undefined;
+  // A claim leases the row until its owner's lease at that time; renewals extend only the owner's.
+  return hold.ownerAliveUntil ?? hold.leaseUntil;
 }
 
 /**
@@ -70,12 +86,20 @@ export async function overdueWatches(db: Kysely<Database>, now: Date): Promise<O
     .where('status', 'not in', running)
     .groupBy(['project', 'upstream'])
     .execute();
+  const at = now.toISOString();
+  // deadHubSince's rule, per upstream.
   const orphaned = await db
-    .selectFrom('watch_hub_owners as o')
-    .innerJoin('watch_hub as h', 'h.lease_owner', 'o.owner')
+    .selectFrom('watch_hub as h')
+    .leftJoin('watch_hub_owners as o', 'o.owner', 'h.lease_owner')
     .innerJoin('tasks as t', 't.task_key', 'h.task_key')
-    .select(['h.project', 'h.upstream', (eb) => eb.fn.min<string>('o.alive_until').as('dueSince')])
-    .where('o.alive_until', '<', now.toISOString())
+    .select([
+      'h.project',
+      'h.upstream',
+      (eb) => eb.fn.min<string>(eb.fn.coalesce('o.alive_until', 'h.lease_until')).as('dueSince'),
+    ])
+    .where('h.lease_owner', 'is not', null)
+    .where((eb) => eb.or([eb('o.alive_until', 'is', null), eb('o.alive_until', '<', at)]))
+    .where('h.lease_until', '<', at)
     .where('t.status', 'not in', running)
     .groupBy(['h.project', 'h.upstream'])
     .execute();

@@ -269,4 +269,19 @@ test("a dead hub's tasks read as unpolled since its lease ended (tasks/get's mar
   await hub.renew('hub-alive', 10_000);
   const owners = await db.selectFrom('watch_hub_owners').select('owner').execute();
   expect(owners.map((o) => o.owner)).not.toContain('hub-killed');
+
+  // A dead hub whose lease row is already gone (deleted at once by a renewal of the earlier code): the
+  // row's own lease says until when it was held, the rule a claim frees it by.
+  const orphan = await runningTask(project);
+  await hub.enlist({ ...enlistment(orphan, 'run/1'), project });
+  const orphanClaimedAt = clock.getTime();
+  expect((await hub.claim('hub-gone', 10_000, 10)).map((r) => r.taskKey)).toContain(orphan);
+  await db.deleteFrom('watch_hub_owners').where('owner', '=', 'hub-gone').execute();
+  // Within the row's own lease it is held (as by a hub of the earlier version, which renews per row).
+  expect(await dueMark(orphan)).toBeUndefined();
+  advance(10_001);
+  await hub.renew('hub-alive', 10_000); // the hub that took the first task over stays alive
+  const orphanLeaseEnd = new Date(orphanClaimedAt + 10_000).toISOString();
+  expect(await dueMark(orphan)).toBe(orphanLeaseEnd);
+  expect(await lagOf()).toEqual({ project, upstream: 'u', dueSince: orphanLeaseEnd });
 });
