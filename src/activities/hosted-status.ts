@@ -108,8 +108,8 @@ export function createHostedStatus(deps: ActivityDeps) {
       onNotification: (message: Record<string, unknown>) => {
         if (message.method === 'notifications/progress') latest.offer(progressMessage(message.params, note));
       },
-      quiet: <R>(during: () => Promise<R>) => latest.quiet(during),
-      stop: () => latest.stop(),
+      quiet: latest.quiet,
+      stop: latest.stop,
     };
   }
 

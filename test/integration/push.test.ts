@@ -9,6 +9,7 @@ import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, startApiReplica } from '../helpers/gateway';
 import { listen } from '../helpers/listen';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { until } from '../helpers/until';
 
 let gw: TestGateway;
 let apiOnly: Runtime;
@@ -70,10 +71,12 @@ test('input requests arrive as the task asks for them', async () => {
 
 test('a task that ended before the stream opened is pushed once, right after the acknowledgement', async () => {
   const taskId = await startTask('slow_compute', { seconds: 1 });
-  for (let ended = false; !ended; await new Promise((r) => setTimeout(r, 100))) {
-    const now = await gw.client.getTask(taskId, { capabilities: TASKS_AND_FORM_CAPS });
-    ended = now.body.result?.status === 'completed';
-  }
+  await until(
+    async () =>
+      (await gw.client.getTask(taskId, { capabilities: TASKS_AND_FORM_CAPS })).body.result?.status ===
+      'completed',
+    () => 'the task never completed',
+  );
   const { handle } = await listen(gw.client.url, { taskIds: [taskId] });
   try {
     const done = await handle.next(isTaskNote('completed'));

@@ -55,6 +55,8 @@ export class TaskStore {
   private readonly sealing: TaskSealing;
   private readonly now: () => Date;
   private readonly retention: RetentionBounds | undefined;
+  /** getTask's statement, compiled at its first use (compileTaskRead). */
+  private taskRead: CompiledQuery<TaskReadRow> | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -164,8 +166,6 @@ export class TaskStore {
     if (compiled.parameters.length !== 1) throw new Error('getTask: expected one parameter');
     return compiled;
   }
-
-  private taskRead: CompiledQuery<TaskReadRow> | undefined;
 
   async getTask(taskKey: string): Promise<TaskRecord | undefined> {
     this.taskRead ??= this.compileTaskRead();

@@ -78,12 +78,12 @@ export function deadHubSince(hold: HubHold, now: Date): string | undefined {
  * (unclaimed, given back, or polled late), or held by a hub whose lease ran out (`deadHubSince`).
  */
 export async function overdueWatches(db: Kysely<Database>, now: Date): Promise<OverdueWatch[]> {
-  const running = [...TERMINAL_TASK_STATUSES];
+  const terminal = [...TERMINAL_TASK_STATUSES];
   const marked = await db
     .selectFrom('tasks')
     .select(['project', 'upstream', (eb) => eb.fn.min<string>('watch_due_at').as('dueSince')])
     .where('watch_due_at', 'is not', null)
-    .where('status', 'not in', running)
+    .where('status', 'not in', terminal)
     .groupBy(['project', 'upstream'])
     .execute();
   const at = now.toISOString();
@@ -100,7 +100,7 @@ export async function overdueWatches(db: Kysely<Database>, now: Date): Promise<O
     .where('h.lease_owner', 'is not', null)
     .where((eb) => eb.or([eb('o.alive_until', 'is', null), eb('o.alive_until', '<', at)]))
     .where('h.lease_until', '<', at)
-    .where('t.status', 'not in', running)
+    .where('t.status', 'not in', terminal)
     .groupBy(['h.project', 'h.upstream'])
     .execute();
   const oldest = new Map<string, OverdueWatch>();
