@@ -4,8 +4,8 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { InputResponses, TaskSnapshot } from '../protocol';
-import { CreateTaskResultSchema, METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
-import { taskTerminal, taskTransitions, watchesRunning } from '../telemetry/metrics';
+import { CreateTaskResultSchema, METHOD } from '../protocol';
+import { watchesRunning } from '../telemetry/metrics';
 import { activeTraceCarrier } from '../telemetry/mcp-spans';
 import type { TaskObservation } from '../workflows/messages';
 import type { UpstreamReply } from '../upstream/client';
@@ -18,7 +18,7 @@ import { createHostedActivities } from './hosted-call';
 import { RecentDetails } from './recent-details';
 import { createWatchPoll } from './watch-poll';
 import { toSnapshot } from './snapshot';
-import { control, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
+import { control, countTransition, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
   CallUpstreamToolInput,
   CallUpstreamToolResult,
@@ -314,10 +314,4 @@ function errorMessage(err: unknown): string {
 
 function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
-
-/** The metrics of a recorded status change (src/telemetry/metrics.ts). */
-function countTransition(project: string, status: string): void {
-  taskTransitions.inc({ project, status });
-  if (TERMINAL_TASK_STATUSES.has(status)) taskTerminal.inc({ project, status });
 }

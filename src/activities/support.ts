@@ -1,9 +1,12 @@
 /**
  * Small pieces of the task activities (src/activities/index.ts) that need no dependencies: a synchronous
- * answer as a finished task, expiry, control results, and heartbeating while waiting.
+ * answer as a finished task, expiry, control results, heartbeating while waiting, and the metrics of a
+ * recorded status change.
  */
 import { Context } from '@temporalio/activity';
 import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import { TERMINAL_TASK_STATUSES } from '../protocol';
+import { taskTerminal, taskTransitions } from '../telemetry/metrics';
 import type { UpstreamReply } from '../upstream/client';
 import type { RecordedAnswer } from './first-call';
 import { boundedStatusMessage } from './snapshot';
@@ -65,4 +68,10 @@ export async function sleepWithHeartbeat(ms: number, stopping?: AbortSignal): Pr
     ctx.heartbeat();
     await cancellableSleep(Math.min(left, 1000), ctx.cancellationSignal);
   }
+}
+
+/** The metrics of a recorded status change (src/telemetry/metrics.ts); `project` is the project's slug. */
+export function countTransition(project: string, status: string): void {
+  taskTransitions.inc({ project, status });
+  if (TERMINAL_TASK_STATUSES.has(status)) taskTerminal.inc({ project, status });
 }

@@ -35,6 +35,11 @@ export type CallUpstreamToolResult =
 
 export interface WatchUpstreamTaskInput extends UpstreamTaskRef {
   taskKey: string;
+  /**
+   * The project's slug, which labels the metrics of the end the watch records itself (watch-poll.ts).
+   * Absent in watches enlisted before it was added: their workflow records the end, as it did then.
+   */
+  projectSlug?: string;
   /** `key` of the last observation the workflow holds. */
   knownKey: string;
   pollIntervalMs: number;

@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { TaskSnapshot } from '../protocol';
-import { METHOD } from '../protocol';
+import { METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
 import type { UpstreamReply, UpstreamRequestOptions } from '../upstream/client';
 import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
@@ -18,7 +18,7 @@ import type { TaskDetail } from './observation';
 import { observationOf, taskDetailOf } from './observation';
 import type { RecentDetails } from './recent-details';
 import { toSnapshot } from './snapshot';
-import { expired } from './support';
+import { countTransition, expired } from './support';
 import type { UpstreamTaskRef, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from './types';
 
 /** What a watch keeps between its polls. */
@@ -76,6 +76,20 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
     return observationOf(snapshot, detailRef);
   }
 
+  /**
+   * An upstream task that ended is recorded in the store at once, as the workflow would record it: its
+   * client sees the end (tasks/get, push) without waiting for the signal, the workflow task and its local
+   * activity, which under load queue behind each other (a burst of tasks ending together). The store's
+   * first terminal write is final, so the workflow's own record of the same end changes nothing. Only
+   * the upstream's own end: the ends the gateway decides (expired, lost, unreachable, unrelayable
+   * input) stay the workflow's.
+   */
+  async function recordEnd(input: WatchUpstreamTaskInput, snapshot: TaskSnapshot): Promise<void> {
+    if (input.projectSlug === undefined || !TERMINAL_TASK_STATUSES.has(snapshot.status)) return;
+    if (await deps.store.recordSnapshot(input.taskKey, snapshot))
+      countTransition(input.projectSlug, snapshot.status);
+  }
+
   /** The input requests of the last observation, split into still open and answered. */
   async function openInputOf(input: WatchUpstreamTaskInput): Promise<UpstreamRequestOptions['taskInput']> {
     if (!input.openInput) return undefined;
@@ -129,7 +143,9 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
     if (snapshot) {
       cursor.failures = 0;
       if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= cursor.refreshAt) {
-        return { done: { kind: 'changed', observation: await observe(input.taskKey, snapshot) } };
+        const observation = await observe(input.taskKey, snapshot);
+        await recordEnd(input, snapshot);
+        return { done: { kind: 'changed', observation } };
       }
       if (expired(snapshot)) return { done: { kind: 'expired' } };
       return { againMs: snapshot.pollIntervalMs ?? input.pollIntervalMs, failed: false };

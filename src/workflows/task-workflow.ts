@@ -158,8 +158,8 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       await sendTaskInput({ ...ref, taskKey: input.taskKey, ref: inputs.ref, keys: inputs.keys });
     }
     const watched = hub
-      ? await hub.watch(state, watchInputOf(state, ref, input.taskKey))
-      : await watchUntilChangeOrWork(state, ref, input.taskKey);
+      ? await hub.watch(state, watchInputOf(state, ref, input))
+      : await watchUntilChangeOrWork(state, ref, input);
     if (watched) await apply(state, input, watched);
     if (!state.terminal && workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
@@ -208,12 +208,12 @@ async function firstCall(input: TaskWorkflowInput) {
 async function watchUntilChangeOrWork(
   state: TaskState,
   ref: UpstreamTaskRef,
-  taskKey: string,
+  input: TaskWorkflowInput,
 ): Promise<WatchUpstreamTaskResult | undefined> {
   const scope = new CancellationScope();
   let settled: { value?: WatchUpstreamTaskResult; error?: unknown } | undefined;
   scope
-    .run(() => watchUpstreamTask(watchInputOf(state, ref, taskKey)))
+    .run(() => watchUpstreamTask(watchInputOf(state, ref, input)))
     .then(
       (value) => (settled = { value }),
       (error: unknown) => (settled = { error }),
@@ -231,12 +231,17 @@ async function watchUntilChangeOrWork(
 }
 
 /** What one watch (activity or hub) polls with: the task, the last observation's key, its open input. */
-function watchInputOf(state: TaskState, ref: UpstreamTaskRef, taskKey: string): WatchUpstreamTaskInput {
+function watchInputOf(
+  state: TaskState,
+  ref: UpstreamTaskRef,
+  input: TaskWorkflowInput,
+): WatchUpstreamTaskInput {
   const o = state.s.observed;
   const open = Object.keys(state.present().inputs ?? {});
   return {
     ...ref,
-    taskKey,
+    taskKey: input.taskKey,
+    projectSlug: input.projectSlug,
     knownKey: o.key,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
     ...(o.status === 'input_required' &&

@@ -3,7 +3,8 @@
  * hub"), end to end on the shared Temporal dev server and the database under test: tasks complete, ask
  * for input and take it, and cancel as with watch activities; a task's history does not grow with its
  * polls; a hub that dies without releasing its tasks is replaced by another worker's hub after the lease;
- * a row whose workflow is gone is dropped; and a workflow that hears nothing enlists again (continuing as
+ * a row whose workflow is gone is dropped, the end its poll saw recorded for the client all the same (the
+ * poll that sees an upstream task end records it at once; the workflow's own record changes nothing); and a workflow that hears nothing enlists again (continuing as
  * new when its history grows) and still completes.
  */
 import type { Kysely } from 'kysely';
@@ -69,6 +70,9 @@ describe('watched by the hub', () => {
       async () => (await rowOf(taskId)) === undefined,
       () => 'the ended task kept its row',
     );
+    // The hub recorded the end, then the workflow recorded it again: one completed event, not two.
+    const events = await gw.runtime().store.listEvents(taskKeyOf(taskId));
+    expect(events.filter((e) => e.status === 'completed')).toHaveLength(1);
   });
 
   test('input_required, answered with tasks/update, then completed', async () => {
@@ -119,6 +123,10 @@ describe('watched by the hub', () => {
       async () => (await rowOf(taskId)) === undefined,
       () => 'the orphaned row stayed',
     );
+    // The end was recorded by the poll that saw it, not by the workflow (gone): the client reads it.
+    const ended = (await gw.client.getTask(taskId)).body.result ?? {};
+    expect(ended).toMatchObject({ status: 'completed', resultType: 'complete' });
+    expect(JSON.stringify(ended.result)).toContain('orphan');
   });
 
   test('a hub that dies without releasing: another worker takes its tasks after the lease', async () => {
