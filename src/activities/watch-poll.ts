@@ -2,12 +2,13 @@
  * One poll of an upstream task, shared by the watch activity (src/activities/index.ts, which loops over
  * it inside one activity) and the watch hub (src/temporal/watch-hub.ts, which schedules it from memory):
  * tasks/get, the snapshot compared with the one the workflow holds, expiry, the failure budget, a task the
- * upstream forgot (-32602), a credential that is gone, an answer too large. Either caller decides only
- * when to poll next and how to hand the outcome to the workflow.
+ * upstream forgot (-32602), a credential that is gone, an answer too large, and an upstream task that
+ * completed or failed recorded at once. Either caller decides only when to poll next and how to hand the
+ * outcome to the workflow.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { TaskSnapshot } from '../protocol';
-import { METHOD, TERMINAL_TASK_STATUSES } from '../protocol';
+import { METHOD } from '../protocol';
 import type { UpstreamReply, UpstreamRequestOptions } from '../upstream/client';
 import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
@@ -20,6 +21,9 @@ import type { RecentDetails } from './recent-details';
 import { toSnapshot } from './snapshot';
 import { countTransition, expired } from './support';
 import type { UpstreamTaskRef, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from './types';
+
+/** The upstream's own ends, recorded by the poll that sees them (recordEnd). */
+const ENDS_RECORDED_BY_THE_POLL: ReadonlySet<string> = new Set(['completed', 'failed']);
 
 /** What a watch keeps between its polls. */
 export interface PollCursor {
@@ -77,15 +81,19 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
   }
 
   /**
-   * An upstream task that ended is recorded in the store at once, as the workflow would record it: its
-   * client sees the end (tasks/get, push) without waiting for the signal, the workflow task and its local
-   * activity, which under load queue behind each other (a burst of tasks ending together). The store's
-   * first terminal write is final, so the workflow's own record of the same end changes nothing. Only
-   * the upstream's own end: the ends the gateway decides (expired, lost, unreachable, unrelayable
-   * input) stay the workflow's.
+   * An upstream task that completed or failed is recorded in the store at once, as the workflow would
+   * record it: its client sees the end (tasks/get, push) without waiting for the signal, the workflow task
+   * and its local activity, which under load queue behind each other (a burst of tasks ending together).
+   * The store's first terminal write is final, so the workflow's own record of the same end changes
+   * nothing. Only an end the upstream reached by itself: the ends the gateway decides (expired, lost,
+   * unreachable, unrelayable input) stay the workflow's, and so does `cancelled`, which the workflow
+   * itself may have caused on its way to one of those (it cancels the upstream task, then records
+   * `failed` with its reason); a poll the workflow no longer waits for (an old enlistment until its hub's
+   * next renewal, a watch activity until its next heartbeat) would otherwise record that cancellation
+   * first and hide the reason.
    */
   async function recordEnd(input: WatchUpstreamTaskInput, snapshot: TaskSnapshot): Promise<void> {
-    if (input.projectSlug === undefined || !TERMINAL_TASK_STATUSES.has(snapshot.status)) return;
+    if (input.projectSlug === undefined || !ENDS_RECORDED_BY_THE_POLL.has(snapshot.status)) return;
     if (await deps.store.recordSnapshot(input.taskKey, snapshot))
       countTransition(input.projectSlug, snapshot.status);
   }

@@ -1,7 +1,8 @@
 /**
- * Task records and their status history. The workflow is the single writer of a task's status (through
- * activities); the API only reads. A terminal status is final: later writes cannot overwrite it, which
- * keeps a late, stale observation from resurrecting a finished task.
+ * Task records and their status history. The workflow writes a task's status (through activities), and
+ * so does the poll that sees an upstream task complete or fail, first (src/activities/watch-poll.ts); the
+ * API only reads. A terminal status is final: later writes cannot overwrite it, which keeps a late, stale
+ * observation from resurrecting a finished task.
  *
  * TaskStore is the one face callers see; the dashboard's reads (task-listing.ts), the history
  * (task-history.ts), retention and project deletion (task-retention.ts) and the encrypted columns
