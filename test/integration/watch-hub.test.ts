@@ -132,7 +132,9 @@ describe('watched by the hub', () => {
   test('a hub that dies without releasing: another worker takes its tasks after the lease', async () => {
     const hubA = gw.runtime().watchHub;
     expect(hubA).toBeDefined();
-    const taskId = await createTask(gw, 'slow_compute', { seconds: 6, label: 'takeover' });
+    // Long enough to outlast the takeover on a loaded machine (the lease, the stale mark, a second worker
+    // starting): a task that ended first would lose its row at the second hub's first poll, unobserved.
+    const taskId = await createTask(gw, 'slow_compute', { seconds: 15, label: 'takeover' });
     await until(
       async () => (await rowOf(taskId))?.lease_owner === hubA!.owner,
       () => 'the first hub never claimed the task',
