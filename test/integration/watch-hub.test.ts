@@ -3,9 +3,10 @@
  * hub"), end to end on the shared Temporal dev server and the database under test: tasks complete, ask
  * for input and take it, and cancel as with watch activities; a task's history does not grow with its
  * polls; a hub that dies without releasing its tasks is replaced by another worker's hub after the lease;
- * a row whose workflow is gone is dropped, the end its poll saw recorded for the client all the same (the
- * poll that sees an upstream task end records it at once; the workflow's own record changes nothing); and a workflow that hears nothing enlists again (continuing as
- * new when its history grows) and still completes.
+ * a row whose workflow is gone is dropped, the completion its poll saw recorded for the client all the
+ * same (the poll that sees an upstream task complete or fail records it at once; the workflow's own
+ * record of it changes nothing); and a workflow that hears nothing enlists again (continuing as new when
+ * its history grows) and still completes.
  */
 import type { Kysely } from 'kysely';
 import pino from 'pino';
@@ -70,7 +71,7 @@ describe('watched by the hub', () => {
       async () => (await rowOf(taskId)) === undefined,
       () => 'the ended task kept its row',
     );
-    // The hub recorded the end, then the workflow recorded it again: one completed event, not two.
+    // The hub's poll recorded the end; the workflow's record of it after changed nothing: one event.
     const events = await gw.runtime().store.listEvents(taskKeyOf(taskId));
     expect(events.filter((e) => e.status === 'completed')).toHaveLength(1);
   });
