@@ -3,6 +3,9 @@
  * activities or by the watch hub): test/integration/task-lifecycle, watch-hub and durability run them on
  * their own gateways.
  */
+import type { temporal } from '@temporalio/proto';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
+import { taskWorkflowId } from '../../src/workflows/messages';
 import type { TestGateway } from './gateway';
 import { TASKS_AND_FORM_CAPS } from './mcp-client';
 
@@ -61,4 +64,20 @@ export async function longTaskCompletes(gw: TestGateway, seconds: number, label:
   expect(done).toMatchObject({ status: 'completed' });
   expect(JSON.stringify(done.result)).toContain(label);
   return taskId;
+}
+
+/**
+ * The history of an ended task's workflow (its last run), once that workflow has closed. A client can read
+ * an upstream task's end before the workflow has absorbed it (the poll that sees a completion records it
+ * at once: docs/decisions.md, "The watch hub"), so a history fetched right after tasks/get says
+ * `completed` may still be missing its last events.
+ */
+export async function endedTaskHistory(
+  gw: TestGateway,
+  taskId: string,
+): Promise<temporal.api.history.v1.IHistory> {
+  const client = await gw.temporalClient();
+  const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
+  await handle.result(); // follows the runs it continued as new into
+  return handle.fetchHistory();
 }

@@ -65,6 +65,7 @@ describe('bounded history', () => {
 
     const client = await gw.temporalClient();
     const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
+    await handle.result(); // the client may read the end before the workflow has absorbed it
     const description = await handle.describe();
     const firstRunId = description.raw.workflowExecutionInfo?.firstRunId;
     expect(firstRunId).toBeTruthy();

@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { recordReplies, TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { endedTaskHistory } from '../helpers/task-steps';
 import type { Payload } from '@temporalio/common';
 import { Cipher } from '../../src/store/cipher';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
@@ -37,8 +38,7 @@ test('arguments and results never reach the database in plaintext, nor Temporal 
   expect(JSON.stringify(done.result)).toContain(MARKER); // the client does get it
 
   // Temporal: every event of every run of the task's workflow.
-  const client = await gw.temporalClient();
-  const history = await client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId))).fetchHistory();
+  const history = await endedTaskHistory(gw, taskId);
   const raw = JSON.stringify(history, (_k, v: unknown) =>
     v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v,
   );

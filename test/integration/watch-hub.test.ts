@@ -20,7 +20,13 @@ import { taskWorkflowId } from '../../src/workflows/messages';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { expectCompletedUnmarked, staleTaskIds } from '../helpers/stale-status';
-import { cancelEndsTask, confirmDeleteCompletes, createTask, longTaskCompletes } from '../helpers/task-steps';
+import {
+  cancelEndsTask,
+  confirmDeleteCompletes,
+  createTask,
+  endedTaskHistory,
+  longTaskCompletes,
+} from '../helpers/task-steps';
 import { until } from '../helpers/until';
 
 const HUB_TASKS = {
@@ -51,11 +57,7 @@ describe('watched by the hub', () => {
   const rowOf = (taskId: string) =>
     db.selectFrom('watch_hub').selectAll().where('task_key', '=', taskKeyOf(taskId)).executeTakeFirst();
 
-  async function historyOf(taskId: string) {
-    const client = await gw.temporalClient();
-    const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
-    return (await handle.fetchHistory()).events ?? [];
-  }
+  const historyOf = async (taskId: string) => (await endedTaskHistory(gw, taskId)).events ?? [];
 
   test('a task completes with its result, polled by the hub and not by a watch activity', async () => {
     const taskId = await createTask(gw, 'slow_compute', { seconds: 1, label: 'hubbed' });
@@ -184,9 +186,8 @@ describe('watched by the hub, enlisting again when nothing is heard', () => {
 
   test('a long task continues as new in hub mode and still completes with its result', async () => {
     const taskId = await longTaskCompletes(gw, 20, 'hub-marathon');
-    const client = await gw.temporalClient();
     // The run that completed it was continued from an earlier one.
-    const history = await client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId))).fetchHistory();
+    const history = await endedTaskHistory(gw, taskId);
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
     expect(started?.continuedExecutionRunId).toBeTruthy();
   }, 90_000);

@@ -12,8 +12,8 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 import { TASKS_AND_FORM_CAPS } from '../helpers/mcp-client';
+import { endedTaskHistory } from '../helpers/task-steps';
 import { Cipher } from '../../src/store/cipher';
-import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { createDataConverter } from '../../src/temporal/codec';
 import { workflowSpanSinks } from '../../src/temporal/tracing';
 import type * as Codec from '../../src/temporal/codec';
@@ -21,7 +21,6 @@ import type * as Tracing from '../../src/temporal/tracing';
 import type * as TaskWorker from '../../src/temporal/worker';
 import type { TaskWorkerOptions } from '../../src/temporal/worker';
 import { workflowBundleOptions } from '../../src/temporal/worker';
-import { taskWorkflowId } from '../../src/workflows/messages';
 
 /** Which bundle the gateway's worker runs: from before the workflow spans, or today's. */
 const mockBundle: { use: 'before' | 'now'; bundles: Partial<Record<'before' | 'now', unknown>> } = {
@@ -91,8 +90,7 @@ async function runTask(): Promise<temporal.api.history.v1.IHistory> {
   );
   expect(ack.body.result).toMatchObject({ resultType: 'complete' });
   expect(await gw.client.waitForTask(taskId)).toMatchObject({ status: 'completed' });
-  const client = await gw.temporalClient();
-  return client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId))).fetchHistory();
+  return endedTaskHistory(gw, taskId);
 }
 
 function traceHeader(history: temporal.api.history.v1.IHistory): unknown {
