@@ -219,7 +219,15 @@ export const snapshotQuery = defineQuery<TaskObservation | null>('snapshot');
 
 /** How one watch ended (the watch activity's result; the watch hub's signal). */
 export type WatchUpstreamTaskResult =
-  | { kind: 'changed'; observation: TaskObservation }
+  | {
+      kind: 'changed';
+      observation: TaskObservation;
+      /**
+       * The poll that saw this end (completed or failed) recorded it in the store itself
+       * (activities/watch-poll.ts, recordEnd): the workflow's own record would change nothing.
+       */
+      recorded?: true;
+    }
   /** Nothing the workflow must act on changed within the watch time. */
   | { kind: 'unchanged' }
   /** The upstream no longer knows the task (expired or purged). */

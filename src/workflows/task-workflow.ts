@@ -65,6 +65,11 @@ const LOCAL_FIRST_CALL = 'first-call-local-activity';
 const DEADLINE_BY_CLAIM = 'first-call-deadline-by-claim';
 /** Workflows whose first call failed before such a failure settled a task already recorded replay without it. */
 const SETTLE_RECORDED = 'first-call-error-settles-recorded-task';
+/**
+ * Runs from before the poll's record of an end was trusted record it again (a local activity that
+ * changes nothing): they replay with it.
+ */
+const POLL_RECORDED_END = 'poll-recorded-end';
 /** Long-lived poller: heartbeats detect a lost worker within seconds; TRY_CANCEL lets signals preempt it. */
 const { watchUpstreamTask } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '1 hour',
@@ -294,7 +299,17 @@ async function apply(
     );
   }
   const after = state.present();
-  await recordTaskSnapshot({ taskKey: input.taskKey, observation: after, project: input.projectSlug });
+  // An end the poll recorded itself, as observed (no failure of the gateway's own replaced it): the
+  // store has it as this record would write it, so the end costs no local activity and one workflow
+  // task fewer (a burst of tasks ending together is absorbed sooner).
+  const recordedByPoll =
+    watched.kind === 'changed' &&
+    watched.recorded === true &&
+    after.status === watched.observation.status &&
+    patched(POLL_RECORDED_END);
+  if (!recordedByPoll) {
+    await recordTaskSnapshot({ taskKey: input.taskKey, observation: after, project: input.projectSlug });
+  }
   if (after.status !== before.status) publishStatus(after.status);
 }
 

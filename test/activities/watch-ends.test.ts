@@ -3,7 +3,8 @@
  * task that completed or failed is written to the store before the workflow hears of it; `cancelled` is
  * left to the workflow, which may have caused it on its way to a `failed` of its own (docs/decisions.md,
  * "The watch hub"); and a watch enlisted before the project slug was carried leaves every end to the
- * workflow. The store is a stand-in recording the writes: the choice is under test
+ * workflow. A recorded end is said so in the watch's result (the workflow then records it no more). The
+ * store is a stand-in recording the writes: the choice is under test
  * (test/integration/watch-hub.test.ts reads a recorded end through tasks/get).
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -13,7 +14,7 @@ import { watchActivities, watchInput, workingTask } from './watch-fixture';
 
 const WORKING_KEY = snapshotKey({ status: 'working', statusMessage: 'busy' });
 
-async function pollAnswering(status: string, projectSlug: string | undefined) {
+async function pollAnswering(status: string, projectSlug: string | undefined, storeHadAnEnd = false) {
   const recorded: Array<{ taskKey: string; snapshot: TaskSnapshot }> = [];
   const answer = {
     ...workingTask(50),
@@ -28,7 +29,7 @@ async function pollAnswering(status: string, projectSlug: string | undefined) {
       watchDue: async () => {},
       recordSnapshot: async (taskKey: string, snapshot: TaskSnapshot) => {
         recorded.push({ taskKey, snapshot });
-        return true;
+        return !storeHadAnEnd; // the store's first terminal write is final
       },
     } as never,
     payloads: { put: async () => 'pl_1' } as never,
@@ -43,8 +44,8 @@ test.each(['completed', 'failed'])(
   'a task that %s upstream is recorded by the poll that saw it',
   async (status) => {
     const { outcome, recorded } = await pollAnswering(status, 'demo');
-    // The workflow still hears of it, as before.
-    expect(outcome).toMatchObject({ kind: 'changed', observation: { status } });
+    // The workflow still hears of it, told that it is recorded (it records it no more).
+    expect(outcome).toMatchObject({ kind: 'changed', observation: { status }, recorded: true });
     expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({
       taskKey: 'task-key',
@@ -58,6 +59,7 @@ test.each(['completed', 'failed'])(
 test('cancelled upstream is left to the workflow, which may have cancelled it for a reason of its own', async () => {
   const { outcome, recorded } = await pollAnswering('cancelled', 'demo');
   expect(outcome).toMatchObject({ kind: 'changed', observation: { status: 'cancelled' } });
+  expect(outcome).not.toHaveProperty('recorded');
   expect(recorded).toHaveLength(0);
 });
 
@@ -65,11 +67,21 @@ test('a change that is not an end is not recorded by the poll', async () => {
   // Still working, with a new status message: a change the workflow records, not an end.
   const { outcome, recorded } = await pollAnswering('working', 'demo');
   expect(outcome).toMatchObject({ kind: 'changed', observation: { status: 'working' } });
+  expect(outcome).not.toHaveProperty('recorded');
   expect(recorded).toHaveLength(0);
 });
 
 test('a watch enlisted without the project slug leaves the end to its workflow', async () => {
   const { outcome, recorded } = await pollAnswering('completed', undefined);
   expect(outcome).toMatchObject({ kind: 'changed', observation: { status: 'completed' } });
+  expect(outcome).not.toHaveProperty('recorded');
   expect(recorded).toHaveLength(0);
+});
+
+test('an end the store already had (the workflow recorded one of its own first) is not called recorded', async () => {
+  // The workflow then records its observation as before; the store keeps the first end either way.
+  const { outcome, recorded } = await pollAnswering('completed', 'demo', true);
+  expect(outcome).toMatchObject({ kind: 'changed', observation: { status: 'completed' } });
+  expect(outcome).not.toHaveProperty('recorded');
+  expect(recorded).toHaveLength(1);
 });
