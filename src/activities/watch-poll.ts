@@ -71,12 +71,13 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
 
   /**
    * Stores what the workflow must not carry (the detail: status message, input requests, result, error,
-   * re-published metadata) as a payload and returns the workflow's payload-free observation of it.
+   * re-published metadata) as a payload and returns the workflow's payload-free observation of it;
+   * `remember` keeps the detail in memory for the workflow's record of it (RecentDetails).
    */
-  async function observe(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
+  async function observe(taskKey: string, snapshot: TaskSnapshot, remember = true): Promise<TaskObservation> {
     const detail = taskDetailOf(snapshot);
     const detailRef = await deps.payloads.put(taskKey, 'detail', detail);
-    recent.remember(detailRef, detail);
+    if (remember) recent.remember(detailRef, detail);
     return observationOf(snapshot, detailRef);
   }
 
@@ -152,8 +153,10 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
     if (snapshot) {
       cursor.failures = 0;
       if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= cursor.refreshAt) {
-        const observation = await observe(input.taskKey, snapshot);
         const recorded = await recordEnd(input, snapshot);
+        // A recorded end's detail is stored all the same (a workflow from before `recorded` was said
+        // records it again), but not kept in memory for a record that will not come.
+        const observation = await observe(input.taskKey, snapshot, !recorded);
         return { done: { kind: 'changed', observation, ...(recorded && { recorded: true as const }) } };
       }
       if (expired(snapshot)) return { done: { kind: 'expired' } };
