@@ -7,7 +7,9 @@
  * first call that failed before the gateway settled a recorded task on such a failure (the upstream
  * offline). `hub-task-completed` and `hub-task-input` were recorded the same way at the watch hub's
  * introduction (issue 23, `tasks.watchBy: hub`): a task watched by the hub that completed, and one that
- * asked for input, was answered with tasks/update and completed. Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
+ * asked for input, was answered with tasks/update and completed. `hub-task-recorded-end` (stop 41): a
+ * hub-watched task whose end the hub's poll recorded and said so, the workflow skipping its own record
+ * (`poll-recorded-end`). Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
  * to the workflow's commands, store them one event a line like the others (prettier leaves that folder
  * alone), and add them here.
  */
@@ -37,7 +39,14 @@ function fixture(name: string): Fixture {
   return JSON.parse(readFileSync(file, 'utf8')) as Fixture;
 }
 
-test.each(['task-completed', 'sync-result', 'first-call-error', 'hub-task-completed', 'hub-task-input'])(
+test.each([
+  'task-completed',
+  'sync-result',
+  'first-call-error',
+  'hub-task-completed',
+  'hub-task-input',
+  'hub-task-recorded-end',
+])(
   '%s replays',
   async (name) => {
     const { workflowId, encryption, history } = fixture(name);
