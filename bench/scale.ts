@@ -1,6 +1,6 @@
 /**
  * `npm run bench:scale [-- --tasks 5000 --seconds 90 --poll 5000 --clients 32 --calls 200 --watch 100
- *   --short 60 --long 600 --root ../before]` (`--help` lists all)
+ *   --short 60 --long 600 --rate 90 --root ../before]` (`--help` lists all)
  *
  * Many tasks in flight at once on the dev server, measured on what users run: an in-memory Temporal dev
  * server, example upstreams as processes of their own and the gateway (`node dist/src/main/serve.js
@@ -81,6 +81,8 @@ interface Options {
   /** `temporal.maxCachedWorkflows` of the gateway; unset: its default (the SDK's, from the heap size). */
   cache?: number;
   wft?: number;
+  /** Creations started per second at most (all clients together); unset: as fast as they go. */
+  rate?: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -99,6 +101,7 @@ function parseOptions(argv: string[]): Options {
       'watch-by': 'hub',
       cache: undefined,
       wft: undefined,
+      rate: undefined,
     },
     'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
       '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
@@ -112,7 +115,10 @@ function parseOptions(argv: string[]): Options {
       "  --root     run another built checkout's gateway (its dist/; not built here)\n" +
       '  --watch-by activity|hub  what polls the tasks in flight (tasks.watchBy; default hub)\n' +
       '  --cache    temporal.maxCachedWorkflows of the gateway (default: its own default)\n' +
-      '  --wft      temporal.maxConcurrentWorkflowTasks of the gateway (default: its own default)\n',
+      '  --wft      temporal.maxConcurrentWorkflowTasks of the gateway (default: its own default)\n' +
+      '  --rate     creations started per second at most, all clients together (default: as fast as\n' +
+      '             they go); the tasks end at the rate they were created, so two builds compared with\n' +
+      '             the same --rate absorb the same burst of ends\n',
   );
   const { range: num, values } = flags;
   const watchBy = values['watch-by'];
@@ -130,6 +136,7 @@ function parseOptions(argv: string[]): Options {
     ...(values.root !== undefined && { root: values.root }),
     ...(values.cache !== undefined && { cache: wholeNumber(values.cache, '--cache') }),
     ...(values.wft !== undefined && { wft: wholeNumber(values.wft, '--wft') }),
+    ...(values.rate !== undefined && { rate: Math.max(1, wholeNumber(values.rate, '--rate')) }),
   };
 }
 
@@ -214,7 +221,10 @@ async function main(): Promise<void> {
   note(`1. ${opts.calls} ordinary calls, nothing in flight`);
   const unloaded = await ordinaryCalls(plain, opts.calls);
 
-  note(`2. creating ${opts.tasks} tasks of ${opts.seconds} s with ${opts.clients} clients`);
+  note(
+    `2. creating ${opts.tasks} tasks of ${opts.seconds} s with ${opts.clients} clients` +
+      (opts.rate !== undefined ? `, at most ${opts.rate} a second` : ''),
+  );
   const rss = sampleRss(gateway, temporal.pid);
   const rssBefore = gateway.rssBytes();
   const heapBefore = await liveHeap(inspectPort);
@@ -225,7 +235,12 @@ async function main(): Promise<void> {
   // The clients behave as clients should under back-pressure: a fair-share refusal is retried after its
   // Retry-After (counted as "refused early"); any other failure is an error.
   const refusedEarly = { count: 0 };
+  const creationStart = performance.now();
   const creation = await many(opts.tasks, opts.clients, async (i) => {
+    if (opts.rate !== undefined) {
+      const wait = creationStart + (i * 1000) / opts.rate - performance.now();
+      if (wait > 0) await sleep(wait);
+    }
     const seconds = round(opts.seconds + (Math.random() * pollMs) / 1000, 3);
     const c = await createTask(
       tasksClient,
