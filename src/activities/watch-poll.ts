@@ -82,16 +82,16 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
   }
 
   /**
-   * An upstream task that completed or failed is recorded in the store at once, as the workflow would
-   * record it: its client sees the end (tasks/get, push) without waiting for the signal, the workflow task
-   * and its local activity, which under load queue behind each other (a burst of tasks ending together).
-   * The store's first terminal write is final, so the workflow's own record of the same end would change
-   * nothing: the watch's result says it was recorded, and the workflow skips it. Only an end the upstream reached by itself: the ends the gateway decides (expired, lost,
-   * unreachable, unrelayable input) stay the workflow's, and so does `cancelled`, which the workflow
-   * itself may have caused on its way to one of those (it cancels the upstream task, then records
-   * `failed` with its reason); a poll the workflow no longer waits for (an old enlistment until its hub's
-   * next renewal, a watch activity until its next heartbeat) would otherwise record that cancellation
-   * first and hide the reason.
+   * An upstream task that completed or failed is recorded in the store at once, as the workflow would record
+   * it: its client sees the end (tasks/get, push) without waiting for the signal, the workflow task and its
+   * local activity, which under load queue behind each other (a burst of tasks ending together). The store's
+   * first terminal write is final, so the workflow's own record of the same end would change nothing: the
+   * watch's result says it was recorded, and the workflow skips it. Only an end the upstream reached by
+   * itself: the ends the gateway decides (expired, lost, unreachable, unrelayable input) stay the workflow's,
+   * and so does `cancelled`, which the workflow itself may have caused on its way to one of those (it cancels
+   * the upstream task, then records `failed` with its reason); a poll the workflow no longer waits for (an
+   * old enlistment until its hub's next renewal, a watch activity until its next heartbeat) would otherwise
+   * record that cancellation first and hide the reason.
    */
   async function recordEnd(input: WatchUpstreamTaskInput, snapshot: TaskSnapshot): Promise<boolean> {
     if (input.projectSlug === undefined || !ENDS_RECORDED_BY_THE_POLL.has(snapshot.status)) return false;
