@@ -91,7 +91,8 @@ export class WatchHub {
   private readonly pollsByGroup = new Map<string, number>();
   private readonly abort = new AbortController();
   private readonly running = new Set<Promise<void>>();
-  private timers: NodeJS.Timeout[] = [];
+  /** The pending timer of each periodic round (claim, renew, dispatch), replaced as each round is set. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
   private polls = 0;
   private turn = 0;
   private lastRenewed = Date.now();
@@ -133,11 +134,11 @@ export class WatchHub {
 
   start(): void {
     const { claimEveryMs, leaseMs } = this.deps.settings;
-    this.every(claimEveryMs, () => this.claim());
-    this.every(Math.max(100, Math.floor(leaseMs / 3)), () => this.renew());
+    this.every('claim', claimEveryMs, () => this.claim());
+    this.every('renew', Math.max(100, Math.floor(leaseMs / 3)), () => this.renew());
     const dispatch = setInterval(() => this.dispatch(), DISPATCH_EVERY_MS);
     dispatch.unref();
-    this.timers.push(dispatch);
+    this.timers.set('dispatch', dispatch);
   }
 
   /**
@@ -146,8 +147,8 @@ export class WatchHub {
    */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers = [];
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
     this.abort.abort();
     await Promise.allSettled([...this.running]);
     if (opts.release ?? true) {
@@ -160,8 +161,12 @@ export class WatchHub {
     watchHubTasks.set(0);
   }
 
-  /** Runs `work` every `ms` (never two at once); a failure is logged and the next round comes. */
-  private every(ms: number, work: () => Promise<void>): void {
+  /**
+   * Runs `work` every `ms` (never two at once); a failure is logged and the next round comes. Each round's
+   * timer replaces the last under `name`: kept in a list, every fired timer stayed referenced for the
+   * hub's whole life (a few a second, for as long as the worker ran).
+   */
+  private every(name: string, ms: number, work: () => Promise<void>): void {
     const next = () => {
       if (this.stopped) return;
       const t = setTimeout(() => {
@@ -172,7 +177,7 @@ export class WatchHub {
         );
       }, ms);
       t.unref();
-      this.timers.push(t);
+      this.timers.set(name, t);
     };
     next();
   }
