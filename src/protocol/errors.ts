@@ -76,6 +76,9 @@ export const ERROR = {
 
 export type ErrorKind = keyof typeof ERROR;
 
+/** Every code of the table: what the gateway itself emits (an upstream's relayed error may carry any). */
+export const GATEWAY_ERROR_CODES: ReadonlySet<number> = new Set(Object.values(ERROR).map((e) => e.code));
+
 export class ProtocolError extends Error {
   override readonly name = 'ProtocolError';
   constructor(

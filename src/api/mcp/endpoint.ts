@@ -23,7 +23,14 @@ import type { StreamsConfig } from '../../config/streams';
 import { DEFAULT_STREAMS } from '../../config/streams';
 import type { McpGateway } from '../../gateway/gateway';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, McpMethod, RequestId } from '../../protocol';
-import { HEADER, MODERN_METHODS, PROTOCOL_VERSION, ProtocolError, isKnownMethod } from '../../protocol';
+import {
+  GATEWAY_ERROR_CODES,
+  HEADER,
+  MODERN_METHODS,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  isKnownMethod,
+} from '../../protocol';
 import { withLogContext } from '../../telemetry/log-context';
 import { mcpRequestSeconds, mcpRequests } from '../../telemetry/metrics';
 import type { ControlPlane } from '../../store/control-plane/types';
@@ -171,7 +178,7 @@ function jsonRpcReplies(logger: Logger, oauth: OAuthResourceServer | undefined):
       await next();
     } catch (err) {
       const reply = toJsonRpcError(err, mcp.id);
-      outcome = String(reply.body.error.code);
+      outcome = metricOutcome(reply.body.error.code);
       if (reply.status >= 500 && !(err instanceof ProtocolError)) logger.error({ err }, 'request failed');
       const challenge = challengeHeader(oauth, mcp.slug, err, reply.status);
       if (challenge !== undefined && !ctx.res.headersSent) ctx.set('WWW-Authenticate', challenge);
@@ -328,6 +335,14 @@ function sessionRequest(legacy: LegacyClients | undefined): Step {
 function metricMethod(method: string): string {
   if (method === '') return 'none';
   return isKnownMethod(method) ? method : 'other';
+}
+
+/**
+ * An error's code as a metrics label: the codes of the gateway's table; any other (an upstream's own,
+ * relayed unchanged, which an upstream can vary without end) is `other`, so no upstream adds series.
+ */
+function metricOutcome(code: number): string {
+  return GATEWAY_ERROR_CODES.has(code) ? String(code) : 'other';
 }
 
 /** Whose listen streams count together against the per-caller cap. */
