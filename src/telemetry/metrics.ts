@@ -12,7 +12,7 @@ const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 export const mcpRequests = new Counter({
   name: 'taskrouter_mcp_requests_total',
-  help: "MCP requests by method, protocol era and outcome (ok, the gateway's JSON-RPC error code, or other: an upstream's own error relayed).",
+  help: "MCP requests by method, protocol era and outcome (ok, a gateway error code, or other: an upstream's).",
   labelNames: ['method', 'era', 'outcome'] as const,
   registers: [registry],
 });
