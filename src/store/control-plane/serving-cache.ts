@@ -5,7 +5,9 @@
  * its own transaction (audit.ts), and this cache compares the counter at most every `checkEveryMs`
  * (default 250 ms) and drops everything when it moved. So a revoked token, a removed member or a changed
  * upstream stops being served on every replica within that interval, and a change made through this
- * process at once. What expires by the clock (tokens, authorizations) is checked on every use.
+ * process at once. What expires by the clock (tokens, authorizations) is checked on every use. Each space
+ * holds at most `maxPerSpace` entries, the oldest going first: some keys come from requests (every
+ * unknown bearer token is cached as unknown), and between two changes nothing else would drop them.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema';
@@ -29,6 +31,8 @@ export class ServingCache {
     /** The store's clock, which entries' `expiresAt` are compared with. */
     private readonly nowIso: () => string,
     private readonly checkEveryMs = 250,
+    /** Far more than the tokens, projects and credentials a replica serves between two changes. */
+    private readonly maxPerSpace = 10_000,
   ) {}
 
   /** The cached value of `key` in `space`, or `load()`'s (then cached). */
@@ -44,7 +48,10 @@ export class ServingCache {
     const epoch = this.epoch;
     const entry = await load();
     // Cache only what was read since the last drop: a change that landed meanwhile wins.
-    if (epoch === this.epoch) map.set(key, entry);
+    if (epoch === this.epoch) {
+      if (!map.has(key) && map.size >= this.maxPerSpace) map.delete(map.keys().next().value as string);
+      map.set(key, entry);
+    }
     return entry.value;
   }
 
