@@ -2,7 +2,11 @@
  * What each upstream currently offers (all pages of tools/list and prompts/list), cached for the
  * `ttlMs` the upstream states. Routing of non-namespaced names, collision checks and tool annotations
  * (read-only, idempotent, `x-mcp-header`) read from here; clients' list calls are paginated separately.
+ * One entry per upstream and credential scope (a `per_user` upstream has one per user), bounded in count
+ * and size, least recently used out first: a user who left, an authorization revoked or an upstream
+ * removed no longer keeps its lists for the life of the process.
  */
+import { LRUCache } from 'lru-cache';
 import type { Implementation, Meta, Tool } from '../protocol';
 import { META, PROTOCOL_VERSION, ToolSchema, UI_EXTENSION, UI_MIME_TYPE } from '../protocol';
 import type { UpstreamClient, UpstreamEndpoint } from '../upstream/client';
@@ -20,10 +24,22 @@ interface Entry<T> {
 
 /** Upper bound on pages read for one catalog, so a looping cursor cannot hold the gateway. */
 const MAX_PAGES = 100;
+/** Lists kept at most per kind (as many as discovery answers: upstream/discovery.ts). */
+const MAX_LISTS = 10_000;
+/** Their total size per kind (characters of JSON): a list with its schemas is a few to tens of KB. */
+const MAX_LIST_CHARS = 64 * 1024 * 1024;
+
+function listCache<T>(): LRUCache<string, Entry<T>> {
+  return new LRUCache<string, Entry<T>>({
+    max: MAX_LISTS,
+    maxSize: MAX_LIST_CHARS,
+    sizeCalculation: (entry) => Math.max(1, JSON.stringify(entry.items).length),
+  });
+}
 
 export class UpstreamCatalog {
-  private readonly tools = new Map<string, Entry<Tool>>();
-  private readonly prompts = new Map<string, Entry<Prompt>>();
+  private readonly tools = listCache<Tool>();
+  private readonly prompts = listCache<Prompt>();
 
   constructor(
     private readonly client: UpstreamClient,
@@ -58,7 +74,7 @@ export class UpstreamCatalog {
 
   /** Drops what is cached of one upstream under every credential (keys are `upstreamId#…`). */
   invalidateUpstream(upstreamId: string): void {
-    for (const cache of [this.tools, this.prompts] as Map<string, unknown>[])
+    for (const cache of [this.tools, this.prompts] as LRUCache<string, Entry<unknown>>[])
       for (const key of [...cache.keys()]) if (key.startsWith(`${upstreamId}#`)) cache.delete(key);
   }
 
@@ -69,7 +85,7 @@ export class UpstreamCatalog {
    */
   knownToolNames(upstreamId: string): string[] | undefined {
     let names: Set<string> | undefined;
-    for (const [key, entry] of this.tools) {
+    for (const [key, entry] of this.tools.entries()) {
       if (!key.startsWith(`${upstreamId}#`)) continue;
       names ??= new Set();
       for (const t of entry.items) names.add(t.name);
@@ -78,7 +94,7 @@ export class UpstreamCatalog {
   }
 
   private async cached<T>(
-    cache: Map<string, Entry<T>>,
+    cache: LRUCache<string, Entry<T>>,
     endpoint: UpstreamEndpoint,
     method: string,
     field: string,
