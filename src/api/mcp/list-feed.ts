@@ -295,8 +295,14 @@ export class ListFeed {
     leaseMs: number,
     afterGap: boolean,
   ): Promise<boolean> {
+    // Aborted by the lease's loss or by the watch's stop. Linked by hand: AbortSignal.any keeps every
+    // dependent of the watch's long-lived signal (one per reconnect), as CallDeadline notes.
     const local = new AbortController();
-    const signal = AbortSignal.any([watch.stop.signal, local.signal]);
+    const signal = local.signal;
+    const stop = watch.stop.signal;
+    const forward = () => local.abort(stop.reason);
+    if (stop.aborted) forward();
+    else stop.addEventListener('abort', forward, { once: true });
     const renew = setInterval(() => {
       this.deps.events
         .claimWatch(target.scope, watch.holder, leaseMs)
@@ -333,6 +339,7 @@ export class ListFeed {
       if (!signal.aborted) throw err;
     } finally {
       clearInterval(renew);
+      stop.removeEventListener('abort', forward);
     }
     return acknowledged;
   }
