@@ -372,7 +372,10 @@ export class WatchHub {
     } finally {
       h.polling = false;
       this.polls--;
-      this.pollsByGroup.set(h.group, (this.pollsByGroup.get(h.group) ?? 1) - 1);
+      // An upstream with no poll running has no entry (upstreams come and go over a worker's life).
+      const running = (this.pollsByGroup.get(h.group) ?? 1) - 1;
+      if (running > 0) this.pollsByGroup.set(h.group, running);
+      else this.pollsByGroup.delete(h.group);
       // Still held (not delivered, not dropped): back in its upstream's queue; and the freed slot is used.
       if (!this.stopped && this.held.get(h.row.taskKey) === h) this.due.push(h);
       this.dispatch();
