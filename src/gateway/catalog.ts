@@ -2,8 +2,8 @@
  * What each upstream currently offers (all pages of tools/list and prompts/list), cached for the
  * `ttlMs` the upstream states. Routing of non-namespaced names, collision checks and tool annotations
  * (read-only, idempotent, `x-mcp-header`) read from here; clients' list calls are paginated separately.
- * One entry per upstream and credential scope (a `per_user` upstream has one per user), bounded in count
- * and size, least recently used out first: a user who left, an authorization revoked or an upstream
+ * One entry per upstream and credential scope (a `per_user` upstream has one per user), at most 10,000,
+ * least recently used out first: a user who left, an authorization revoked or an upstream
  * removed no longer keeps its lists for the life of the process.
  */
 import { LRUCache } from 'lru-cache';
@@ -24,17 +24,15 @@ interface Entry<T> {
 
 /** Upper bound on pages read for one catalog, so a looping cursor cannot hold the gateway. */
 const MAX_PAGES = 100;
-/** Lists kept at most per kind (as many as discovery answers: upstream/discovery.ts). */
+/**
+ * Lists kept at most per kind, as many as discovery answers (upstream/discovery.ts). By count only: sizing
+ * each list would stringify it on the event loop whenever it is stored (an upstream stating no `ttlMs`
+ * has it stored on every call), and a list's size is already bounded by the answer's.
+ */
 const MAX_LISTS = 10_000;
-/** Their total size per kind (characters of JSON): a list with its schemas is a few to tens of KB. */
-const MAX_LIST_CHARS = 64 * 1024 * 1024;
 
 function listCache<T>(): LRUCache<string, Entry<T>> {
-  return new LRUCache<string, Entry<T>>({
-    max: MAX_LISTS,
-    maxSize: MAX_LIST_CHARS,
-    sizeCalculation: (entry) => Math.max(1, JSON.stringify(entry.items).length),
-  });
+  return new LRUCache<string, Entry<T>>({ max: MAX_LISTS });
 }
 
 export class UpstreamCatalog {
