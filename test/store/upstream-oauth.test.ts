@@ -217,3 +217,35 @@ test('removing an upstream removes the copy of its configured client', async () 
   await cp.removeUpstream(admin, 'alpha', 'gone');
   expect(await clients.byId(kept.id)).toBeUndefined();
 });
+
+test('two replicas renewing one connection at once both end valid: the one whose token was refused reads the winner', async () => {
+  const id = await connect('access-7', 'refresh-7');
+  // A second replica: its own store context on the same database (its own in-process renewal).
+  const other = new ControlPlaneStore(db, cipher, { now: () => clock, renewAuthorization: (r) => renew(r) });
+  // The authorization server rotates refresh tokens and refuses one already used. Both replicas present
+  // refresh-7: the first is answered (and written) before the second is refused.
+  let current = 'refresh-7';
+  let arrivals = 0;
+  renew = async (r) => {
+    const turn = ++arrivals;
+    for (let i = 0; i < 200 && arrivals < 2; i++) await new Promise((res) => setTimeout(res, 10));
+    if (turn === 2) await new Promise((res) => setTimeout(res, 200)); // after the winner wrote
+    if (r.refreshToken !== current) return 'rejected';
+    current = `refresh-7-${turn}`;
+    return { accessToken: `access-7-${turn}`, refreshToken: current, expiresAt: clock.getTime() + 300_000 };
+  };
+  clock = new Date(clock.getTime() + 301_000); // expired: both renew
+  expect(await Promise.all([cp.authorizationValid(id), other.authorizationValid(id)])).toEqual([true, true]);
+  expect(arrivals).toBe(2);
+  const row = await db
+    .selectFrom('upstream_authorizations')
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  expect(row.refresh_token).not.toBeNull();
+  expect(
+    cipher
+      .open(row.refresh_token!, `upstream-authorization:${id}:${row.upstream_id}:${row.user_id}:refresh`)
+      .toString('utf8'),
+  ).toBe(current);
+});

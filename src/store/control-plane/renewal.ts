@@ -7,8 +7,9 @@
  * one. A refresh token the server rejects is dropped (the user connects again); a server that cannot be
  * reached leaves everything as it was (the next use tries again).
  *
- * One renewal per authorization at a time in this process; between replicas the write is conditional on
- * the row being unchanged, and the loser reads the winner's tokens.
+ * One renewal per authorization at a time in this process, presenting the refresh token as stored when it
+ * starts (not as its caller read it); between replicas the write is conditional on the row being
+ * unchanged, and the loser reads the winner's tokens, also when the server refused its rotated token.
  */
 import type { UpstreamAuthorizationsTable } from '../schema';
 import type { StoreContext } from './context';
@@ -50,9 +51,20 @@ export function renewAuthorization(ctx: StoreContext, row: Row): Promise<Row | u
   return work;
 }
 
-async function renew(ctx: StoreContext, row: Row): Promise<Row | undefined> {
+async function renew(ctx: StoreContext, read: Row): Promise<Row | undefined> {
   const hook = ctx.options.renewAuthorization;
-  if (!hook || !row.refresh_token || !row.oauth_client_id) return undefined;
+  if (!hook) return undefined;
+  // The row as it is now, not as the caller read it: a renewal that ended between that read and this
+  // one (here or on another replica) rotated the refresh token, and presenting the old one is refused
+  // (an authorization server may even revoke the grant on its reuse). Renewed meanwhile: that is the row.
+  const row = await ctx.db
+    .selectFrom('upstream_authorizations')
+    .selectAll()
+    .where('id', '=', read.id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  if (row.updated_at !== read.updated_at && !renewalDue(ctx, row)) return row;
+  if (!row.refresh_token || !row.oauth_client_id) return undefined;
   const refreshToken = ctx.cipher.open(row.refresh_token, refreshAad(row)).toString('utf8');
   const upstream = await ctx.db
     .selectFrom('upstreams')
@@ -97,7 +109,10 @@ async function renew(ctx: StoreContext, row: Row): Promise<Row | undefined> {
     .selectAll()
     .where('id', '=', row.id)
     .executeTakeFirst();
-  return renewed === 'rejected' ? undefined : fresh;
+  // Refused, yet the row still has a refresh token: our refusal was not written because another
+  // replica's renewal of the same token won the race (and rotated it); its row is the answer.
+  if (renewed === 'rejected') return fresh?.refresh_token ? fresh : undefined;
+  return fresh;
 }
 
 /** Records what renewal needs on an authorization just made by connecting. */
