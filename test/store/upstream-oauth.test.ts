@@ -13,6 +13,7 @@ import { ControlPlaneError, ControlPlaneStore } from '../../src/store/control-pl
 import type { Principal } from '../../src/store/control-plane/types';
 import { openDatabase } from '../../src/store/database';
 import { OAuthClientStore } from '../../src/store/control-plane/oauth-clients';
+import { refreshAad } from '../../src/store/control-plane/renewal';
 import type { Database } from '../../src/store/schema';
 import { testStoreConfig } from '../helpers/store';
 
@@ -229,7 +230,9 @@ test('two replicas renewing one connection at once both end valid: the one whose
   renew = async (r) => {
     const turn = ++arrivals;
     for (let i = 0; i < 200 && arrivals < 2; i++) await new Promise((res) => setTimeout(res, 10));
-    if (turn === 2) await new Promise((res) => setTimeout(res, 200)); // after the winner wrote
+    // The second is refused only once the winner's tokens are written (as a server answers in turn).
+    for (let i = 0; i < 500 && turn === 2 && (await storedRefresh(id)) !== current; i++)
+      await new Promise((res) => setTimeout(res, 10));
     if (r.refreshToken !== current) return 'rejected';
     current = `refresh-7-${turn}`;
     return { accessToken: `access-7-${turn}`, refreshToken: current, expiresAt: clock.getTime() + 300_000 };
@@ -237,15 +240,16 @@ test('two replicas renewing one connection at once both end valid: the one whose
   clock = new Date(clock.getTime() + 301_000); // expired: both renew
   expect(await Promise.all([cp.authorizationValid(id), other.authorizationValid(id)])).toEqual([true, true]);
   expect(arrivals).toBe(2);
+  expect(await storedRefresh(id)).toBe(current);
+});
+
+/** The refresh token stored for authorization `id`, opened (undefined when there is none). */
+async function storedRefresh(id: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('upstream_authorizations')
     .selectAll()
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-  expect(row.refresh_token).not.toBeNull();
-  expect(
-    cipher
-      .open(row.refresh_token!, `upstream-authorization:${id}:${row.upstream_id}:${row.user_id}:refresh`)
-      .toString('utf8'),
-  ).toBe(current);
-});
+  if (!row.refresh_token) return undefined;
+  return cipher.open(row.refresh_token, refreshAad(row)).toString('utf8');
+}

@@ -56,14 +56,15 @@ async function renew(ctx: StoreContext, read: Row): Promise<Row | undefined> {
   if (!hook) return undefined;
   // The row as it is now, not as the caller read it: a renewal that ended between that read and this
   // one (here or on another replica) rotated the refresh token, and presenting the old one is refused
-  // (an authorization server may even revoke the grant on its reuse). Renewed meanwhile: that is the row.
+  // (an authorization server may even revoke the grant on its reuse). No longer due (renewed or revoked
+  // meanwhile): that is the row.
   const row = await ctx.db
     .selectFrom('upstream_authorizations')
     .selectAll()
     .where('id', '=', read.id)
     .executeTakeFirst();
   if (!row) return undefined;
-  if (row.updated_at !== read.updated_at && !renewalDue(ctx, row)) return row;
+  if (!renewalDue(ctx, row)) return row;
   if (!row.refresh_token || !row.oauth_client_id) return undefined;
   const refreshToken = ctx.cipher.open(row.refresh_token, refreshAad(row)).toString('utf8');
   const upstream = await ctx.db
