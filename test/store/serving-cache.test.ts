@@ -1,26 +1,21 @@
 /**
  * The serving cache's bound (src/store/control-plane/serving-cache.ts): each space keeps at most its
  * `maxPerSpace` entries, the oldest going first, so keys that come from requests (an unknown bearer
- * token is cached as unknown) cannot grow it between two control-plane changes. The database is a real
- * SQLite one holding just the generation row the cache checks.
+ * token is cached as unknown) cannot grow it between two control-plane changes. On the database under
+ * test, migrated (the cache reads its generation row).
  */
-import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import type { Kysely } from 'kysely';
 import { ServingCache } from '../../src/store/control-plane/serving-cache';
+import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
+import { testStoreConfig } from '../helpers/store';
 
 let db: Kysely<Database>;
 beforeAll(async () => {
-  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(':memory:') }) });
-  await db.schema
-    .createTable('control_plane_generation')
-    .addColumn('id', 'integer', (c) => c.primaryKey())
-    .addColumn('generation', 'integer')
-    .execute();
-  await db.insertInto('control_plane_generation').values({ id: 1, generation: 1 }).execute();
+  db = await openDatabase(await testStoreConfig());
 });
 afterAll(async () => {
-  await db.destroy();
+  await db?.destroy();
 });
 
 test('a space keeps at most its bound, the oldest entries going first', async () => {
