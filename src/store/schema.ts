@@ -231,6 +231,8 @@ export interface UpstreamAuthorizationsTable {
   /** The `upstream_oauth_clients` row the tokens were issued to, and the resource they are for. */
   oauth_client_id?: string | null;
   oauth_resource?: string | null;
+  /** A replica renews the tokens until then; the others wait for its row (migration 0028). */
+  renewing_until?: string | null;
 }
 
 /** An external subject (issuer + configured user claim) linked to a user (migration 0012). */

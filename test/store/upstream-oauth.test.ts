@@ -219,29 +219,67 @@ test('removing an upstream removes the copy of its configured client', async () 
   expect(await clients.byId(kept.id)).toBeUndefined();
 });
 
-test('two replicas renewing one connection at once both end valid: the one whose token was refused reads the winner', async () => {
+test('two replicas renewing one connection at once present its refresh token once, and both end valid', async () => {
   const id = await connect('access-7', 'refresh-7');
   // A second replica: its own store context on the same database (its own in-process renewal).
   const other = new ControlPlaneStore(db, cipher, { now: () => clock, renewAuthorization: (r) => renew(r) });
-  // The authorization server rotates refresh tokens and refuses one already used. Both replicas present
-  // refresh-7: the first is answered (and written) before the second is refused.
-  let current = 'refresh-7';
-  let arrivals = 0;
-  renew = async (r) => {
-    const turn = ++arrivals;
-    for (let i = 0; i < 200 && arrivals < 2; i++) await new Promise((res) => setTimeout(res, 10));
-    // The second is refused only once the winner's tokens are written (as a server answers in turn).
-    for (let i = 0; i < 500 && turn === 2 && (await storedRefresh(id)) !== current; i++)
-      await new Promise((res) => setTimeout(res, 10));
-    if (r.refreshToken !== current) return 'rejected';
-    current = `refresh-7-${turn}`;
-    return { accessToken: `access-7-${turn}`, refreshToken: current, expiresAt: clock.getTime() + 300_000 };
-  };
+  // The authorization server rotates refresh tokens and, as OAuth 2.1 allows, ends the whole grant when
+  // a refresh token is presented a second time. Its token requests take a while, so a second replica
+  // that presented the same token would arrive while the first is answered.
+  const server = strictServer('refresh-7', 300);
+  renew = server.renew;
   clock = new Date(clock.getTime() + 301_000); // expired: both renew
   expect(await Promise.all([cp.authorizationValid(id), other.authorizationValid(id)])).toEqual([true, true]);
-  expect(arrivals).toBe(2);
-  expect(await storedRefresh(id)).toBe(current);
+  expect(server.presented).toEqual(['refresh-7']);
+  expect(await storedRefresh(id)).toBe(server.current());
+  // The grant lives on: the next renewal, on either replica, is answered.
+  clock = new Date(clock.getTime() + 301_000);
+  expect(await other.authorizationValid(id)).toBe(true);
+  expect(server.presented).toEqual(['refresh-7', 'refresh-7-1']);
+  expect(server.ended()).toBe(false);
 });
+
+test('a renewal lease left by a replica that died is taken over once it runs out', async () => {
+  const id = await connect('access-8', 'refresh-8');
+  const server = strictServer('refresh-8', 0);
+  renew = server.renew;
+  clock = new Date(clock.getTime() + 301_000);
+  // A replica took the lease and died: it runs out 1 s from now (on the store's clock).
+  await db
+    .updateTable('upstream_authorizations')
+    .set({ renewing_until: new Date(clock.getTime() + 1_000).toISOString() })
+    .where('id', '=', id)
+    .execute();
+  const valid = cp.authorizationValid(id);
+  // The lease holds: nothing is presented while it does.
+  await new Promise((r) => setTimeout(r, 300));
+  expect(server.presented).toEqual([]);
+  clock = new Date(clock.getTime() + 1_001);
+  expect(await valid).toBe(true);
+  expect(server.presented).toEqual(['refresh-8']);
+  expect(await storedRefresh(id)).toBe(server.current());
+});
+
+/**
+ * An authorization server that rotates refresh tokens, answers each token request after `delayMs`, and
+ * ends the grant when a refresh token is presented that is no longer current (a reuse).
+ */
+function strictServer(first: string, delayMs: number) {
+  let current = first;
+  let ended = false;
+  const presented: string[] = [];
+  const renew: RenewAuthorization = async (r) => {
+    presented.push(r.refreshToken);
+    await new Promise((res) => setTimeout(res, delayMs));
+    if (ended || r.refreshToken !== current) {
+      ended = true;
+      return 'rejected';
+    }
+    current = `${first}-${presented.length}`;
+    return { accessToken: `access-${current}`, refreshToken: current, expiresAt: clock.getTime() + 300_000 };
+  };
+  return { renew, presented, current: () => current, ended: () => ended };
+}
 
 /** The refresh token stored for authorization `id`, opened (undefined when there is none). */
 async function storedRefresh(id: string): Promise<string | undefined> {

@@ -79,6 +79,7 @@ export async function grantUpstreamAuthorization(
           refresh_token: null,
           oauth_client_id: null,
           oauth_resource: null,
+          renewing_until: null,
         })
         .where('id', '=', id)
         .execute();

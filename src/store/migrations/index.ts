@@ -29,6 +29,7 @@ import { m0024ApiKeyCreator } from './0024-api-key-creator';
 import { m0025WatchHub } from './0025-watch-hub';
 import { m0026TaskAnsweredInputs } from './0026-task-answered-inputs';
 import { m0027WatchHubOwners } from './0027-watch-hub-owners';
+import { m0028AuthorizationRenewalLease } from './0028-authorization-renewal-lease';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0025_watch_hub': m0025WatchHub,
   '0026_task_answered_inputs': m0026TaskAnsweredInputs,
   '0027_watch_hub_owners': m0027WatchHubOwners,
+  '0028_authorization_renewal_lease': m0028AuthorizationRenewalLease,
 };
 
 export const migrationProvider: MigrationProvider = {
