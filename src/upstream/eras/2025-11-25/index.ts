@@ -5,6 +5,7 @@
  * requests.ts; tasks: tasks.ts; everything else: translate.ts. docs/interop.md has the whole picture.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LRUCache } from 'lru-cache';
 import type { Implementation, TaskSupport } from '../../../protocol';
 import { METHOD, taskSupportOf } from '../../../protocol';
 import type { AnswerContexts } from '../../answers';
@@ -15,7 +16,7 @@ import { isPlainObject } from '../../http';
 import { refusesEra20251125 } from './refusals';
 import { refusal, StandaloneStreams } from './server-requests';
 import type { Era20251125SessionStore, LiveSession, Variant } from './sessions';
-import { EraRefusedError, handshake, Era20251125Sessions, targetOf } from './sessions';
+import { EraRefusedError, handshake, Era20251125Sessions, MAX_LIVE_SESSIONS, targetOf } from './sessions';
 import { createdTask, Era20251125Tasks, parseTaskId, SESSION_GONE } from './tasks';
 import {
   declaresTasks,
@@ -63,11 +64,14 @@ export class Era20251125Upstream {
   private readonly sessions: Era20251125Sessions;
   private readonly streams: StandaloneStreams;
   private readonly tasks: Era20251125Tasks;
-  /** Each session's tools and how they take tasks, for `params.task` and the -32021 answer. */
-  private readonly tools = new Map<
+  /**
+   * Each session's tools and how they take tasks, for `params.task` and the -32021 answer; as many as
+   * sessions are kept (a list pushed out is listed again when next needed).
+   */
+  private readonly tools = new LRUCache<
     string,
     { nonce: string; support: Map<string, TaskSupport>; expiresAt: number }
-  >();
+  >({ max: MAX_LIVE_SESSIONS });
 
   constructor(private readonly deps: Era20251125UpstreamDeps) {
     this.wire = new Era20251125Wire(deps.transport, deps.answers);

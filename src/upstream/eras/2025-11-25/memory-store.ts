@@ -1,9 +1,20 @@
-/** 2025-era sessions kept in this process only: for an upstream client without a shared store. */
+/**
+ * 2025-era sessions kept in this process only: for an upstream client without a shared store (stdio
+ * upstreams, whose sessions live and die with their process). As many as a process keeps live
+ * (MAX_LIVE_SESSIONS), least recently used forgotten first: a forgotten session is not ended, and the
+ * upstream forgets it at its own pace.
+ */
+import { LRUCache } from 'lru-cache';
 import type { LegacySessionRecord } from '../../../protocol';
 import type { Era20251125SessionStore } from './sessions';
+import { MAX_LIVE_SESSIONS } from './sessions';
 
 export class MemorySessionStore implements Era20251125SessionStore {
-  private readonly sessions = new Map<string, { record: LegacySessionRecord; pinnedUntil?: string }>();
+  private readonly sessions: LRUCache<string, { record: LegacySessionRecord; pinnedUntil?: string }>;
+
+  constructor(max = MAX_LIVE_SESSIONS) {
+    this.sessions = new LRUCache({ max });
+  }
 
   async get(scope: string): Promise<LegacySessionRecord | undefined> {
     return this.sessions.get(scope)?.record;

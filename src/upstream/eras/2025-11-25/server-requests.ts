@@ -8,6 +8,7 @@
  * waiting for its own timeout. The standalone stream is held open (one per session and process) only to do
  * that; a server that offers none, or lets only another replica hold it, loses nothing else.
  */
+import { LRUCache } from 'lru-cache';
 import type { JsonObject } from '../../http';
 import type { MessageStream } from '../../transport/types';
 import type { LiveSession } from './sessions';
@@ -29,6 +30,14 @@ export function refusal(request: ServerRequest): JsonObject {
 const REOPEN_AFTER_END_MS = 1_000;
 const REOPEN_AFTER_REFUSAL_MS = 60_000;
 
+/**
+ * Standalone streams one process holds open at most. Each is a connection held for as long as its
+ * session is used, one per user scope of each 2025 upstream; past this the least recently used is closed
+ * (and opened again when its session next calls). Without its stream a session's requests made outside a
+ * call wait for the upstream's own timeout instead of an immediate refusal; nothing else is lost.
+ */
+export const MAX_STANDALONE_STREAMS = 1_000;
+
 interface Listener {
   nonce: string;
   abort: AbortController;
@@ -39,10 +48,16 @@ interface Listener {
 }
 
 export class StandaloneStreams {
-  private readonly listeners = new Map<string, Listener>();
+  /** By session scope; a listener replaced, pushed out or cleared has its stream closed. */
+  private readonly listeners: LRUCache<string, Listener>;
   private closed = false;
 
-  constructor(private readonly wire: Era20251125Wire) {}
+  constructor(
+    private readonly wire: Era20251125Wire,
+    maxStreams = MAX_STANDALONE_STREAMS,
+  ) {
+    this.listeners = new LRUCache({ max: maxStreams, dispose: (listener) => listener.abort.abort() });
+  }
 
   /** Refuses one request on the session it came from; failures are the upstream's to time out. */
   refuse(session: LiveSession, request: ServerRequest): void {
@@ -57,10 +72,7 @@ export class StandaloneStreams {
     // After close no stream may open: the connection pool waits for open requests when it closes.
     if (!session.sessionId || this.closed) return;
     let listener = this.listeners.get(session.scope);
-    if (listener && listener.nonce !== session.nonce) {
-      listener.abort.abort();
-      listener = undefined;
-    }
+    if (listener && listener.nonce !== session.nonce) listener = undefined;
     if (listener && (listener.open || Date.now() < listener.retryAt)) return listener.ready;
     let opened = () => {};
     const ready = new Promise<void>((resolve) => (opened = resolve));
@@ -78,7 +90,6 @@ export class StandaloneStreams {
 
   close(): void {
     this.closed = true;
-    for (const l of this.listeners.values()) l.abort.abort();
     this.listeners.clear();
   }
 

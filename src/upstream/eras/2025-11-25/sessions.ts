@@ -11,6 +11,7 @@
  * The gateway never declares sampling, roots or client-side tasks toward a 2025 upstream.
  */
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Implementation, LegacySessionRecord } from '../../../protocol';
 import {
   InitializeResultSchema,
@@ -112,15 +113,26 @@ function failed(alias: string, step: string, exchange: Exchange): UpstreamTransp
   return new UpstreamTransportError(`Upstream "${alias}" refused ${step}: ${why}`, true);
 }
 
+/**
+ * This process's copies of sessions, one per scope (upstream × credential scope × variant), least recently
+ * used pushed out first: a gateway whose users each hold a session with a 2025 upstream does not keep every
+ * one it ever used. A session pushed out stays in the store (the next request reads it from there) and is
+ * not ended by this process at shutdown, as a session another process opened is not.
+ */
+export const MAX_LIVE_SESSIONS = 10_000;
+
 export class Era20251125Sessions {
-  private readonly live = new Map<string, LiveSession>();
+  private readonly live: LRUCache<string, LiveSession>;
   private readonly opening = new Map<string, Promise<LiveSession>>();
 
   constructor(
     private readonly wire: Era20251125Wire,
     private readonly store: Era20251125SessionStore,
     private readonly clientInfo: Implementation,
-  ) {}
+    maxLive = MAX_LIVE_SESSIONS,
+  ) {
+    this.live = new LRUCache({ max: maxLive });
+  }
 
   static scopeOf(endpoint: UpstreamEndpoint, variant: Variant): string {
     return `${endpoint.cacheKey ?? upstreamKey(endpoint)}|${variant}`;
@@ -157,7 +169,7 @@ export class Era20251125Sessions {
 
   /** The upstream forgot this session: nothing of it can be used any more. */
   async forget(session: LiveSession): Promise<void> {
-    if (this.live.get(session.scope)?.nonce === session.nonce) this.live.delete(session.scope);
+    if (this.live.peek(session.scope)?.nonce === session.nonce) this.live.delete(session.scope);
     await this.store.remove(session.scope, session.nonce);
   }
 
