@@ -28,8 +28,11 @@ export class CompletionWatch {
   private readonly followed = new Map<string, number>();
   private readonly due = new Map<string, number>();
   private readonly streams: Array<Promise<ListenStream | undefined>> = [];
+  /** Which stream (index in `streams`) follows each task. */
+  private readonly streamOf = new Map<string, number>();
   private pending: string[] = [];
-  private early = 0;
+  /** Tasks whose completion came before their stream was acknowledged. */
+  private readonly early = new Set<string>();
   private closing = false;
   private endedEarly = 0;
 
@@ -46,6 +49,7 @@ export class CompletionWatch {
     if (this.pending.length === 0) return;
     const ids = this.pending;
     this.pending = [];
+    for (const id of ids) this.streamOf.set(id, this.streams.length);
     this.streams.push(
       this.client
         .listen({ taskIds: ids }, (m, at) => this.onMessage(m, at))
@@ -72,7 +76,7 @@ export class CompletionWatch {
     const p = m.params as { taskId?: string; status?: string; lastUpdatedAt?: string };
     if (p.status !== 'completed' || !p.taskId || this.lags.has(p.taskId)) return;
     const done = Date.parse(String(p.lastUpdatedAt));
-    if (done < (this.followed.get(p.taskId) ?? Infinity)) this.early++;
+    if (done < (this.followed.get(p.taskId) ?? Infinity)) this.early.add(p.taskId);
     else this.lags.set(p.taskId, receivedAt - done);
   }
 
@@ -81,7 +85,7 @@ export class CompletionWatch {
     this.flush();
     const streams = await Promise.all(this.streams);
     const lastDue = Math.max(0, ...this.due.values());
-    while (this.lags.size + this.early < this.followed.size && Date.now() < lastDue + graceMs)
+    while (this.lags.size + this.early.size < this.followed.size && Date.now() < lastDue + graceMs)
       await sleep(100);
     this.closing = true;
     await Promise.all(streams.map((s) => s?.close()));
@@ -90,9 +94,26 @@ export class CompletionWatch {
     if (this.followed.size < this.due.size) {
       this.failures.push(`${this.due.size - this.followed.size} task ids were not honoured by a listen`);
     }
-    if (this.early > 0)
-      this.failures.push(`${this.early} tasks completed before their stream was acknowledged`);
-    const missing = this.followed.size - this.lags.size - this.early;
-    if (missing > 0) this.failures.push(`${missing} completions were never pushed`);
+    if (this.early.size > 0)
+      this.failures.push(`${this.early.size} tasks completed before their stream was acknowledged`);
+    const missing = [...this.followed.keys()].filter((id) => !this.lags.has(id) && !this.early.has(id));
+    if (missing.length > 0) {
+      // What the gateway says of them now, and on how many streams they were: a poll that ran late
+      // (still working) or a push that was lost (completed), one stream's trouble or everyone's.
+      const statuses = new Map<string, number>();
+      for (const id of missing) {
+        const reply = await this.client.getTask(id);
+        const status = String(reply.result?.status ?? `error ${reply.error?.code ?? reply.status}`);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+      const said = [...statuses].map(([status, n]) => `${status} ${n}`).join(', ');
+      const onStreams = new Set(missing.map((id) => this.streamOf.get(id))).size;
+      const before = missing.map((id) => Math.round((lastDue - (this.due.get(id) ?? lastDue)) / 1000));
+      this.failures.push(
+        `${missing.length} completions were never pushed (tasks/get now: ${said}; ` +
+          `followed on ${onStreams} of ${streams.length} streams; due ${Math.min(...before)}-` +
+          `${Math.max(...before)} s before the last followed task)`,
+      );
+    }
   }
 }
