@@ -23,12 +23,14 @@ test('a push that failed is tried again on the next round', async () => {
     },
   } as unknown as McpGateway;
   const store = {
-    latestEventId: async () => 7,
-    statusEventsAfter: async (after: number) => {
-      const fresh = events.filter((e) => e.id > after);
-      events = [];
-      return fresh;
-    },
+    statusFeed: () => ({
+      start: async () => {},
+      read: async () => {
+        const fresh = events;
+        events = [];
+        return fresh;
+      },
+    }),
   } as unknown as TaskStore;
   const subscriptions = new Subscriptions({ gateway, store, pollEveryMs: 20 });
 

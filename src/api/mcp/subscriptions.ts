@@ -5,7 +5,8 @@
  * (list-feed.ts), and updates of the `resourceSubscriptions` an upstream that serves them acknowledges
  * (resource-relay.ts). Task changes come from the store, not process memory:
  * every status change a workflow records is a history row, and this replica reads the rows written
- * since it last looked (one indexed query every `pollEveryMs` while anyone follows a task), so a stream
+ * since it last looked (one indexed query every `pollEveryMs` while anyone follows a task, and one for
+ * rows passed over that may still commit: status-feed.ts), so a stream
  * gets its tasks' changes whichever replica or worker wrote them. Right after the acknowledgement each
  * followed task's current state is pushed once, so a client that listens after creating a task misses
  * nothing that happened in between. A client whose replica goes away
@@ -20,6 +21,7 @@ import { DEFAULT_STREAMS } from '../../config/streams';
 import type { FollowedTask, McpCall, McpGateway } from '../../gateway/gateway';
 import type { RequestId } from '../../protocol';
 import { META, ProtocolError, TERMINAL_TASK_STATUSES } from '../../protocol';
+import type { StatusEventFeed } from '../../store/tasks/status-feed';
 import type { TaskStore } from '../../store/tasks/task-store';
 import { streamRefusals } from '../../telemetry/metrics';
 import type { ListKind } from '../../gateway/gateway';
@@ -72,7 +74,8 @@ export class Subscriptions {
   private readonly open = new Map<ServerResponse, () => void>();
   private readonly slots: StreamSlots;
   private readonly listeners = new Set<Listener>();
-  private feedCursor: number | undefined;
+  /** Task changes from the store, from the first listen that follows tasks on (status-feed.ts). */
+  private statusFeed: StatusEventFeed | undefined;
   private feed: Promise<void> | undefined;
   private closed = false;
 
@@ -101,9 +104,8 @@ export class Subscriptions {
     const filter = params.data.notifications ?? {};
     const requested = filter.taskIds;
     try {
-      // The cursor is taken before the tasks are looked up, so a change written in between is read.
-      if (requested && requested.length > 0 && this.feedCursor === undefined)
-        this.feedCursor = await this.deps.store.latestEventId();
+      // The feed starts before the tasks are looked up, so a change written in between is read.
+      if (requested && requested.length > 0) await this.taskFeed().start();
       followed = requested ? await this.deps.gateway.followableTasks(call, requested) : [];
       const asked = new Set(
         (Object.keys(FILTER_KEYS) as ListKind[]).filter((k) => filter[FILTER_KEYS[k]] === true),
@@ -210,6 +212,10 @@ export class Subscriptions {
     for (const close of [...this.open.values()]) close();
   }
 
+  private taskFeed(): StatusEventFeed {
+    return (this.statusFeed ??= this.deps.store.statusFeed());
+  }
+
   /** Starts the feed unless it runs; one that ended just as a listener joined starts again. */
   private startFeed(): void {
     this.feed ??= this.runFeed().finally(() => {
@@ -222,16 +228,16 @@ export class Subscriptions {
   private async runFeed(): Promise<void> {
     while (!this.closed && this.listeners.size > 0) {
       try {
-        const events = await this.deps.store.statusEventsAfter(this.feedCursor ?? 0);
+        const events = await this.taskFeed().read();
         for (const event of events) {
-          this.feedCursor = event.id;
           for (const l of this.listeners) if (l.tasks.has(event.taskKey)) l.due.add(event.taskKey);
         }
       } catch (err) {
         this.deps.logger?.warn({ err: (err as Error).name }, 'task feed read failed; retrying');
       }
       await this.pushDue();
-      await sleep(this.deps.pollEveryMs ?? 250);
+      // Behind (the rows written while no one listened, or a burst): the next batch at once.
+      if (!this.taskFeed().behind) await sleep(this.deps.pollEveryMs ?? 250);
     }
   }
 

@@ -88,29 +88,3 @@ export async function assignTask(
     return 'changed';
   });
 }
-
-/** Status rows written after `afterId`, oldest first: the feed of task changes for push notifications. */
-export async function statusEventsAfter(
-  db: Kysely<Database>,
-  afterId: number,
-  limit: number,
-): Promise<{ id: number; taskKey: string }[]> {
-  const rows = await db
-    .selectFrom('task_events')
-    .select(['id', 'task_key'])
-    .where('id', '>', afterId)
-    .where('kind', '=', 'status')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({ id: Number(r.id), taskKey: r.task_key }));
-}
-
-/** The newest history row's id (0 when there is none): where a new feed starts. */
-export async function latestEventId(db: Kysely<Database>): Promise<number> {
-  const row = await db
-    .selectFrom('task_events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
-  return Number(row?.id ?? 0);
-}

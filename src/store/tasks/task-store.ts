@@ -14,7 +14,8 @@ import { TERMINAL_TASK_STATUSES } from '../../protocol';
 import type { Cipher } from '../cipher';
 import { dialectOf } from '../dialect';
 import type { Database } from '../schema';
-import { addStatusEvent, assignTask, latestEventId, listEvents, statusEventsAfter } from './task-history';
+import { addStatusEvent, assignTask, listEvents } from './task-history';
+import { StatusEventFeed } from './status-feed';
 import { countProjectTasks, listProjectTasks } from './task-listing';
 import type { RetentionBounds } from './task-retention';
 import {
@@ -225,13 +226,9 @@ export class TaskStore {
     return listEvents(this.db, this.sealing, taskKey);
   }
 
-  /** Status changes of any task after history row `afterId` (push notifications, task-history.ts). */
-  statusEventsAfter(afterId: number, limit = 500): Promise<{ id: number; taskKey: string }[]> {
-    return statusEventsAfter(this.db, afterId, limit);
-  }
-
-  latestEventId(): Promise<number> {
-    return latestEventId(this.db);
+  /** A feed of every task's status changes from now on (push notifications, status-feed.ts). */
+  statusFeed(): StatusEventFeed {
+    return new StatusEventFeed(this.db);
   }
 
   // ── the dashboard (docs/dashboard.md, task-listing.ts) ──────────────────────────────────────────
