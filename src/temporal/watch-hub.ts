@@ -323,6 +323,10 @@ export class WatchHub {
     // go on as another owner, so the next renewal cannot extend the leases of rows nobody here polls
     // any more; they expire and any hub (this one too) claims them again.
     if (Date.now() - this.lastRenewed > this.deps.settings.leaseMs) {
+      this.deps.logger.warn(
+        { tasks: this.held.size, sinceRenewedMs: Date.now() - this.lastRenewed },
+        'watch hub dropped the tasks it held: its leases were not renewed in time',
+      );
       this.held.clear();
       this.due.clear();
       watchHubTasks.set(0);
