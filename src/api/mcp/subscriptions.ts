@@ -14,7 +14,7 @@
  * result the spec asks for, so clients see an orderly end rather than a drop.
  */
 import type { ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { DEFAULT_STREAMS } from '../../config/streams';
@@ -236,8 +236,10 @@ export class Subscriptions {
         this.deps.logger?.warn({ err: (err as Error).name }, 'task feed read failed; retrying');
       }
       await this.pushDue();
-      // Behind (the rows written while no one listened, or a burst): the next batch at once.
-      if (!this.taskFeed().behind) await sleep(this.deps.pollEveryMs ?? 250);
+      // Behind (the rows written while no one listened, or a burst): the next batch as soon as the
+      // event loop has served what waits (SQLite's queries complete without yielding to it).
+      if (this.taskFeed().behind) await setImmediate();
+      else await sleep(this.deps.pollEveryMs ?? 250);
     }
   }
 

@@ -66,24 +66,23 @@ export class StatusEventFeed {
       if (!seen.has(id)) this.gaps.set(id, at);
   }
 
-  /** Status rows that became readable since the last read (at most about `limit`), oldest first. */
+  /**
+   * Status rows that became readable since the last read (at most about `limit`), oldest first. Both
+   * queries are made before anything is updated: a read that fails loses nothing and is read again.
+   */
   async read(limit = 500): Promise<StatusEvent[]> {
+    this.behind = false;
     await this.start();
-    const out: StatusEvent[] = [];
     const at = this.now();
-    if (this.gaps.size > 0) {
-      const late = await this.db
-        .selectFrom('task_events')
-        .select(['id', 'task_key', 'kind'])
-        .where('id', 'in', [...this.gaps.keys()])
-        .orderBy('id')
-        .execute();
-      for (const row of late) {
-        this.gaps.delete(Number(row.id));
-        if (row.kind === 'status') out.push({ id: Number(row.id), taskKey: row.task_key });
-      }
-      for (const [id, missedAt] of this.gaps) if (at - missedAt > GAP_WINDOW_MS) this.gaps.delete(id);
-    }
+    const late =
+      this.gaps.size === 0
+        ? []
+        : await this.db
+            .selectFrom('task_events')
+            .select(['id', 'task_key', 'kind'])
+            .where('id', 'in', [...this.gaps.keys()])
+            .orderBy('id')
+            .execute();
     const rows = await this.db
       .selectFrom('task_events')
       .select(['id', 'task_key', 'kind'])
@@ -91,13 +90,24 @@ export class StatusEventFeed {
       .orderBy('id')
       .limit(limit)
       .execute();
-    this.behind = rows.length === limit;
+    const out: StatusEvent[] = [];
+    for (const row of late) {
+      this.gaps.delete(Number(row.id));
+      if (row.kind === 'status') out.push({ id: Number(row.id), taskKey: row.task_key });
+    }
+    for (const [id, missedAt] of this.gaps) if (at - missedAt > GAP_WINDOW_MS) this.gaps.delete(id);
     for (const row of rows) {
       const id = Number(row.id);
-      for (let gap = this.after + 1; gap < id && this.gaps.size < MAX_GAPS; gap++) this.gaps.set(gap, at);
+      // The ids just below a row are the likeliest still to commit: past MAX_GAPS the oldest go.
+      for (let gap = Math.max(this.after + 1, id - MAX_GAPS); gap < id; gap++) this.gaps.set(gap, at);
+      for (const oldest of this.gaps.keys()) {
+        if (this.gaps.size <= MAX_GAPS) break;
+        this.gaps.delete(oldest);
+      }
       this.after = id;
       if (row.kind === 'status') out.push({ id, taskKey: row.task_key });
     }
+    this.behind = rows.length === limit;
     return out;
   }
 

@@ -89,10 +89,10 @@ test('a row that appears below one already read (its transaction committed later
   await db.deleteFrom('task_events').where('id', '=', pending).execute();
   await historyRow(b);
   expect((await feed.read()).map((e) => e.taskKey)).toEqual([b]);
-  expect(feed.missing()).toEqual([pending]);
+  expect(feed.missing()).toContain(pending);
   await historyRow(a, { id: pending });
   expect(await feed.read()).toEqual([{ id: pending, taskKey: a }]);
-  expect(feed.missing()).toEqual([]);
+  expect(feed.missing()).not.toContain(pending);
 });
 
 test('a feed that starts while ids just below the newest are missing looks for them', async () => {
@@ -115,10 +115,10 @@ test('a missing id (a rolled-back insert, a deleted row) is given up after the w
   await db.deleteFrom('task_events').where('id', '=', gone).execute();
   await historyRow(a);
   expect(await feed.read()).toHaveLength(1);
-  expect(feed.missing()).toEqual([gone]);
+  expect(feed.missing()).toContain(gone);
   clock += GAP_WINDOW_MS / 2;
   expect(await feed.read()).toEqual([]);
-  expect(feed.missing()).toEqual([gone]);
+  expect(feed.missing()).toContain(gone);
   clock += GAP_WINDOW_MS;
   expect(await feed.read()).toEqual([]);
   expect(feed.missing()).toEqual([]);
@@ -139,11 +139,28 @@ if (testDatabase() === 'postgres') {
       inserted();
       await held;
     });
-    await insertedYet;
-    await historyRow(b); // a higher id, committed first
-    expect((await feed.read()).map((e) => e.taskKey)).toEqual([b]);
-    commit();
-    await slow;
+    try {
+      await insertedYet;
+      await historyRow(b); // a higher id, committed first
+      expect((await feed.read()).map((e) => e.taskKey)).toEqual([b]);
+    } finally {
+      commit();
+      await slow;
+    }
     expect((await feed.read()).map((e) => e.taskKey)).toEqual([a]);
   });
 }
+
+// Last: it moves the ids far ahead.
+test('a jump of ids keeps the missing ids just below the new row, at most 1,000', async () => {
+  const a = await newTaskKey();
+  const feed = feedNow();
+  await feed.start();
+  const before = await historyRow(a);
+  const far = await historyRow(a, { id: before + 5_000 });
+  expect(await feed.read()).toHaveLength(2);
+  const missing = feed.missing();
+  expect(missing.length).toBeLessThanOrEqual(1_000);
+  expect(missing).toContain(far - 1);
+  expect(missing).not.toContain(before + 1);
+});
