@@ -6,6 +6,7 @@
  * nudge (a task enlisted in its process) makes it claim at once, one round at a time. The
  * store and the poll are stand-ins recording the calls: what is under test is the
  * hub's own bookkeeping, not the database (test/integration/watch-hub.test.ts runs the real thing).
+ * Dropping what it held is logged as a warning.
  */
 import pino from 'pino';
 import type { WatchHubDeps } from '../../src/temporal/watch-hub';
@@ -22,7 +23,11 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 /** A started hub over a stand-in store; its polls find nothing changed. */
-function startHub(store: Record<string, unknown>, claimEveryMs = 50): WatchHub {
+function startHub(
+  store: Record<string, unknown>,
+  claimEveryMs = 50,
+  logger: pino.Logger = pino({ level: 'silent' }),
+): WatchHub {
   const hub = new WatchHub({
     store: store as unknown as WatchHubDeps['store'],
     poll: { startCursor: () => Promise.resolve({}), pollOnce: () => Promise.resolve({ againMs: 10_000 }) },
@@ -35,7 +40,7 @@ function startHub(store: Record<string, unknown>, claimEveryMs = 50): WatchHub {
       claimEveryMs,
       claimBatch: 10,
     },
-    logger: pino({ level: 'silent' }),
+    logger,
   } as unknown as WatchHubDeps);
   hub.start();
   return hub;
@@ -69,13 +74,19 @@ test('a hub that lost its leases renews none of them later, and claims again as 
     release: () => Promise.resolve(0),
     remove: () => Promise.resolve(),
   };
-  const hub = startHub(store);
+  const logged: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) });
+  const hub = startHub(store, 50, logger);
   try {
     const first = hub.owner;
     await until(() => hub.size === 1, 'the first claim');
     renewFails = true;
     await until(() => hub.size === 0, 'the held row dropped after a lease without renewal');
     expect(hub.owner).not.toBe(first);
+    // Said, not silent: how many tasks it dropped and how long since its last renewal.
+    const dropped = logged.find((l) => String(l.msg).startsWith('watch hub dropped the tasks it held'));
+    expect(dropped).toMatchObject({ tasks: 1 });
+    expect(Number(dropped?.sinceRenewedMs)).toBeGreaterThan(LEASE_MS);
     const renewedBefore = renewals.length;
     const claimedBefore = claims.length;
     renewFails = false;
