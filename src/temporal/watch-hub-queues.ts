@@ -5,12 +5,29 @@
  * the task, or it is being polled) is discarded when it comes up, rather than searched for and removed.
  */
 import { Heap } from 'heap-js';
+import type { PollCursor } from '../activities/watch-poll';
+import type { WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import type { ClaimedWatch } from '../store/tasks/watch-hub';
 
 export interface Queued {
   /** The upstream (project and alias) whose queue it is in. */
   group: string;
   /** When it is due (ms since the epoch). */
   nextAt: number;
+}
+
+/** A task a hub holds (src/temporal/watch-hub.ts): what it polls, and where its polls stand. */
+export interface HeldWatch extends Queued {
+  row: ClaimedWatch;
+  input: WatchUpstreamTaskInput;
+  /** The task's trace context: its polls continue that trace. */
+  trace?: Record<string, string>;
+  cursor?: PollCursor;
+  polling: boolean;
+  /** An outcome not yet delivered (its signal failed): delivered again, not polled again. */
+  outcome?: WatchUpstreamTaskResult;
+  /** Marked due in the store because its polls ran late (see markLate). */
+  markedLate?: boolean;
 }
 
 export class DueQueues<T extends Queued> {

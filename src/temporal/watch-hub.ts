@@ -12,7 +12,8 @@
  *   per upstream, taking due tasks round-robin across upstreams so one busy upstream does not starve
  *   the others, and within an upstream the longest overdue first (a queue per upstream ordered by when
  *   each task is due). A poll that ends starts the next due one at once: the polls an upstream gets are
- *   bounded by its cap and its answers' speed, not by the dispatch tick.
+ *   bounded by its cap and its answers' speed, not by the dispatch tick. A poll that found a change gives
+ *   its upstream's slot back before it signals the workflow (Temporal's time, not the upstream's).
  * - Polls that fall behind (an upstream slow to answer, the hub at its poll caps) are not silent: the
  *   most overdue task per upstream is the watch lag, and a task more than two poll intervals late is
  *   marked due in the store (tasks/get then says since when its status is unchecked) until it is polled.
@@ -24,14 +25,15 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { PollCursor, WatchPoll } from '../activities/watch-poll';
-import type { HubWatchInput, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import type { WatchPoll } from '../activities/watch-poll';
+import type { HubWatchInput, WatchUpstreamTaskResult } from '../activities/types';
 import { staleAfterMs } from '../store/tasks/task-watch';
-import type { ClaimedWatch, WatchHubStore } from '../store/tasks/watch-hub';
+import type { WatchHubStore } from '../store/tasks/watch-hub';
 import { errorText } from '../telemetry/log-context';
 import { withTraceCarrier } from '../telemetry/mcp-spans';
 import { watchHubTasks } from '../telemetry/metrics';
 import type { WatchObserved } from '../workflows/messages';
+import type { HeldWatch as Held } from './watch-hub-queues';
 import { DueQueues } from './watch-hub-queues';
 
 export interface WatchHubSettings {
@@ -67,21 +69,6 @@ const RETRY_MS = 1000;
 const NUDGE_GATHER_MS = 20;
 /** Late tasks marked due per statement. */
 const MARK_BATCH = 500;
-
-interface Held {
-  row: ClaimedWatch;
-  input: WatchUpstreamTaskInput;
-  /** The task's trace context: its polls continue that trace. */
-  trace?: Record<string, string>;
-  group: string;
-  cursor?: PollCursor;
-  nextAt: number;
-  polling: boolean;
-  /** An outcome not yet delivered (its signal failed): delivered again, not polled again. */
-  outcome?: WatchUpstreamTaskResult;
-  /** Marked due in the store because its polls ran late (see markLate). */
-  markedLate?: boolean;
-}
 
 export class WatchHub {
   private ownerId: string;
@@ -161,11 +148,7 @@ export class WatchHub {
     watchHubTasks.set(0);
   }
 
-  /**
-   * Runs `work` every `ms` (never two at once); a failure is logged and the next round comes. Each round's
-   * timer replaces the last under `name`: kept in a list, every fired timer stayed referenced for the
-   * hub's whole life (a few a second, for as long as the worker ran).
-   */
+  /** Runs `work` every `ms` (never two at once), logging failures; one pending timer per `name`. */
   private every(name: string, ms: number, work: () => Promise<void>): void {
     const next = () => {
       if (this.stopped) return;
@@ -323,8 +306,9 @@ export class WatchHub {
     // go on as another owner, so the next renewal cannot extend the leases of rows nobody here polls
     // any more; they expire and any hub (this one too) claims them again.
     if (Date.now() - this.lastRenewed > this.deps.settings.leaseMs) {
+      const dropped = { tasks: this.held.size, sinceRenewedMs: Date.now() - this.lastRenewed };
       this.deps.logger.warn(
-        { tasks: this.held.size, sinceRenewedMs: Date.now() - this.lastRenewed },
+        dropped,
         'watch hub dropped the tasks it held: its leases were not renewed in time',
       );
       this.held.clear();
@@ -358,6 +342,11 @@ export class WatchHub {
     h.polling = true;
     this.polls++;
     this.pollsByGroup.set(h.group, (this.pollsByGroup.get(h.group) ?? 0) + 1);
+    let upstreamSlot = true;
+    const freeUpstreamSlot = () => {
+      if (upstreamSlot) this.leaveGroup(h.group);
+      upstreamSlot = false;
+    };
     try {
       if (!h.outcome) {
         h.cursor ??= await this.deps.poll.startCursor(h.input);
@@ -368,6 +357,10 @@ export class WatchHub {
         }
         h.outcome = step.done;
       }
+      // The signal and the row's removal take Temporal's and the store's time, not the upstream's: its
+      // slot polls the next due task meanwhile (in a wave of ends the others fell behind waiting).
+      freeUpstreamSlot();
+      this.dispatch();
       await this.deliver(h, h.outcome);
     } catch (err) {
       if (this.abort.signal.aborted) return;
@@ -376,14 +369,18 @@ export class WatchHub {
     } finally {
       h.polling = false;
       this.polls--;
-      // An upstream with no poll running has no entry (upstreams come and go over a worker's life).
-      const running = (this.pollsByGroup.get(h.group) ?? 1) - 1;
-      if (running > 0) this.pollsByGroup.set(h.group, running);
-      else this.pollsByGroup.delete(h.group);
+      freeUpstreamSlot();
       // Still held (not delivered, not dropped): back in its upstream's queue; and the freed slot is used.
       if (!this.stopped && this.held.get(h.row.taskKey) === h) this.due.push(h);
       this.dispatch();
     }
+  }
+
+  /** One poll of `group` less; an upstream with none running has no entry (upstreams come and go). */
+  private leaveGroup(group: string): void {
+    const running = (this.pollsByGroup.get(group) ?? 1) - 1;
+    if (running > 0) this.pollsByGroup.set(group, running);
+    else this.pollsByGroup.delete(group);
   }
 
   /** Signals the workflow, then removes the row it answered (a newer enlistment stays). */

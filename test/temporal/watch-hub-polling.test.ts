@@ -2,7 +2,8 @@
  * How a watch hub schedules its polls (src/temporal/watch-hub.ts): every task it holds is polled, the
  * longest overdue first, however many are due at once (a hub at its poll cap never starves the tasks it
  * claimed last); and polls that run late are marked due in the store until they catch up, so tasks/get
- * does not present their status as current. The store and the poll are stand-ins recording the calls:
+ * does not present their status as current; a poll's slot is its upstream's only while the upstream is
+ * asked. The store and the poll are stand-ins recording the calls:
  * the hub's scheduling is under test (test/integration/watch-hub.test.ts runs the real thing).
  */
 import pino from 'pino';
@@ -39,6 +40,7 @@ function startHub(opts: {
   pollOnce: (taskKey: string) => Promise<PollStep>;
   maxPollsPerUpstream: number;
   leaseMs?: number;
+  signal?: () => Promise<'sent' | 'gone'>;
 }): { hub: WatchHub; recorded: Recorded } {
   const recorded: Recorded = { marked: [], cleared: [] };
   let claimed = false;
@@ -66,7 +68,7 @@ function startHub(opts: {
       startCursor: () => Promise.resolve({}),
       pollOnce: (input: { taskKey: string }) => opts.pollOnce(input.taskKey),
     },
-    signal: () => Promise.resolve('sent'),
+    signal: opts.signal ?? (() => Promise.resolve('sent')),
     settings: {
       maxTasks: 1000,
       maxPolls: 100,
@@ -133,6 +135,36 @@ test('a held task whose poll runs two intervals late is marked due in the store,
     expect(hub.behind).toBe(false);
   } finally {
     release?.();
+    await hub.stop({ release: false });
+  }
+});
+
+test("a poll that found a change gives its upstream's slot back while it signals the workflow", async () => {
+  const rows = [rowOf('ends', 1000), rowOf('other', 1000)];
+  let signalled: (() => void) | undefined;
+  let otherPolls = 0;
+  const { hub } = startHub({
+    rows,
+    // `ends` ends at its first poll; `other` keeps running.
+    pollOnce: async (taskKey) => {
+      if (taskKey === 'other') {
+        otherPolls++;
+        return { againMs: 60_000, failed: false };
+      }
+      return { done: { kind: 'expired' } };
+    },
+    maxPollsPerUpstream: 1,
+    // Temporal slow to take the signal (a wave of tasks ending): it does not answer until released.
+    signal: () => new Promise((r) => (signalled = () => r('sent'))),
+  });
+  try {
+    await until(() => signalled !== undefined, 'the signal for `ends` under way');
+    // The upstream's one slot polls `other` while the signal waits.
+    await until(() => otherPolls === 1, '`other` polled while `ends` is signalled');
+    signalled?.();
+    await until(() => hub.size === 1, '`ends` delivered and dropped');
+  } finally {
+    signalled?.();
     await hub.stop({ release: false });
   }
 });
