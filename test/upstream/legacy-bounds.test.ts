@@ -9,14 +9,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import type { AnswerContexts } from '../../src/upstream/answers';
-import { AnswerParser } from '../../src/upstream/answers';
 import { MemorySessionStore } from '../../src/upstream/eras/2025-11-25/memory-store';
 import { StandaloneStreams } from '../../src/upstream/eras/2025-11-25/server-requests';
 import type { LiveSession } from '../../src/upstream/eras/2025-11-25/sessions';
 import { Era20251125Sessions } from '../../src/upstream/eras/2025-11-25/sessions';
 import { Era20251125Wire } from '../../src/upstream/eras/2025-11-25/wire';
 import { HttpTransport } from '../../src/upstream/transport/http';
+import { generousAnswers } from '../helpers/answers';
 
 /** What the upstream saw, by session id. */
 const seen = {
@@ -53,16 +52,7 @@ const transport = new HttpTransport({
   timeoutMs: 30_000,
   pools: { connections: 16, idleMs: 60_000, maxPools: 10 },
 });
-const answers: AnswerContexts = (endpoint) => ({
-  parser: new AnswerParser({ offThreadBytes: 1 << 20 }),
-  bounds: {
-    maxBytes: 1 << 20,
-    bytesLimit: 'upstreams.maxResponseBytes',
-    maxEventBytes: 1 << 20,
-    maxAnswerKeys: 10_000,
-  },
-  alias: endpoint.alias,
-});
+const answers = generousAnswers(1 << 20, 10_000);
 const wire = new Era20251125Wire(transport, answers);
 
 beforeAll(async () => {

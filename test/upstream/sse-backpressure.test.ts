@@ -8,11 +8,10 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { META, PROTOCOL_VERSION } from '../../src/protocol';
-import type { AnswerContexts } from '../../src/upstream/answers';
-import { AnswerParser } from '../../src/upstream/answers';
 import { Era20251125Wire } from '../../src/upstream/eras/2025-11-25/wire';
 import { sendEra20260728 } from '../../src/upstream/eras/2026-07-28';
 import { HttpTransport } from '../../src/upstream/transport/http';
+import { generousAnswers } from '../helpers/answers';
 
 /** Events the upstream sends before its answer: 64 MB, more than any socket buffer holds. */
 const EVENTS = 4000;
@@ -99,16 +98,7 @@ function gatedRelay() {
 }
 
 /** Answers read under generous bounds on the event loop: what is under test here is the pausing. */
-const answers: AnswerContexts = (endpoint) => ({
-  parser: new AnswerParser({ offThreadBytes: 1 << 30 }),
-  bounds: {
-    maxBytes: 1 << 30,
-    bytesLimit: 'upstreams.maxResponseBytes',
-    maxEventBytes: 1 << 30,
-    maxAnswerKeys: 1_000_000,
-  },
-  alias: endpoint.alias,
-});
+const answers = generousAnswers(1 << 30, 1_000_000);
 
 const params = {
   name: 'flood',

@@ -54,6 +54,13 @@ async function historyRow(
   return Number(row.id);
 }
 
+/** An id taken by an insert and not readable (as a transaction that has not committed holds it). */
+async function takenId(taskKey: string): Promise<number> {
+  const id = await historyRow(taskKey);
+  await db.deleteFrom('task_events').where('id', '=', id).execute();
+  return id;
+}
+
 const feedNow = () => new StatusEventFeed(db, () => clock);
 
 test('reads the status rows written after it started, oldest first, and no other kind', async () => {
@@ -83,10 +90,8 @@ test('a row that appears below one already read (its transaction committed later
   const b = await newTaskKey();
   const feed = feedNow();
   await feed.start();
-  // The id a's row will have, taken and not yet readable (a transaction that has not committed):
-  // taken by an insert, then removed, and written again at that id below.
-  const pending = await historyRow(a);
-  await db.deleteFrom('task_events').where('id', '=', pending).execute();
+  // The id a's row will have, taken and not yet readable, and written at that id below.
+  const pending = await takenId(a);
   await historyRow(b);
   expect((await feed.read()).map((e) => e.taskKey)).toEqual([b]);
   expect(feed.missing()).toContain(pending);
@@ -97,9 +102,8 @@ test('a row that appears below one already read (its transaction committed later
 
 test('a feed that starts while ids just below the newest are missing looks for them', async () => {
   const a = await newTaskKey();
-  const pending = await historyRow(a);
+  const pending = await takenId(a);
   await historyRow(a);
-  await db.deleteFrom('task_events').where('id', '=', pending).execute();
   const feed = feedNow();
   await feed.start();
   expect(feed.missing()).toContain(pending);
@@ -111,8 +115,7 @@ test('a missing id (a rolled-back insert, a deleted row) is given up after the w
   const a = await newTaskKey();
   const feed = feedNow();
   await feed.start();
-  const gone = await historyRow(a);
-  await db.deleteFrom('task_events').where('id', '=', gone).execute();
+  const gone = await takenId(a);
   await historyRow(a);
   expect(await feed.read()).toHaveLength(1);
   expect(feed.missing()).toContain(gone);
