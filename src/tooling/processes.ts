@@ -2,14 +2,47 @@
  * Process helpers the development launchers share (Temporal dev server, PostgreSQL): free ports, pid
  * liveness, stopping by pid, and keeping the tail of a child's output for error messages.
  */
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const OUTPUT_TAIL_BYTES = 16 * 1024;
 const STOP_GRACE_MS = 5000;
 
-/** Asks the OS for a free port by binding port 0. Racy by nature, so startDevServer retries on a clash. */
-export function getFreePort(host = '127.0.0.1'): Promise<number> {
+/**
+ * A port that is free now and that the kernel will not hand out on its own: chosen at random below the
+ * ephemeral range (`ip_local_port_range`), whose ports every outgoing connection and every bind to port
+ * 0 on the machine draws from. A port from inside that range is taken by some connection's local end
+ * often enough, in the seconds between choosing it and binding it, to fail a busy test run
+ * (EADDRINUSE). Still racy between two callers choosing the same port, so startDevServer retries on a
+ * clash. Falls back to binding port 0 where the range cannot be read.
+ */
+export async function getFreePort(host = '127.0.0.1'): Promise<number> {
+  const below = ephemeralRangeStart();
+  if (below !== undefined && below > LOW_PORT_FLOOR + 1000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = LOW_PORT_FLOOR + Math.floor(Math.random() * (below - LOW_PORT_FLOOR));
+      if (await isPortFree(port, host)) return port;
+    }
+  }
+  return bindPortZero(host);
+}
+
+/** Ports below this are left alone: well-known and registered services people run on a workstation. */
+const LOW_PORT_FLOOR = 20_000;
+
+function ephemeralRangeStart(): number | undefined {
+  try {
+    const first = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(first) && first > 0 && first <= 65535 ? first : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function bindPortZero(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

@@ -27,6 +27,7 @@ test('the printed curl sequence creates a task and reads its completed result', 
   const env = {
     ...process.env,
     PORT: String(await getFreePort()),
+    HEALTH_PORT: String(await getFreePort()),
     UPSTREAM_PORT: String(await getFreePort()),
     TEMPORAL_PORT: String(await getFreePort()),
     TASKROUTER_DATA_DIR: dataDir,
