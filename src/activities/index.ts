@@ -6,7 +6,6 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { InputResponses, TaskSnapshot } from '../protocol';
 import { CreateTaskResultSchema, METHOD } from '../protocol';
 import { watchesRunning } from '../telemetry/metrics';
-import { activeTraceCarrier } from '../telemetry/mcp-spans';
 import type { TaskObservation } from '../workflows/messages';
 import type { UpstreamReply } from '../upstream/client';
 import type { RecordedAnswer } from './first-call';
@@ -17,6 +16,7 @@ import type { ActivityDeps } from './deps';
 import { createHostedActivities } from './hosted-call';
 import { RecentDetails } from './recent-details';
 import { createWatchPoll } from './watch-poll';
+import { watchEnlistmentOf } from './watch-enlistment';
 import { toSnapshot } from './snapshot';
 import { control, countTransition, finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
@@ -24,7 +24,6 @@ import type {
   CallUpstreamToolResult,
   ControlResult,
   EnlistWatchInput,
-  HubWatchInput,
   RecordTaskCreatedInput,
   RecordTaskSnapshotInput,
   SendTaskInputInput,
@@ -207,21 +206,7 @@ export function createActivities(deps: ActivityDeps) {
      * drops that at its next lease renewal.
      */
     async enlistWatch(input: EnlistWatchInput): Promise<void> {
-      const { workflowId, generation, ...rest } = input;
-      // The hub's polls continue the task's trace (this local activity runs in it); none when not tracing.
-      // Only the trace's identity is stored: baggage is the client's data, and the row is not encrypted.
-      const { traceparent, tracestate } = activeTraceCarrier();
-      const trace = { ...(traceparent && { traceparent }), ...(tracestate && { tracestate }) };
-      const watch: HubWatchInput = { ...rest, ...(traceparent && { trace }) };
-      await hubOf(deps).enlist({
-        taskKey: input.taskKey,
-        workflowId,
-        project: input.project,
-        upstream: input.upstream,
-        generation,
-        watch,
-        pollIntervalMs: input.pollIntervalMs,
-      });
+      await hubOf(deps).enlist(watchEnlistmentOf(input));
       deps.watchEnlisted?.();
     },
 

@@ -9,8 +9,9 @@
  *    workflow, no task: the call never was one.
  * 3. An upstream task is recorded in one transaction: the task row (`working`, or what the upstream
  *    said), the payloads its workflow needs (request, detail, upstream task id, the workflow's own start
- *    input) and the claim's move to `recorded`. Then the workflow is started with a plain start and
- *    begins by watching that task; the claim becomes `started`. If the start fails, the record stands:
+ *    input), in hub mode the task's watch hub row (its first poll due after one interval: the hub watches
+ *    it whether or not its workflow has run yet) and the claim's move to `recorded`. Then the workflow is
+ *    started with a plain start and begins by watching that task; the claim becomes `started`. If the start fails, the record stands:
  *    the creation reconciler (creation-reconciler.ts, worker role) starts it within
  *    `tasks.reconcileEveryMs`. The client gets its handle after the record and the start attempt:
  *    `tasks/get` answers from the task row whether or not the workflow runs yet.
@@ -19,6 +20,7 @@
  * may have created (the upstream client's own deadline bounds it).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { sendToolCall } from '../activities/first-call';
 import { observationOf, taskDetailOf } from '../activities/observation';
@@ -33,7 +35,12 @@ import { taskWorkflowStartSeconds } from '../telemetry/metrics';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, TaskWorkflowInput, UpstreamCallPayload } from '../workflows/messages';
-import { taskRowOf, taskWorkflowId } from '../workflows/messages';
+import { CREATED_ENLISTMENT, taskRowOf, taskWorkflowId } from '../workflows/messages';
+import { TaskState } from '../workflows/task-state';
+import { refOf, watchInputOf } from '../workflows/watch-input';
+import { watchEnlistmentOf } from '../activities/watch-enlistment';
+import type { Database } from '../store/schema';
+import { WatchHubStore } from '../store/tasks/watch-hub';
 import type { TaskEngine } from './task-engine';
 import { errorText } from '../telemetry/log-context';
 
@@ -158,6 +165,7 @@ export class DirectFirstCall {
       };
       await payloads.put(taskKey, 'start_input', input, trx);
       await store.insertTaskIn(trx, { ...taskRowOf(input, taskWorkflowId(taskKey)), snapshot });
+      await enlistCreated(trx, input);
     });
     await recording.catch((err: unknown) => {
       // The claim stays `sending`: the reconciler declares it lost (counted), and nothing sends it again.
@@ -225,4 +233,26 @@ export class DirectFirstCall {
     const now = new Date().toISOString();
     return { status: 'working', createdAt: now, lastUpdatedAt: now, ttlMs: null };
   }
+}
+
+/**
+ * A created task the hub polls (`tasks.watchBy: hub`) is enlisted with its record, due at its first poll:
+ * it is watched from then on whether or not its workflow has run yet (under a burst of creations a new
+ * workflow's first workflow task can wait minutes in Temporal's queue, and the task went unpolled all that
+ * time). A poll that sees it end records the end; the workflow takes the hub's word for this enlistment
+ * (CREATED_ENLISTMENT) until it enlists the task itself. Only a `working` task: one that asks for input
+ * already, or ended, is the workflow's to handle first.
+ */
+async function enlistCreated(trx: Kysely<Database>, input: TaskWorkflowInput): Promise<void> {
+  const carried = input.carried;
+  if (input.watchBy !== 'hub' || carried?.observed.status !== 'working') return;
+  const state = new TaskState(carried);
+  const watch = watchInputOf(state, refOf(input, state), input);
+  const enlistment = watchEnlistmentOf({
+    ...watch,
+    workflowId: taskWorkflowId(input.taskKey),
+    generation: CREATED_ENLISTMENT,
+  });
+  const dueAt = new Date(Date.now() + watch.pollIntervalMs).toISOString();
+  await WatchHubStore.enlistCreated(trx, enlistment, dueAt);
 }

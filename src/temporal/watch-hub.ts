@@ -383,9 +383,14 @@ export class WatchHub {
     else this.pollsByGroup.delete(group);
   }
 
-  /** Signals the workflow, then removes the row it answered (a newer enlistment stays). */
+  /**
+   * Signals the workflow, then removes the row it answered (a newer enlistment stays). Marked due first
+   * (unless the poll recorded an end): nobody polls it until the workflow has recorded the change.
+   */
   private async deliver(h: Held, result: WatchUpstreamTaskResult): Promise<void> {
     const { taskKey, workflowId, generation } = h.row;
+    if (!(result.kind === 'changed' && result.recorded === true))
+      await this.deps.store.markDue([taskKey], new Date().toISOString());
     const sent = await this.deps.signal(workflowId, { generation, result });
     if (sent === 'gone') this.deps.logger.info('watch hub dropped a task whose workflow is gone');
     await this.deps.store.remove(taskKey, generation);

@@ -4,9 +4,11 @@
  * activity writing the task's row, due now) and waits for the hub's signal, which comes only when the
  * task changed, so history does not grow with polls. Each enlistment has a generation (`<runId>/<n>`);
  * a signal answering an older one (a hub that had not yet noticed a re-enlistment, a run before
- * continue-as-new) is ignored. Input to forward interrupts the wait; after `maxWatchMs` (`tasks.hub.reenlistAfterMs`) without a word
- * the workflow enlists again (a safety net: the row is due at once and any hub takes it). Workflow code:
- * deterministic, activities by type only.
+ * continue-as-new) is ignored, except the API's enlistment of a task it created (CREATED_ENLISTMENT),
+ * whose word the first run takes until it enlists the task itself. Input to forward interrupts the wait;
+ * after `maxWatchMs` (`tasks.hub.reenlistAfterMs`) without a word the workflow enlists again (a safety
+ * net: the row is due at once and any hub takes it). Workflow code: deterministic, activities by type
+ * only.
  */
 import {
   condition,
@@ -18,7 +20,7 @@ import {
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../activities';
 import type { WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
-import { watchObservedSignal } from './messages';
+import { CREATED_ENLISTMENT, watchObservedSignal } from './messages';
 import { statusDetails } from './published-status';
 import type { TaskState } from './task-state';
 
@@ -48,12 +50,28 @@ export class HubWatch {
 
   constructor(private readonly maxWatchMs = DEFAULT_MAX_WATCH_MS) {
     setHandler(watchObservedSignal, ({ generation, result }) => {
-      if (generation === this.token && this.observed === undefined) this.observed = result;
+      if (this.observed !== undefined) return;
+      if (generation === this.token || (generation === CREATED_ENLISTMENT && this.takesCreated()))
+        this.observed = result;
     });
+  }
+
+  /**
+   * The API's enlistment (CREATED_ENLISTMENT) describes the task as the first run begins it: its word
+   * counts until this run enlists the task itself (which replaces that row), and never in a continued
+   * run. Histories from before the API enlisted hold no such signal, so they replay unchanged.
+   */
+  private takesCreated(): boolean {
+    return this.generation === 0 && workflowInfo().continuedFromExecutionRunId === undefined;
   }
 
   /** One enlistment: the hub's observation, or undefined (input to forward, or time to enlist again). */
   async watch(state: TaskState, input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult | undefined> {
+    // The hub answered the API's enlistment before this run got to its first watch: that is this watch.
+    if (this.generation === 0 && this.observed !== undefined) {
+      this.generation++;
+      return this.settle();
+    }
     this.generation++;
     this.token = `${workflowInfo().runId}/${this.generation}`;
     this.observed = undefined;
@@ -63,6 +81,11 @@ export class HubWatch {
       `${statusDetails(state.present().status)}\n\nWatched by the workers' watch hub: the upstream is polled every ${input.pollIntervalMs} ms; this workflow hears only of changes (signal \`watchObserved\`).`,
     );
     await condition(() => this.observed !== undefined || state.hasWork, this.maxWatchMs);
+    return this.settle();
+  }
+
+  /** The enlistment is over: its word (if any) goes to the caller; a later signal for it is ignored. */
+  private settle(): WatchUpstreamTaskResult | undefined {
     const observed = this.observed;
     this.answered = observed !== undefined;
     this.observed = undefined;

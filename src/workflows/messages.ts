@@ -248,6 +248,14 @@ export interface WatchObserved {
 export const watchObservedSignal = defineSignal<[WatchObserved]>('watchObserved');
 
 /**
+ * The generation of the enlistment the API writes with the task it created and recorded itself
+ * (src/temporal/first-call.ts): the hub polls the task from then on, before its workflow has run (under a
+ * burst of creations a new workflow's first workflow task can wait minutes in Temporal's queue). The
+ * workflow's own enlistments are `<runId>/<n>`; it takes this one's word only before its first.
+ */
+export const CREATED_ENLISTMENT = 'created';
+
+/**
  * A new task's row as the store records it (snapshot aside), from what its creation knows: the same
  * fields whether the workflow, the hosted call or the API's own first call records it.
  */

@@ -22,7 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { TaskActivities } from '../activities';
-import type { UpstreamTaskRef, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import type { UpstreamTaskRef, WatchUpstreamTaskResult } from '../activities/types';
 import type { JsonRpcErrorObject } from '../protocol';
 import type {
   CancelOutcome,
@@ -36,6 +36,7 @@ import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate, t
 import { HubWatch } from './hub-watch';
 import { accessOf, publishStatus, statusDetails } from './published-status';
 import { TaskState } from './task-state';
+import { refOf, watchInputOf } from './watch-input';
 
 /** Non-idempotent tools: one attempt; the activity itself retries only undelivered requests. */
 const { callUpstreamTool } = proxyActivities<TaskActivities>({
@@ -235,25 +236,6 @@ async function watchUntilChangeOrWork(
   return settled.value;
 }
 
-/** What one watch (activity or hub) polls with: the task, the last observation's key, its open input. */
-function watchInputOf(
-  state: TaskState,
-  ref: UpstreamTaskRef,
-  input: TaskWorkflowInput,
-): WatchUpstreamTaskInput {
-  const o = state.s.observed;
-  const open = Object.keys(state.present().inputs ?? {});
-  return {
-    ...ref,
-    taskKey: input.taskKey,
-    projectSlug: input.projectSlug,
-    knownKey: o.key,
-    pollIntervalMs: o.pollIntervalMs ?? 1000,
-    ...(o.status === 'input_required' &&
-      o.detailRef && { openInput: { detailRef: o.detailRef, keys: open } }),
-  };
-}
-
 async function apply(
   state: TaskState,
   input: TaskWorkflowInput,
@@ -311,14 +293,6 @@ async function apply(
     await recordTaskSnapshot({ taskKey: input.taskKey, observation: after, project: input.projectSlug });
   }
   if (after.status !== before.status) publishStatus(after.status);
-}
-
-function refOf(input: TaskWorkflowInput, state: TaskState) {
-  return {
-    ...accessOf(input),
-    upstreamTaskId: state.s.upstreamTaskId,
-    protocolVersion: input.call.protocolVersion,
-  };
 }
 
 const NOT_STARTED = {

@@ -8,6 +8,7 @@
  * records it no more); and a workflow that hears nothing enlists again (continuing as new when
  * its history grows) and still completes.
  */
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import pino from 'pino';
 import type { Runtime } from '../../src/main/runtime';
@@ -16,9 +17,11 @@ import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { watchHubTasks } from '../../src/telemetry/metrics';
-import { taskWorkflowId } from '../../src/workflows/messages';
+import type { TaskWorkflowResult } from '../../src/workflows/messages';
+import { CREATED_ENLISTMENT, taskWorkflowId } from '../../src/workflows/messages';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { McpTestClient, TASKS_CAPS } from '../helpers/mcp-client';
 import { expectCompletedUnmarked, staleTaskIds } from '../helpers/stale-status';
 import {
   cancelEndsTask,
@@ -142,6 +145,55 @@ describe('watched by the hub', () => {
     expect(ended).toMatchObject({ status: 'completed', resultType: 'complete' });
     expect(JSON.stringify(ended.result)).toContain('orphan');
   });
+
+  test("a task the API created is polled before its workflow runs; the workflow takes the hub's word for it", async () => {
+    // An API replica whose workflows go to a queue no worker polls yet: as a new workflow's first workflow
+    // task waiting in Temporal's queue under a burst of creations.
+    const config = {
+      ...gw.config,
+      http: { ...gw.config.http, port: 0 },
+      temporal: { ...gw.config.temporal, taskQueue: `held-${randomUUID()}` },
+    };
+    const api = await startRuntime({ config, logger: pino({ level: 'silent' }), api: true, worker: false });
+    const mine: Runtime[] = [api];
+    try {
+      const created = await new McpTestClient(`${api.url ?? ''}/v1/mcp/demo`).callTool(
+        'slow_compute',
+        { seconds: 1, label: 'early' },
+        { capabilities: TASKS_CAPS },
+      );
+      const taskId = String(created.body.result?.['taskId']);
+      // Enlisted with its record, under the API's generation.
+      expect((await rowOf(taskId))?.generation).toBe(CREATED_ENLISTMENT);
+      // The hub polls it and records its end: the client reads it, its workflow still waiting to run.
+      const done = await gw.client.waitForTask(taskId);
+      expect(done).toMatchObject({ status: 'completed', resultType: 'complete' });
+      expect(JSON.stringify(done.result)).toContain('early');
+      const handle = (await gw.temporalClient()).workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
+      const waiting = (await handle.fetchHistory()).events ?? [];
+      expect(waiting.some((e) => e.workflowTaskCompletedEventAttributes)).toBe(false);
+      expect(waiting.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)).toContain(
+        'watchObserved',
+      );
+      await until(
+        async () => (await rowOf(taskId)) === undefined,
+        () => 'the answered row stayed',
+      );
+      // A worker for that queue runs the workflow: it takes the hub's word as its first watch, with no
+      // local activity at all (no enlistment of its own, no record of the end, no delisting).
+      mine.push(await startRuntime({ config, logger: pino({ level: 'silent' }), api: false, worker: true }));
+      expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
+      const events = (await handle.fetchHistory()).events ?? [];
+      const markers = events.map((e) => e.markerRecordedEventAttributes?.markerName);
+      expect(markers).not.toContain('core_local_activity');
+      expect(await rowOf(taskId)).toBeUndefined();
+      const statusEvents = await gw.runtime().store.listEvents(taskKeyOf(taskId));
+      expect(statusEvents.filter((e) => e.status === 'completed')).toHaveLength(1);
+    } finally {
+      // The next test counts on this file's one worker hub.
+      for (const rt of mine) await rt.close();
+    }
+  }, 90_000);
 
   test('a hub that dies without releasing: another worker takes its tasks after the lease', async () => {
     const hubA = gw.runtime().watchHub;

@@ -40,7 +40,7 @@ function startHub(opts: {
   pollOnce: (taskKey: string) => Promise<PollStep>;
   maxPollsPerUpstream: number;
   leaseMs?: number;
-  signal?: () => Promise<'sent' | 'gone'>;
+  signal?: (workflowId: string) => Promise<'sent' | 'gone'>;
 }): { hub: WatchHub; recorded: Recorded } {
   const recorded: Recorded = { marked: [], cleared: [] };
   let claimed = false;
@@ -165,6 +165,40 @@ test("a poll that found a change gives its upstream's slot back while it signals
     await until(() => hub.size === 1, '`ends` delivered and dropped');
   } finally {
     signalled?.();
+    await hub.stop({ release: false });
+  }
+});
+
+test('a change the workflow has yet to record marks its task due before the signal; an end the poll recorded does not', async () => {
+  const rows = [rowOf('changes', 1000), rowOf('ends', 1000)];
+  const markedBeforeSignal = new Map<string, boolean>();
+  const { hub, recorded } = startHub({
+    rows,
+    pollOnce: (taskKey) =>
+      Promise.resolve({
+        done:
+          taskKey === 'ends'
+            ? {
+                kind: 'changed' as const,
+                observation: { status: 'completed', createdAt: '', lastUpdatedAt: '', ttlMs: null, key: 'k' },
+                recorded: true as const,
+              }
+            : { kind: 'expired' as const },
+      }),
+    maxPollsPerUpstream: 2,
+    signal: (workflowId) => {
+      const key = workflowId.replace(/^wf-/, '');
+      markedBeforeSignal.set(key, recorded.marked.includes(key));
+      return Promise.resolve('sent');
+    },
+  });
+  try {
+    await until(() => markedBeforeSignal.size === 2 && hub.size === 0, 'both delivered and dropped');
+    // Nobody polls `changes` until its workflow has recorded the change and enlisted again.
+    expect(markedBeforeSignal.get('changes')).toBe(true);
+    expect(markedBeforeSignal.get('ends')).toBe(false);
+    expect(recorded.marked).toEqual(['changes']);
+  } finally {
     await hub.stop({ release: false });
   }
 });

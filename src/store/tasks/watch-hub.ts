@@ -49,17 +49,7 @@ export class WatchHubStore {
   /** Upserts the task's row, due now and held by no hub (a hub holding the earlier one drops it on renewal). */
   async enlist(e: WatchEnlistment): Promise<void> {
     const at = this.now().toISOString();
-    const values = {
-      workflow_id: e.workflowId,
-      project: e.project,
-      upstream: e.upstream,
-      generation: e.generation,
-      watch: JSON.stringify(e.watch),
-      poll_interval_ms: e.pollIntervalMs,
-      due_at: at,
-      lease_owner: null,
-      lease_until: null,
-    };
+    const values = rowValues(e, at);
     // Due and not yet polled by anyone: the watch lag counts from here until a hub claims it. Marked
     // before the row is claimable: a claim in between (another worker's hub) clears the mark after it,
     // never before it (that left the mark on a polled task: stale in tasks/get, a lag that only grew).
@@ -68,6 +58,18 @@ export class WatchHubStore {
       .insertInto('watch_hub')
       .values({ task_key: e.taskKey, ...values })
       .onConflict((oc) => oc.column('task_key').doUpdateSet(values))
+      .execute();
+  }
+
+  /**
+   * The API's enlistment of a task it created (CREATED_ENLISTMENT, src/workflows/messages.ts), written in
+   * the transaction that records the task (whose row that record marks due): claimable from `dueAt`, its
+   * first poll. The workflow's own first enlistment replaces it.
+   */
+  static async enlistCreated(db: Kysely<Database>, e: WatchEnlistment, dueAt: string): Promise<void> {
+    await db
+      .insertInto('watch_hub')
+      .values({ task_key: e.taskKey, ...rowValues(e, dueAt) })
       .execute();
   }
 
@@ -255,4 +257,19 @@ export class WatchHubStore {
     await this.clearDue(marked.filter((k) => !released.has(k)));
     return keys.length;
   }
+}
+
+/** A row's columns for an enlistment due at `dueAt`, held by no hub. */
+function rowValues(e: WatchEnlistment, dueAt: string) {
+  return {
+    workflow_id: e.workflowId,
+    project: e.project,
+    upstream: e.upstream,
+    generation: e.generation,
+    watch: JSON.stringify(e.watch),
+    poll_interval_ms: e.pollIntervalMs,
+    due_at: dueAt,
+    lease_owner: null,
+    lease_until: null,
+  };
 }
