@@ -157,6 +157,11 @@ export class TaskStore {
     this.tasks.clear();
   }
 
+  /** A new status message on a task that keeps its status (progress). */
+  say(task: TaskRecord, statusMessage: string): void {
+    this.transition(task, task.status, statusMessage);
+  }
+
   private settle(task: TaskRecord, status: TaskStatus, statusMessage?: string): void {
     this.clearTimers(task);
     task.pending.clear();

@@ -49,6 +49,7 @@ const GreetArgs = z.object({ name: z.string().default('World') });
 const SlowComputeArgs = z.object({
   seconds: z.number().min(0).max(3600),
   label: z.string().optional(),
+  progress: z.boolean().optional(),
 });
 const ConfirmDeleteArgs = z.object({ filename: z.string().min(1) });
 
@@ -103,12 +104,16 @@ const slowCompute: ExampleTool = {
       'otherwise answered synchronously.',
     inputSchema: {
       type: 'object',
-      properties: { seconds: { type: 'number', minimum: 0, maximum: 3600 }, label: { type: 'string' } },
+      properties: {
+        seconds: { type: 'number', minimum: 0, maximum: 3600 },
+        label: { type: 'string' },
+        progress: { type: 'boolean', description: 'A task says when it is halfway (a new status message)' },
+      },
       required: ['seconds'],
     },
   },
   async run(ctx) {
-    const { seconds, label = 'slow_compute' } = parseArgs(SlowComputeArgs, ctx);
+    const { seconds, label = 'slow_compute', progress = false } = parseArgs(SlowComputeArgs, ctx);
     const result = textResult(slowComputeText(label, seconds), { structuredContent: { label, seconds } });
     if (!declaresTasks(ctx.capabilities)) {
       await ctx.sleep(seconds * 1000);
@@ -118,6 +123,8 @@ const slowCompute: ExampleTool = {
     // a predictable shape is easier to test through the gateway.
     const task = ctx.store.create('slow_compute');
     task.statusMessage = `Computing ${label}`;
+    if (progress)
+      ctx.store.schedule(task, seconds * 500, () => ctx.store.say(task, `Halfway through ${label}`));
     ctx.store.schedule(task, seconds * 1000, () => ctx.store.complete(task, result));
     return createTaskResult(task);
   },

@@ -3,11 +3,13 @@
  * the hub polls the longest overdue task of an upstream next and finds each upstream's most overdue task
  * without scanning everything it holds. An entry that is no longer current (the hub dropped or replaced
  * the task, or it is being polled) is discarded when it comes up, rather than searched for and removed.
+ * Also what a held task is, and when the hub polls it on after a change.
  */
 import { Heap } from 'heap-js';
 import type { PollCursor } from '../activities/watch-poll';
 import type { WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
 import type { ClaimedWatch } from '../store/tasks/watch-hub';
+import { CREATED_ENLISTMENT } from '../workflows/messages';
 
 export interface Queued {
   /** The upstream (project and alias) whose queue it is in. */
@@ -26,8 +28,28 @@ export interface HeldWatch extends Queued {
   polling: boolean;
   /** An outcome not yet delivered (its signal failed): delivered again, not polled again. */
   outcome?: WatchUpstreamTaskResult;
+  /** When that outcome was first being delivered: the task is unrecorded since then. */
+  answeredAt?: string;
   /** Marked due in the store because its polls ran late (see markLate). */
   markedLate?: boolean;
+}
+
+/**
+ * Whether the hub goes on polling a task after delivering `result`, and if so prepares it to: the API's
+ * enlistment of a task it created (CREATED_ENLISTMENT) is kept through a change that leaves the task
+ * `working` (a new status message). Its workflow, perhaps still waiting for its first workflow task, takes
+ * the latest such word, and the end is seen on time. Polled on from what the workflow was just told. Any
+ * other change is the workflow's to act on.
+ */
+export function pollOnAfter(h: HeldWatch, result: WatchUpstreamTaskResult): boolean {
+  if (h.row.generation !== CREATED_ENLISTMENT || result.kind !== 'changed') return false;
+  const { observation } = result;
+  if (observation.status !== 'working') return false;
+  h.input = { ...h.input, knownKey: observation.key };
+  h.outcome = undefined;
+  h.answeredAt = undefined;
+  h.nextAt = Date.now() + (observation.pollIntervalMs ?? h.input.pollIntervalMs);
+  return true;
 }
 
 export class DueQueues<T extends Queued> {

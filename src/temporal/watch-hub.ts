@@ -17,9 +17,9 @@
  * - Polls that fall behind (an upstream slow to answer, the hub at its poll caps) are not silent: the
  *   most overdue task per upstream is the watch lag, and a task more than two poll intervals late is
  *   marked due in the store (tasks/get then says since when its status is unchecked) until it is polled.
- * - On anything but "unchanged", stores the observation (as the activity does), signals the workflow
- *   with the enlistment's generation, then removes the row (if still that generation); the workflow
- *   enlists again after applying it. A workflow that no longer exists: the row is removed.
+ * - On a change, stores it (as the activity does), signals the workflow with the enlistment's generation,
+ *   then removes the row (if still that generation; a workflow that is gone too), and the workflow enlists
+ *   again after applying it; the API's enlistment of a new task is polled on while it stays `working`.
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -34,7 +34,7 @@ import { withTraceCarrier } from '../telemetry/mcp-spans';
 import { watchHubTasks } from '../telemetry/metrics';
 import type { WatchObserved } from '../workflows/messages';
 import type { HeldWatch as Held } from './watch-hub-queues';
-import { DueQueues } from './watch-hub-queues';
+import { DueQueues, pollOnAfter } from './watch-hub-queues';
 
 export interface WatchHubSettings {
   maxTasks: number;
@@ -61,14 +61,12 @@ function newOwner(): string {
   return `${os.hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
 }
 
-/** How often due tasks are looked for in memory. */
+/** How often due tasks are looked for in memory; a failed signal or store write is tried again after RETRY_MS. */
 const DISPATCH_EVERY_MS = 100;
-/** A failed signal or store write is tried again after this. */
 const RETRY_MS = 1000;
 /** Enlistments nudged within this are claimed by one statement. */
 const NUDGE_GATHER_MS = 20;
-/** Late tasks marked due per statement. */
-const MARK_BATCH = 500;
+const MARK_BATCH = 500; // late tasks marked due per statement
 
 export class WatchHub {
   private ownerId: string;
@@ -385,14 +383,16 @@ export class WatchHub {
 
   /**
    * Signals the workflow, then removes the row it answered (a newer enlistment stays). Marked due first
-   * (unless the poll recorded an end): nobody polls it until the workflow has recorded the change.
+   * (unless the poll recorded an end): the workflow has yet to record it (pollOnAfter: when kept).
    */
   private async deliver(h: Held, result: WatchUpstreamTaskResult): Promise<void> {
     const { taskKey, workflowId, generation } = h.row;
+    const at = (h.answeredAt ??= new Date().toISOString());
     if (!(result.kind === 'changed' && result.recorded === true))
-      await this.deps.store.markDue([taskKey], new Date().toISOString());
+      await this.deps.store.markAnswered(taskKey, generation, this.ownerId, at);
     const sent = await this.deps.signal(workflowId, { generation, result });
     if (sent === 'gone') this.deps.logger.info('watch hub dropped a task whose workflow is gone');
+    else if (pollOnAfter(h, result)) return;
     await this.deps.store.remove(taskKey, generation);
     if (this.held.get(taskKey) === h) this.held.delete(taskKey);
     watchHubTasks.set(this.held.size);

@@ -50,19 +50,23 @@ export class HubWatch {
 
   constructor(private readonly maxWatchMs = DEFAULT_MAX_WATCH_MS) {
     setHandler(watchObservedSignal, ({ generation, result }) => {
-      if (this.observed !== undefined) return;
-      if (generation === this.token || (generation === CREATED_ENLISTMENT && this.takesCreated()))
-        this.observed = result;
+      // The hub goes on polling the API's enlistment through changes that leave the task working: the
+      // latest word is the one that counts.
+      if (generation === CREATED_ENLISTMENT) {
+        if (this.takesCreated()) this.observed = result;
+      } else if (generation === this.token && this.observed === undefined) this.observed = result;
     });
   }
 
   /**
    * The API's enlistment (CREATED_ENLISTMENT) describes the task as the first run begins it: its word
    * counts until this run enlists the task itself (which replaces that row), and never in a continued
-   * run. Histories from before the API enlisted hold no such signal, so they replay unchanged.
+   * or reset run. Histories from before the API enlisted hold no such signal, so they replay unchanged.
    */
   private takesCreated(): boolean {
-    return this.generation === 0 && workflowInfo().continuedFromExecutionRunId === undefined;
+    const { runId, firstExecutionRunId } = workflowInfo();
+    // A continued run, or one reset from the first, is not the run the API started.
+    return this.generation === 0 && runId === firstExecutionRunId;
   }
 
   /** One enlistment: the hub's observation, or undefined (input to forward, or time to enlist again). */

@@ -57,6 +57,10 @@ function startHub(opts: {
       recorded.marked.push(...keys);
       return Promise.resolve();
     },
+    markAnswered: (key: string) => {
+      recorded.marked.push(key);
+      return Promise.resolve();
+    },
     clearDue: (keys: string[]) => {
       recorded.cleared.push(...keys);
       return Promise.resolve();

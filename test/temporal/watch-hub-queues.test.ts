@@ -2,7 +2,11 @@
  * The watch hub's per-upstream due queues (src/temporal/watch-hub-queues.ts): soonest due first, nothing
  * before it is due, entries no longer current dropped on the way, each upstream's most overdue entry.
  */
-import { DueQueues } from '../../src/temporal/watch-hub-queues';
+import type { WatchUpstreamTaskResult } from '../../src/activities/types';
+import type { TaskStatus } from '../../src/protocol';
+import type { HeldWatch } from '../../src/temporal/watch-hub-queues';
+import { DueQueues, pollOnAfter } from '../../src/temporal/watch-hub-queues';
+import { CREATED_ENLISTMENT } from '../../src/workflows/messages';
 
 interface Item {
   name: string;
@@ -49,4 +53,57 @@ test("each upstream's most overdue current entry, left queued", () => {
       .sort(),
   ).toEqual(['u1', 'v1']);
   expect(queues.take('u', 100)?.name).toBe('u1');
+});
+
+describe('pollOnAfter', () => {
+  const held = (generation: string): HeldWatch =>
+    ({
+      group: 'p/u',
+      nextAt: 0,
+      row: {
+        taskKey: 't',
+        workflowId: 'w',
+        project: 'p',
+        upstream: 'u',
+        generation,
+        watch: {},
+        pollIntervalMs: 1000,
+        leaseUntil: '',
+      },
+      input: { taskKey: 't', knownKey: 'before', pollIntervalMs: 1000 },
+      polling: false,
+      outcome: { kind: 'expired' },
+      answeredAt: 'then',
+    }) as unknown as HeldWatch;
+  const changed = (status: TaskStatus): WatchUpstreamTaskResult =>
+    ({
+      kind: 'changed',
+      observation: {
+        status,
+        createdAt: '',
+        lastUpdatedAt: '',
+        ttlMs: null,
+        key: 'after',
+        pollIntervalMs: 5000,
+      },
+    }) as const;
+
+  test("the API's enlistment of a new task is polled on while it stays working, from what was told", () => {
+    const h = held(CREATED_ENLISTMENT);
+    const before = Date.now();
+    expect(pollOnAfter(h, changed('working'))).toBe(true);
+    expect(h.input.knownKey).toBe('after');
+    expect(h.outcome).toBeUndefined();
+    expect(h.answeredAt).toBeUndefined();
+    expect(h.nextAt).toBeGreaterThanOrEqual(before + 5000);
+  });
+
+  test('any other change, or any enlistment of the workflow, is left to the workflow', () => {
+    expect(pollOnAfter(held(CREATED_ENLISTMENT), changed('input_required'))).toBe(false);
+    expect(pollOnAfter(held(CREATED_ENLISTMENT), changed('completed'))).toBe(false);
+    expect(pollOnAfter(held(CREATED_ENLISTMENT), { kind: 'expired' })).toBe(false);
+    const own = held('run/1');
+    expect(pollOnAfter(own, changed('working'))).toBe(false);
+    expect(own.input.knownKey).toBe('before');
+  });
 });

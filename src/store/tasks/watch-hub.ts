@@ -218,6 +218,31 @@ export class WatchHubStore {
     }
   }
 
+  /**
+   * Marks a task due since `at` when its hub hands the workflow a change the workflow has yet to record:
+   * until it has, tasks/get would vouch for the recorded status. Only while the row is still that
+   * enlistment and held by `owner` (a row enlisted again, or taken over, is being polled by its holder),
+   * and an earlier mark stands (a retried delivery does not move it later).
+   */
+  async markAnswered(taskKey: string, generation: string, owner: string, at: string): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set({ watch_due_at: sql<string>`coalesce(watch_due_at, ${at})` })
+      .where('task_key', '=', taskKey)
+      .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('watch_hub')
+            .select('watch_hub.task_key')
+            .where('watch_hub.task_key', '=', taskKey)
+            .where('watch_hub.generation', '=', generation)
+            .where('watch_hub.lease_owner', '=', owner),
+        ),
+      )
+      .execute();
+  }
+
   /** Tasks polled again (claimed, or caught up after their polls ran late): no longer marked due. */
   async clearDue(taskKeys: string[]): Promise<void> {
     for (let i = 0; i < taskKeys.length; i += 500) {

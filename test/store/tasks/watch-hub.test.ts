@@ -199,6 +199,28 @@ test("a hub's late polls mark running tasks due since their poll was due, never 
   expect(await dueMark(late)).toBeUndefined();
 });
 
+test('a delivered change marks its task due only while the hub still holds that enlistment; an earlier mark stands', async () => {
+  const [held, reenlisted] = [await runningTask(), await runningTask()];
+  for (const key of [held, reenlisted]) await hub.enlist(enlistment(key, 'run/1'));
+  advance(1);
+  const claimed = await hub.claim('hub-a', 10_000, 10);
+  expect(claimed.map((r) => r.taskKey).sort()).toEqual([held, reenlisted].sort());
+  expect(await dueMark(held)).toBeUndefined();
+  // The workflow enlisted `reenlisted` again (its row is being polled by whoever claims it).
+  await hub.enlist(enlistment(reenlisted, 'run/2'));
+  await hub.clearDue([reenlisted]);
+  const first = new Date(clock.getTime() - 5_000).toISOString();
+  await hub.markAnswered(held, 'run/1', 'hub-a', first);
+  await hub.markAnswered(reenlisted, 'run/1', 'hub-a', first);
+  // Another hub's word on `held` (it holds no such row) changes nothing either.
+  await hub.markAnswered(held, 'run/1', 'hub-b', clock.toISOString());
+  expect(await dueMark(held)).toBe(first);
+  expect(await dueMark(reenlisted)).toBeUndefined();
+  // A retried delivery does not move the mark later.
+  await hub.markAnswered(held, 'run/1', 'hub-a', clock.toISOString());
+  expect(await dueMark(held)).toBe(first);
+});
+
 test.each([
   ['enlisted', (store: WatchHubStore, key: string) => store.enlist(enlistment(key, 'run/1'))],
   [
