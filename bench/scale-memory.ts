@@ -5,6 +5,7 @@
 import { WebSocket } from 'undici';
 import type { GatewayProcess } from './processes';
 import { rssBytes } from './processes';
+import { metricsOf, metricSum } from './support';
 
 /**
  * The gateway's live heap: a full collection, then `heapUsed`, through its inspector (the gateway runs
@@ -65,4 +66,36 @@ export function sampleRss(
     }
   }, everyMs);
   return { peak, stop: () => clearInterval(timer) };
+}
+
+/**
+ * The watch lag (`taskrouter_watch_lag_seconds`, its most overdue upstream) every `everyMs`, kept per
+ * phase of the run: how far behind the polls ran while tasks were created, while they ran, and while they
+ * ended. A sample that fails (the process busy past the timeout) is skipped.
+ */
+export function sampleWatchLag(gateway: { healthPort: number }, everyMs = 2000) {
+  const maxByPhase = new Map<string, number>();
+  let phase = 'creating';
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const lag = metricSum(await metricsOf(gateway), 'taskrouter_watch_lag_seconds', 'max') ?? 0;
+        maxByPhase.set(phase, Math.max(maxByPhase.get(phase) ?? 0, lag));
+      } catch {
+        // skipped: the report says what was sampled
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    maxByPhase,
+    enter(next: string) {
+      phase = next;
+    },
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
 }

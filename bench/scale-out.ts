@@ -45,7 +45,18 @@ import {
   startGatewayProcess,
   startUpstreamProcess,
 } from './processes';
-import { finishReport, machine, McpHttpClient, ratio, round, sleep, summarize, table } from './support';
+import {
+  finishReport,
+  machine,
+  McpHttpClient,
+  metricsOf,
+  metricSum,
+  ratio,
+  round,
+  sleep,
+  summarize,
+  table,
+} from './support';
 import { createTask, effectivePollMs, many } from './task-support';
 
 const TARGET = 1.8;
@@ -156,16 +167,6 @@ function cpuMeter(groups: Record<string, () => number>) {
       return { ...use, machine: round((100 * (now.busy - ticks.busy)) / (now.total - ticks.total), 0) };
     },
   };
-}
-
-/** One sample of a Prometheus text exposition, summed over its series (undefined when absent). */
-function metricSum(text: string, name: string, reduce: 'sum' | 'max' = 'sum'): number | undefined {
-  const values = text
-    .split('\n')
-    .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
-    .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
-  if (values.length === 0) return undefined;
-  return reduce === 'sum' ? values.reduce((a, b) => a + b, 0) : Math.max(...values);
 }
 
 interface SideResult {
@@ -452,11 +453,6 @@ function hubTasksOf(workers: ReadonlyArray<{ healthPort: number }>): Promise<num
   return Promise.all(
     workers.map(async (w) => metricSum(await metricsOf(w), 'taskrouter_watch_hub_tasks') ?? 0),
   );
-}
-
-async function metricsOf(p: { healthPort: number }): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${p.healthPort}/metrics`, { signal: AbortSignal.timeout(5000) });
-  return res.text();
 }
 
 runBench(main);

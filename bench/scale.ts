@@ -58,7 +58,7 @@ import {
 } from './support';
 import { createTask, effectivePollMs, historyOf, many } from './task-support';
 import { CompletionWatch, PER_STREAM, peakInFlight } from './scale-completions';
-import { liveHeap, sampleRss } from './scale-memory';
+import { liveHeap, sampleRss, sampleWatchLag } from './scale-memory';
 import { readFlags } from './options';
 
 const TARGET = { rssGiB: 1, loadedP50: 1.5, visibilityP99: 1.2, historyWithin: 0.5 };
@@ -176,6 +176,8 @@ async function main(): Promise<void> {
   const inspectPort = await getFreePort();
   process.env['BENCH_GATEWAY_NODE_ARGS'] =
     `${process.env['BENCH_GATEWAY_NODE_ARGS'] ?? ''} --inspect=127.0.0.1:${inspectPort}`;
+  // Its health port: the watch lag is sampled from /metrics through the run.
+  const healthPort = await getFreePort();
   const gateway = await startGatewayProcess({
     ...(opts.root !== undefined && { root: opts.root }),
     temporal,
@@ -183,6 +185,7 @@ async function main(): Promise<void> {
     users,
     // Said even when it is the default: a --root checkout may have another default.
     sections: {
+      health: { port: healthPort },
       tasks: { watchBy: opts.watchBy },
       ...((opts.cache !== undefined || opts.wft !== undefined) && {
         temporal: {
@@ -226,6 +229,7 @@ async function main(): Promise<void> {
       (opts.rate !== undefined ? `, at most ${opts.rate} a second` : ''),
   );
   const rss = sampleRss(gateway, temporal.pid);
+  const watchLag = sampleWatchLag({ healthPort });
   const rssBefore = gateway.rssBytes();
   const heapBefore = await liveHeap(inspectPort);
   const watch = new CompletionWatch(streamClient);
@@ -267,6 +271,7 @@ async function main(): Promise<void> {
     `   ${creation.ok.length} created in ${round(creation.wallMs / 1000, 1)} s; ${inFlightAtEnd} in flight`,
   );
 
+  watchLag.enter('running');
   note(`3. ${opts.calls} ordinary calls with ${inFlightAtEnd} tasks in flight`);
   const loaded = await ordinaryCalls(plain, opts.calls);
   const inFlightAfterCalls = durations.filter((d) => d.createdAtMs + d.seconds * 1000 > Date.now()).length;
@@ -303,8 +308,12 @@ async function main(): Promise<void> {
   );
 
   note(`4. waiting for the ${watched} followed tasks to complete`);
+  await sleep(Math.max(0, firstDue - Date.now()));
+  watchLag.enter('ending');
   await watch.finish(2 * pollMs + 60_000);
   rss.stop();
+  await watchLag.stop();
+  const lagSeconds = Object.fromEntries([...watchLag.maxByPhase].map(([k, v]) => [k, round(v, 1)]));
   const lag = summarize([...watch.lags.values()]);
 
   note(`5. history: waiting for the ${opts.long} s task`);
@@ -410,6 +419,9 @@ async function main(): Promise<void> {
     ]),
     `   p99 ${ratio(lag.p99, pollMs)}x the ${pollMs} ms poll interval (target <= ${TARGET.visibilityP99}): ` +
       `${pf(verdict.visibility)}; ${watch.failures.length} failures`,
+    `   watch lag (/metrics, most overdue upstream, every 2 s), max s: ${Object.entries(lagSeconds)
+      .map(([phase, s]) => `${phase} ${s}`)
+      .join(', ')}`,
     '',
     table([
       ['history per task', 'events', 'runs', 'activities', 'LA markers', 'upstream polls'],
@@ -463,7 +475,7 @@ async function main(): Promise<void> {
         loaded: loaded.latency,
         ratioP50: ratio(loaded.latency.p50, unloaded.latency.p50),
       },
-      visibility: { lag, watched, failures: watch.failures },
+      visibility: { lag, watched, failures: watch.failures, watchLagSeconds: lagSeconds },
       history: counts,
       target: TARGET,
       verdict,

@@ -374,3 +374,19 @@ export function finishReport(
   process.stdout.write(`${out.join('\n')}\n`);
   return totalSeconds;
 }
+
+/** One sample of a Prometheus text exposition, summed over its series (undefined when absent). */
+export function metricSum(text: string, name: string, reduce: 'sum' | 'max' = 'sum'): number | undefined {
+  const values = text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+    .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+  if (values.length === 0) return undefined;
+  return reduce === 'sum' ? values.reduce((a, b) => a + b, 0) : Math.max(...values);
+}
+
+/** A gateway process's `/metrics`, from its health port. */
+export async function metricsOf(p: { healthPort: number }): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${p.healthPort}/metrics`, { signal: AbortSignal.timeout(5000) });
+  return res.text();
+}
