@@ -20,7 +20,6 @@
  * may have created (the upstream client's own deadline bounds it).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { sendToolCall } from '../activities/first-call';
 import { observationOf, taskDetailOf } from '../activities/observation';
@@ -39,7 +38,6 @@ import { CREATED_ENLISTMENT, taskRowOf, taskWorkflowId } from '../workflows/mess
 import { TaskState } from '../workflows/task-state';
 import { refOf, watchInputOf } from '../workflows/watch-input';
 import { watchEnlistmentOf } from '../activities/watch-enlistment';
-import type { Database } from '../store/schema';
 import { WatchHubStore } from '../store/tasks/watch-hub';
 import type { TaskEngine } from './task-engine';
 import { errorText } from '../telemetry/log-context';
@@ -164,8 +162,13 @@ export class DirectFirstCall {
         },
       };
       await payloads.put(taskKey, 'start_input', input, trx);
-      await store.insertTaskIn(trx, { ...taskRowOf(input, taskWorkflowId(taskKey)), snapshot });
-      await enlistCreated(trx, input);
+      const watch = createdWatch(input);
+      await store.insertTaskIn(trx, {
+        ...taskRowOf(input, taskWorkflowId(taskKey)),
+        snapshot,
+        ...(watch && { firstPollDueAt: watch.dueAt }),
+      });
+      if (watch) await WatchHubStore.enlistCreated(trx, watch.enlistment, watch.dueAt);
     });
     await recording.catch((err: unknown) => {
       // The claim stays `sending`: the reconciler declares it lost (counted), and nothing sends it again.
@@ -236,16 +239,17 @@ export class DirectFirstCall {
 }
 
 /**
- * A created task the hub polls (`tasks.watchBy: hub`) is enlisted with its record, due at its first poll:
+ * A created task the hub polls (`tasks.watchBy: hub`) is enlisted with its record, due at its first poll
+ * (and due from then on, not before, for the watch lag and tasks/get's stale mark):
  * it is watched from then on whether or not its workflow has run yet (under a burst of creations a new
  * workflow's first workflow task can wait minutes in Temporal's queue, and the task went unpolled all that
  * time). A poll that sees it end records the end; the workflow takes the hub's word for this enlistment
  * (CREATED_ENLISTMENT) until it enlists the task itself. Only a `working` task: one that asks for input
  * already, or ended, is the workflow's to handle first.
  */
-async function enlistCreated(trx: Kysely<Database>, input: TaskWorkflowInput): Promise<void> {
+function createdWatch(input: TaskWorkflowInput) {
   const carried = input.carried;
-  if (input.watchBy !== 'hub' || carried?.observed.status !== 'working') return;
+  if (input.watchBy !== 'hub' || carried?.observed.status !== 'working') return undefined;
   const state = new TaskState(carried);
   const watch = watchInputOf(state, refOf(input, state), input);
   const enlistment = watchEnlistmentOf({
@@ -253,6 +257,5 @@ async function enlistCreated(trx: Kysely<Database>, input: TaskWorkflowInput): P
     workflowId: taskWorkflowId(input.taskKey),
     generation: CREATED_ENLISTMENT,
   });
-  const dueAt = new Date(Date.now() + watch.pollIntervalMs).toISOString();
-  await WatchHubStore.enlistCreated(trx, enlistment, dueAt);
+  return { enlistment, dueAt: new Date(Date.now() + watch.pollIntervalMs).toISOString() };
 }

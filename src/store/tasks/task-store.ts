@@ -99,8 +99,10 @@ export class TaskStore {
         detail: this.sealing.sealDetail(task.taskKey, s),
         detail_stored_at: this.now().toISOString(),
         hosted: task.hosted === true ? 1 : 0,
-        // Due for its first watch from now on (task-watch.ts).
-        watch_due_at: TERMINAL_TASK_STATUSES.has(s.status) ? null : this.now().toISOString(),
+        // Due for its first watch from now on, or from when its first poll is due (task-watch.ts).
+        watch_due_at: TERMINAL_TASK_STATUSES.has(s.status)
+          ? null
+          : (task.firstPollDueAt ?? this.now().toISOString()),
       })
       .onConflict((oc) => oc.column('task_key').doNothing())
       .executeTakeFirst();

@@ -24,6 +24,11 @@ export interface NewTask {
   snapshot: TaskSnapshot;
   /** A task the gateway hosts: an ordinary tool call it runs as its own durable task (docs/hosted-tasks.md). */
   hosted?: boolean;
+  /**
+   * When its first poll is due, if not at once: a task the API enlists with the watch hub as it records
+   * it is polled one interval later, and is not late (watch lag, tasks/get's stale mark) before then.
+   */
+  firstPollDueAt?: string;
 }
 
 export interface TaskRecord extends Omit<NewTask, 'snapshot'> {

@@ -221,6 +221,23 @@ test('a delivered change marks its task due only while the hub still holds that 
   expect(await dueMark(held)).toBe(first);
 });
 
+test('a task the API enlists as it records it is due from its first poll, not before (watch lag, stale mark)', async () => {
+  const key = taskKeyOf(randomUUID());
+  const firstPoll = new Date(clock.getTime() + 5_000).toISOString();
+  await tasks.insertTask(
+    newTask(key, clock.toISOString(), {}, { project: 'early', upstream: 'u', firstPollDueAt: firstPoll }),
+  );
+  await WatchHubStore.enlistCreated(db, enlistment(key, 'created'), firstPoll);
+  expect(await dueMark(key)).toBe(firstPoll);
+  const lag = (await tasks.overdueWatches()).find((o) => o.project === 'early');
+  expect(lag?.dueSince).toBe(firstPoll);
+  // Not claimable before then; claimed after, and no longer due.
+  expect((await hub.claim('hub-early', 10_000, 100)).map((r) => r.taskKey)).not.toContain(key);
+  advance(5_000);
+  expect((await hub.claim('hub-early', 10_000, 100)).map((r) => r.taskKey)).toContain(key);
+  expect(await dueMark(key)).toBeUndefined();
+});
+
 test.each([
   ['enlisted', (store: WatchHubStore, key: string) => store.enlist(enlistment(key, 'run/1'))],
   [
