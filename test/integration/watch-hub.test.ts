@@ -160,7 +160,7 @@ describe('watched by the hub', () => {
       const created = await new McpTestClient(`${api.url ?? ''}/v1/mcp/demo`).callTool(
         'slow_compute',
         // Halfway, a new status message: the hub polls on through it (the task still working) to the end.
-        { seconds: 2, label: 'early', progress: true },
+        { seconds: 6, label: 'early', progress: true },
         { capabilities: TASKS_CAPS },
       );
       const taskId = String(created.body.result?.['taskId']);
