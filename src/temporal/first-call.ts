@@ -9,10 +9,10 @@
  *    workflow, no task: the call never was one.
  * 3. An upstream task is recorded in one transaction: the task row (`working`, or what the upstream
  *    said), the payloads its workflow needs (request, detail, upstream task id, the workflow's own start
- *    input), in hub mode the task's watch hub row (its first poll due after one interval: the hub watches
- *    it whether or not its workflow has run yet) and the claim's move to `recorded`. Then the workflow is
- *    started with a plain start and begins by watching that task; the claim becomes `started`. If the start fails, the record stands:
- *    the creation reconciler (creation-reconciler.ts, worker role) starts it within
+ *    input), in hub mode the task's watch hub row (see createdWatch: the hub watches it whether or not
+ *    its workflow has run yet) and the claim's move to `recorded`. Then the workflow is started with a
+ *    plain start and begins by watching that task; the claim becomes `started`. If the start fails, the
+ *    record stands: the creation reconciler (creation-reconciler.ts, worker role) starts it within
  *    `tasks.reconcileEveryMs`. The client gets its handle after the record and the start attempt:
  *    `tasks/get` answers from the task row whether or not the workflow runs yet.
  *
@@ -241,10 +241,9 @@ export class DirectFirstCall {
 /**
  * A created task the hub polls (`tasks.watchBy: hub`) is enlisted with its record, due at its first poll
  * (one interval, at least CREATED_FIRST_POLL_MIN_MS; due from then on, not before, for the watch lag and
- * tasks/get's stale mark):
- * it is watched from then on whether or not its workflow has run yet (under a burst of creations a new
- * workflow's first workflow task can wait minutes in Temporal's queue, and the task went unpolled all that
- * time). A poll that sees it end records the end; the workflow takes the hub's word for this enlistment
+ * tasks/get's stale mark). It is watched from then on whether or not its workflow has run yet (under a
+ * burst of creations a new workflow's first workflow task can wait minutes in Temporal's queue, and the
+ * task went unpolled all that time). A poll that sees it end records the end; the workflow takes the hub's word for this enlistment
  * (CREATED_ENLISTMENT) until it enlists the task itself. Only a `working` task: one that asks for input
  * already, or ended, is the workflow's to handle first.
  */

@@ -71,12 +71,9 @@ export class HubWatch {
 
   /** One enlistment: the hub's observation, or undefined (input to forward, or time to enlist again). */
   async watch(state: TaskState, input: WatchUpstreamTaskInput): Promise<WatchUpstreamTaskResult | undefined> {
-    // The hub answered the API's enlistment before this run got to its first watch: that is this watch.
-    if (this.generation === 0 && this.observed !== undefined) {
-      this.generation++;
-      return this.settle();
-    }
     this.generation++;
+    // The hub answered the API's enlistment before this run got to its first watch: that is this watch.
+    if (this.generation === 1 && this.observed !== undefined) return this.settle();
     this.token = `${workflowInfo().runId}/${this.generation}`;
     this.observed = undefined;
     await enlistWatch({ ...input, workflowId: workflowInfo().workflowId, generation: this.token });
