@@ -7,7 +7,8 @@
  */
 import { Heap } from 'heap-js';
 import type { PollCursor } from '../activities/watch-poll';
-import type { WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import type { HubWatchInput, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from '../activities/types';
+import { staleAfterMs } from '../store/tasks/task-watch';
 import type { ClaimedWatch } from '../store/tasks/watch-hub';
 import { CREATED_ENLISTMENT } from '../workflows/messages';
 
@@ -50,6 +51,40 @@ export function pollOnAfter(h: HeldWatch, result: WatchUpstreamTaskResult): bool
   h.answeredAt = undefined;
   h.nextAt = Date.now() + (observation.pollIntervalMs ?? h.input.pollIntervalMs);
   return true;
+}
+
+/** A row a hub just claimed, as it holds it: due now, in its upstream's queue. */
+export function heldOf(row: ClaimedWatch, now: number): HeldWatch {
+  const { trace, ...input } = row.watch as HubWatchInput;
+  return {
+    row,
+    input,
+    ...(trace && { trace }),
+    group: `${row.project}\u0000${row.upstream}`,
+    nextAt: now,
+    polling: false,
+  };
+}
+
+/**
+ * The held tasks whose polls now run late enough to be marked due in the store (not marked yet), and those
+ * marked that no longer are. Neither is a task being polled, nor one polled with an outcome still to deliver
+ * (its signal failed and is tried again): its workflow has yet to record that outcome, so a mark
+ * markAnswered set must stand until the workflow's next enlistment clears it.
+ */
+export function lateness(
+  held: Iterable<HeldWatch>,
+  now: number,
+): { late: HeldWatch[]; caughtUp: HeldWatch[] } {
+  const late: HeldWatch[] = [];
+  const caughtUp: HeldWatch[] = [];
+  for (const h of held) {
+    if (h.polling || h.outcome) continue;
+    const isLate = now - h.nextAt > staleAfterMs(h.input.pollIntervalMs);
+    if (isLate && !h.markedLate) late.push(h);
+    else if (!isLate && h.markedLate) caughtUp.push(h);
+  }
+  return { late, caughtUp };
 }
 
 export class DueQueues<T extends Queued> {

@@ -26,7 +26,7 @@ import { setMaxListeners } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { WatchPoll } from '../activities/watch-poll';
-import type { HubWatchInput, WatchUpstreamTaskResult } from '../activities/types';
+import type { WatchUpstreamTaskResult } from '../activities/types';
 import { staleAfterMs } from '../store/tasks/task-watch';
 import type { WatchHubStore } from '../store/tasks/watch-hub';
 import { errorText } from '../telemetry/log-context';
@@ -34,7 +34,7 @@ import { withTraceCarrier } from '../telemetry/mcp-spans';
 import { watchHubTasks } from '../telemetry/metrics';
 import type { WatchObserved } from '../workflows/messages';
 import type { HeldWatch as Held } from './watch-hub-queues';
-import { DueQueues, pollOnAfter } from './watch-hub-queues';
+import { DueQueues, heldOf, lateness, pollOnAfter } from './watch-hub-queues';
 
 export interface WatchHubSettings {
   maxTasks: number;
@@ -213,15 +213,7 @@ export class WatchHub {
     const now = Date.now();
     if (orphans) this.orphansCheckedAt = now;
     for (const row of rows) {
-      const { trace, ...input } = row.watch as HubWatchInput;
-      const h: Held = {
-        row,
-        input,
-        ...(trace && { trace }),
-        group: `${row.project}\u0000${row.upstream}`,
-        nextAt: now,
-        polling: false,
-      };
+      const h = heldOf(row, now);
       this.held.set(row.taskKey, h);
       this.due.push(h);
     }
@@ -247,14 +239,7 @@ export class WatchHub {
    * while the hub keeps up.
    */
   private async markLate(): Promise<void> {
-    const now = Date.now();
-    const late: Held[] = [];
-    const caughtUp: Held[] = [];
-    for (const h of this.held.values()) {
-      const isLate = !h.polling && now - h.nextAt > staleAfterMs(h.input.pollIntervalMs);
-      if (isLate && !h.markedLate) late.push(h);
-      else if (!isLate && h.markedLate && !h.polling) caughtUp.push(h);
-    }
+    const { late, caughtUp } = lateness(this.held.values(), Date.now());
     if (caughtUp.length > 0) {
       await this.deps.store.clearDue(caughtUp.map((h) => h.row.taskKey));
       for (const h of caughtUp) h.markedLate = false;

@@ -1,11 +1,12 @@
 /**
  * The watch hub's per-upstream due queues (src/temporal/watch-hub-queues.ts): soonest due first, nothing
- * before it is due, entries no longer current dropped on the way, each upstream's most overdue entry.
+ * before it is due, entries no longer current dropped on the way, each upstream's most overdue entry;
+ * which held tasks are late, or caught up.
  */
 import type { WatchUpstreamTaskResult } from '../../src/activities/types';
 import type { TaskStatus } from '../../src/protocol';
 import type { HeldWatch } from '../../src/temporal/watch-hub-queues';
-import { DueQueues, pollOnAfter } from '../../src/temporal/watch-hub-queues';
+import { DueQueues, heldOf, lateness, pollOnAfter } from '../../src/temporal/watch-hub-queues';
 import { CREATED_ENLISTMENT } from '../../src/workflows/messages';
 
 interface Item {
@@ -106,4 +107,33 @@ describe('pollOnAfter', () => {
     expect(pollOnAfter(own, changed('working'))).toBe(false);
     expect(own.input.knownKey).toBe('before');
   });
+});
+
+test('late: a held task two intervals overdue; caught up: a marked one no longer late; neither while polled or delivering', () => {
+  const now = 100_000;
+  const row = (taskKey: string) => ({
+    taskKey,
+    workflowId: `wf-${taskKey}`,
+    project: 'p',
+    upstream: 'u',
+    generation: 'run/1',
+    watch: { taskKey, pollIntervalMs: 1000 },
+    pollIntervalMs: 1000,
+    leaseUntil: '',
+  });
+  const at = (taskKey: string, nextAt: number, more: Partial<HeldWatch> = {}) =>
+    Object.assign(heldOf(row(taskKey), now), { nextAt }, more);
+  const overdue = now - 2001; // two intervals of 1 s, at least 2 s
+  const held = [
+    at('late', overdue),
+    at('still-marked', overdue, { markedLate: true }),
+    at('caught-up', now, { markedLate: true }),
+    at('on-time', now),
+    at('polling', overdue, { polling: true }),
+    // Its change is being delivered again (the signal failed): the mark its delivery set must stand.
+    at('delivering', now + 1000, { markedLate: true, outcome: { kind: 'expired' } }),
+  ];
+  const { late, caughtUp } = lateness(held, now);
+  expect(late.map((h) => h.row.taskKey)).toEqual(['late']);
+  expect(caughtUp.map((h) => h.row.taskKey)).toEqual(['caught-up']);
 });
