@@ -239,13 +239,20 @@ export class DirectFirstCall {
 }
 
 /**
+ * The API's enlistment falls due no sooner than this: an unhurried workflow enlists the task itself
+ * within milliseconds, replacing the row before any hub claims it (claimed too, the task is polled once
+ * for each enlistment). The row is for a workflow kept waiting (under a burst of creations, minutes).
+ */
+const CREATED_FIRST_POLL_MIN_MS = 2000;
+
+/**
  * A created task the hub polls (`tasks.watchBy: hub`) is enlisted with its record, due at its first poll
  * (one interval, at least CREATED_FIRST_POLL_MIN_MS; due from then on, not before, for the watch lag and
  * tasks/get's stale mark). It is watched from then on whether or not its workflow has run yet (under a
  * burst of creations a new workflow's first workflow task can wait minutes in Temporal's queue, and the
- * task went unpolled all that time). A poll that sees it end records the end; the workflow takes the hub's word for this enlistment
- * (CREATED_ENLISTMENT) until it enlists the task itself. Only a `working` task: one that asks for input
- * already, or ended, is the workflow's to handle first.
+ * task went unpolled all that time). A poll that sees it end records the end; the workflow takes the
+ * hub's word for this enlistment (CREATED_ENLISTMENT) until it enlists the task itself. Only a `working`
+ * task: one that asks for input already, or ended, is the workflow's to handle first.
  */
 function createdWatch(input: TaskWorkflowInput) {
   const carried = input.carried;
@@ -260,10 +267,3 @@ function createdWatch(input: TaskWorkflowInput) {
   const firstPollMs = Math.max(watch.pollIntervalMs, CREATED_FIRST_POLL_MIN_MS);
   return { enlistment, dueAt: new Date(Date.now() + firstPollMs).toISOString() };
 }
-
-/**
- * The API's enlistment falls due no sooner than this: an unhurried workflow enlists the task itself
- * within milliseconds, replacing the row before any hub claims it (claimed too, the task is polled once
- * for each enlistment). The row is for a workflow kept waiting (under a burst of creations, minutes).
- */
-const CREATED_FIRST_POLL_MIN_MS = 2000;

@@ -66,6 +66,11 @@ export function heldOf(row: ClaimedWatch, now: number): HeldWatch {
   };
 }
 
+/** Whether a held task's poll runs late enough for its status to be called unchecked (staleAfterMs). */
+export function pollLate(h: Queued & { input: { pollIntervalMs?: number } }, now: number): boolean {
+  return now - h.nextAt > staleAfterMs(h.input.pollIntervalMs);
+}
+
 /**
  * The held tasks whose polls now run late enough to be marked due in the store (not marked yet), and those
  * marked that no longer are. Neither is a task being polled, nor one polled with an outcome still to deliver
@@ -80,7 +85,7 @@ export function lateness(
   const caughtUp: HeldWatch[] = [];
   for (const h of held) {
     if (h.polling || h.outcome) continue;
-    const isLate = now - h.nextAt > staleAfterMs(h.input.pollIntervalMs);
+    const isLate = pollLate(h, now);
     if (isLate && !h.markedLate) late.push(h);
     else if (!isLate && h.markedLate) caughtUp.push(h);
   }

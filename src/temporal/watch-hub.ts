@@ -27,14 +27,13 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { WatchPoll } from '../activities/watch-poll';
 import type { WatchUpstreamTaskResult } from '../activities/types';
-import { staleAfterMs } from '../store/tasks/task-watch';
 import type { WatchHubStore } from '../store/tasks/watch-hub';
 import { errorText } from '../telemetry/log-context';
 import { withTraceCarrier } from '../telemetry/mcp-spans';
 import { watchHubTasks } from '../telemetry/metrics';
 import type { WatchObserved } from '../workflows/messages';
 import type { HeldWatch as Held } from './watch-hub-queues';
-import { DueQueues, heldOf, lateness, pollOnAfter } from './watch-hub-queues';
+import { DueQueues, heldOf, lateness, pollLate, pollOnAfter } from './watch-hub-queues';
 
 export interface WatchHubSettings {
   maxTasks: number;
@@ -114,7 +113,7 @@ export class WatchHub {
   /** Some upstream's most overdue task is late enough to be marked stale: this hub is behind. */
   get behind(): boolean {
     const now = Date.now();
-    return this.due.oldest().some((h) => now - h.nextAt > staleAfterMs(h.input.pollIntervalMs));
+    return this.due.oldest().some((h) => pollLate(h, now));
   }
 
   start(): void {
