@@ -150,7 +150,7 @@ export class DirectFirstCall {
       const detailRef = await payloads.put(taskKey, 'detail', taskDetailOf(upstreamSnapshot), trx);
       // The change key is the upstream's (its createdAt), as the watch computes it; the rest the gateway's.
       observation = { ...observationOf(upstreamSnapshot, detailRef), createdAt: direct.input.createdAt };
-      input = {
+      const carriedInput: TaskWorkflowInput = {
         ...direct.input,
         call: { ...direct.input.call, requestRef },
         carried: {
@@ -161,8 +161,11 @@ export class DirectFirstCall {
           cancelSent: false,
         },
       };
+      const watch = createdWatch(carriedInput);
+      input = watch?.adoptBefore
+        ? { ...carriedInput, createdEnlistment: { adoptBefore: watch.adoptBefore } }
+        : carriedInput;
       await payloads.put(taskKey, 'start_input', input, trx);
-      const watch = createdWatch(input);
       await store.insertTaskIn(trx, {
         ...taskRowOf(input, taskWorkflowId(taskKey)),
         snapshot,
@@ -246,6 +249,12 @@ export class DirectFirstCall {
 const CREATED_FIRST_POLL_MIN_MS = 2000;
 
 /**
+ * A workflow adopts the API's row only if its run started this long before the row falls due: the hub
+ * polls by its host's clock, the run's start time is the Temporal server's, the due time the API's.
+ */
+const ADOPTION_CLOCK_MARGIN_MS = 500;
+
+/**
  * A created task the hub polls (`tasks.watchBy: hub`) is enlisted with its record, due at its first poll
  * (one interval, at least CREATED_FIRST_POLL_MIN_MS; due from then on, not before, for the watch lag and
  * tasks/get's stale mark). It is watched from then on whether or not its workflow has run yet (under a
@@ -253,6 +262,10 @@ const CREATED_FIRST_POLL_MIN_MS = 2000;
  * task went unpolled all that time). A poll that sees it end records the end; the workflow takes the
  * hub's word for this enlistment (CREATED_ENLISTMENT) until it enlists the task itself. Only a `working`
  * task: one that asks for input already, or ended, is the workflow's to handle first.
+ *
+ * When the row falls due at the task's own interval (not later, as CREATED_FIRST_POLL_MIN_MS makes it for
+ * short intervals), the workflow may adopt it as its first enlistment (`adoptBefore`; hub-watch.ts): the
+ * hub's first poll comes when the workflow's own would have, and the workflow writes no row of its own.
  */
 function createdWatch(input: TaskWorkflowInput) {
   const carried = input.carried;
@@ -265,5 +278,11 @@ function createdWatch(input: TaskWorkflowInput) {
     generation: CREATED_ENLISTMENT,
   });
   const firstPollMs = Math.max(watch.pollIntervalMs, CREATED_FIRST_POLL_MIN_MS);
-  return { enlistment, dueAt: new Date(Date.now() + firstPollMs).toISOString() };
+  const dueAtMs = Date.now() + firstPollMs;
+  const adoptable = firstPollMs === watch.pollIntervalMs;
+  return {
+    enlistment,
+    dueAt: new Date(dueAtMs).toISOString(),
+    ...(adoptable && { adoptBefore: new Date(dueAtMs - ADOPTION_CLOCK_MARGIN_MS).toISOString() }),
+  };
 }

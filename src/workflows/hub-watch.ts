@@ -5,7 +5,8 @@
  * task changed, so history does not grow with polls. Each enlistment has a generation (`<runId>/<n>`);
  * a signal answering an older one (a hub that had not yet noticed a re-enlistment, a run before
  * continue-as-new) is ignored, except the API's enlistment of a task it created (CREATED_ENLISTMENT),
- * whose word the first run takes until it enlists the task itself. Input to forward interrupts the wait;
+ * whose word the first run takes until it enlists the task itself; a first run that started before that
+ * row could be polled adopts it as its first enlistment (see watch). Input to forward interrupts the wait;
  * after `maxWatchMs` (`tasks.hub.reenlistAfterMs`) without a word the workflow enlists again (a safety
  * net: the row is due at once and any hub takes it). Workflow code: deterministic, activities by type
  * only.
@@ -48,7 +49,14 @@ export class HubWatch {
   /** The last enlistment ended with the hub's word: that hub removes the row itself (see end). */
   private answered = false;
 
-  constructor(private readonly maxWatchMs = DEFAULT_MAX_WATCH_MS) {
+  /**
+   * @param adoptBefore `TaskWorkflowInput.createdEnlistment.adoptBefore`: the API's row may stand for this
+   *   run's first enlistment if the run started before it.
+   */
+  constructor(
+    private readonly maxWatchMs = DEFAULT_MAX_WATCH_MS,
+    private readonly adoptBefore?: string,
+  ) {
     setHandler(watchObservedSignal, ({ generation, result }) => {
       // The hub goes on polling the API's enlistment through changes that leave the task working: the
       // latest word is the one that counts.
@@ -60,13 +68,29 @@ export class HubWatch {
 
   /**
    * The API's enlistment (CREATED_ENLISTMENT) describes the task as the first run begins it: its word
-   * counts until this run enlists the task itself (which replaces that row), and never in a continued
-   * or reset run. Histories from before the API enlisted hold no such signal, so they replay unchanged.
+   * counts until this run enlists the task itself (which replaces that row) or, when this run adopted the
+   * row as its first enlistment, until that enlistment is over; never in a continued or reset run.
+   * Histories from before the API enlisted hold no such signal, so they replay unchanged.
    */
   private takesCreated(): boolean {
     const { runId, firstExecutionRunId } = workflowInfo();
     // A continued run, or one reset from the first, is not the run the API started.
-    return this.generation === 0 && runId === firstExecutionRunId;
+    if (runId !== firstExecutionRunId) return false;
+    return this.generation === 0 || this.token === CREATED_ENLISTMENT;
+  }
+
+  /**
+   * The first enlistment may be the API's row (instead of a local activity writing the same row again,
+   * a claim, and a poll at once of a task the upstream just created) when the row was written for it and
+   * this run existed before any hub could poll the row: a hub's word for it then never finds the workflow
+   * missing (and drops the row). A run started later (by the creation reconciler, the API's start having
+   * failed) enlists the task itself. Deterministic: the run's start time is in its history. Runs of
+   * inputs from before the API wrote `createdEnlistment` never adopt, so they replay unchanged.
+   */
+  private adoptsCreated(): boolean {
+    if (this.generation !== 1 || this.adoptBefore === undefined) return false;
+    const { runId, firstExecutionRunId, runStartTime } = workflowInfo();
+    return runId === firstExecutionRunId && runStartTime.getTime() < Date.parse(this.adoptBefore);
   }
 
   /** One enlistment: the hub's observation, or undefined (input to forward, or time to enlist again). */
@@ -74,9 +98,13 @@ export class HubWatch {
     this.generation++;
     // The hub answered the API's enlistment before this run got to its first watch: that is this watch.
     if (this.generation === 1 && this.observed !== undefined) return this.settle();
-    this.token = `${workflowInfo().runId}/${this.generation}`;
     this.observed = undefined;
-    await enlistWatch({ ...input, workflowId: workflowInfo().workflowId, generation: this.token });
+    if (this.adoptsCreated()) {
+      this.token = CREATED_ENLISTMENT;
+    } else {
+      this.token = `${workflowInfo().runId}/${this.generation}`;
+      await enlistWatch({ ...input, workflowId: workflowInfo().workflowId, generation: this.token });
+    }
     // Polling stays visible in the Temporal UI: who polls, and how often.
     setCurrentDetails(
       `${statusDetails(state.present().status)}\n\nWatched by the workers' watch hub: the upstream is polled every ${input.pollIntervalMs} ms; this workflow hears only of changes (signal \`watchObserved\`).`,

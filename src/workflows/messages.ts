@@ -144,6 +144,13 @@ export interface TaskWorkflowInput {
   watchBy?: 'hub';
   /** With `watchBy: hub`: how long the workflow waits for a signal before it enlists again (`tasks.hub.reenlistAfterMs`). */
   maxWatchMs?: number;
+  /**
+   * The API enlisted the task it created with the watch hub (CREATED_ENLISTMENT), due at the first poll
+   * the workflow's own enlistment would make: a first run that started before `adoptBefore` (ISO time,
+   * the row's due time less a margin for clocks) waits on that row instead of enlisting the task again
+   * (src/workflows/hub-watch.ts). Absent when the row would be polled later than the task's interval.
+   */
+  createdEnlistment?: { adoptBefore: string };
 }
 
 /** What a call waiting for approval is bound to and waits for (src/workflows/approval-gate.ts). */
@@ -251,7 +258,8 @@ export const watchObservedSignal = defineSignal<[WatchObserved]>('watchObserved'
  * The generation of the enlistment the API writes with the task it created and recorded itself
  * (src/temporal/first-call.ts): the hub polls the task from then on, before its workflow has run (under a
  * burst of creations a new workflow's first workflow task can wait minutes in Temporal's queue). The
- * workflow's own enlistments are `<runId>/<n>`; it takes this one's word only before its first.
+ * workflow's own enlistments are `<runId>/<n>`; it takes this one's word before its first, or instead of
+ * its first when it adopts the row (`TaskWorkflowInput.createdEnlistment`).
  */
 export const CREATED_ENLISTMENT = 'created';
 

@@ -154,7 +154,10 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
 
   const ref = refOf(input, state);
   // Polled by the workers' watch hub instead of a watch activity (decided at creation; hub-watch.ts).
-  const hub = input.watchBy === 'hub' ? new HubWatch(input.maxWatchMs) : undefined;
+  const hub =
+    input.watchBy === 'hub'
+      ? new HubWatch(input.maxWatchMs, input.createdEnlistment?.adoptBefore)
+      : undefined;
   // The create result may already ask for input the client cannot give.
   if (state.unsupportedInputs(input.call.elicitationForm).length > 0) {
     await apply(state, input, { kind: 'changed', observation: state.s.observed });

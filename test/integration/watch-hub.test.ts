@@ -15,7 +15,9 @@ import type { Runtime } from '../../src/main/runtime';
 import { startRuntime } from '../../src/main/runtime';
 import { openDatabase } from '../../src/store/database';
 import type { Database } from '../../src/store/schema';
+import { FirstCalls } from '../../src/store/tasks/first-calls';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
+import { firstCallTestHooks } from '../../src/temporal/first-call';
 import { watchHubTasks } from '../../src/telemetry/metrics';
 import type { TaskWorkflowResult } from '../../src/workflows/messages';
 import { CREATED_ENLISTMENT, taskWorkflowId } from '../../src/workflows/messages';
@@ -254,4 +256,79 @@ describe('watched by the hub, enlisting again when nothing is heard', () => {
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
     expect(started?.continuedExecutionRunId).toBeTruthy();
   }, 90_000);
+});
+
+describe('watched by the hub, the API enlisting at the task’s own interval', () => {
+  let gw: TestGateway;
+  let db: Kysely<Database>;
+  beforeAll(async () => {
+    // The upstream suggests polling every 2 s: the API's row falls due at that interval (no later than the
+    // workflow's own first poll would be), so a workflow started with its task may adopt the row.
+    gw = await startTestGateway({
+      upstream: { pollIntervalMs: 2000 },
+      config: { tasks: { ...HUB_TASKS, startTimeoutMs: 2000, reconcileEveryMs: 200 } as never },
+    });
+    db = await openDatabase(gw.config.store);
+  });
+  afterAll(async () => {
+    firstCallTestHooks.afterRecord = undefined;
+    await db?.destroy();
+    await gw?.close();
+  });
+
+  const rowOf = (taskId: string) =>
+    db.selectFrom('watch_hub').selectAll().where('task_key', '=', taskKeyOf(taskId)).executeTakeFirst();
+  const localActivities = (
+    events: Array<{ markerRecordedEventAttributes?: { markerName?: string | null } | null }>,
+  ) => events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+
+  test("a workflow started with its task adopts the API's row: no enlistment of its own", async () => {
+    const taskId = await createTask(gw, 'slow_compute', { seconds: 5, label: 'adopted' });
+    const handle = (await gw.temporalClient()).workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
+    // The workflow has run (its first workflow task completed) and waits on the API's row, which a hub
+    // polls: still the API's generation, never replaced by one of the workflow's own.
+    await until(
+      async () =>
+        ((await handle.fetchHistory()).events ?? []).some((e) => e.workflowTaskCompletedEventAttributes),
+      () => 'the workflow never ran',
+    );
+    await until(
+      async () => (await rowOf(taskId))?.lease_owner != null,
+      () => 'no hub claimed the API’s row',
+    );
+    expect((await rowOf(taskId))?.generation).toBe(CREATED_ENLISTMENT);
+    expect(await gw.client.waitForTask(taskId)).toMatchObject({
+      status: 'completed',
+      resultType: 'complete',
+    });
+    expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
+    // No local activity in the whole history: no enlistment, no record of the end, no delisting.
+    expect(localActivities((await handle.fetchHistory()).events ?? [])).toBe(0);
+  }, 60_000);
+
+  test('a workflow started after the row could be polled (by the creation reconciler) enlists the task itself', async () => {
+    let recordedKey: string | undefined;
+    firstCallTestHooks.afterRecord = async (taskKey) => {
+      recordedKey = taskKey;
+      throw new Error('the API process stops here');
+    };
+    try {
+      const reply = await gw.client.callTool('slow_compute', { seconds: 5 }, { capabilities: TASKS_CAPS });
+      expect(reply.body.error).toBeDefined();
+    } finally {
+      firstCallTestHooks.afterRecord = undefined;
+    }
+    const key = recordedKey as string;
+    expect(key).toBeDefined();
+    // The reconciler starts it once the API's start is overdue (tasks.startTimeoutMs: as long as the
+    // interval): the run began too late to adopt the row, so it writes its own enlistment.
+    await until(
+      async () => (await new FirstCalls(db).stateOf(key)) === 'started',
+      () => 'the reconciler never started the task',
+    );
+    const handle = (await gw.temporalClient()).workflow.getHandle(taskWorkflowId(key));
+    expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
+    expect(localActivities((await handle.fetchHistory()).events ?? [])).toBeGreaterThanOrEqual(1);
+    expect((await gw.runtime().store.getTask(key))?.snapshot.status).toBe('completed');
+  }, 60_000);
 });

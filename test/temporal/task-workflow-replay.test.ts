@@ -9,7 +9,9 @@
  * introduction (issue 23, `tasks.watchBy: hub`): a task watched by the hub that completed, and one that
  * asked for input, was answered with tasks/update and completed. `hub-task-recorded-end` (stop 41): a
  * hub-watched task whose end the hub's poll recorded and said so, the workflow skipping its own record
- * (`poll-recorded-end`). Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
+ * (`poll-recorded-end`). `hub-task-adopted` (stop 45): a task the API created, on an upstream whose
+ * interval let the workflow adopt the API's watch hub row as its first enlistment (no local activity at
+ * all). Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
  * to the workflow's commands, store them one event a line like the others (prettier leaves that folder
  * alone), and add them here.
  */
@@ -46,6 +48,7 @@ test.each([
   'hub-task-completed',
   'hub-task-input',
   'hub-task-recorded-end',
+  'hub-task-adopted',
 ])(
   '%s replays',
   async (name) => {
