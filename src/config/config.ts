@@ -165,6 +165,11 @@ const ConfigObject = z.strictObject({
   store: z
     .strictObject({
       sqliteFile: z.string().default('.data/taskrouter.db'),
+      /**
+       * When a SQLite commit is flushed to disk: `normal` (at checkpoints; a commit survives a killed
+       * process, not a power loss) or `full` (at each commit). docs/storage.md, "Durability".
+       */
+      sqliteSynchronous: z.enum(['normal', 'full']).default('normal'),
       postgresUrl: z.string().optional(),
     })
     .prefault({}),

@@ -20,22 +20,37 @@ import { withStatementCache } from './statement-cache';
 /** The `store` section of the configuration. `postgresUrl` wins when set. */
 export interface StoreConfig {
   sqliteFile?: string;
+  /** When a SQLite commit is flushed to disk (docs/storage.md, "Durability"); default `normal`. */
+  sqliteSynchronous?: SqliteSynchronous;
   postgresUrl?: string;
 }
+
+/**
+ * `normal`: the write-ahead log is flushed at checkpoints, not at each commit (a commit survives the
+ * process being killed, not the host losing power). `full`: flushed at each commit (survives both).
+ */
+export type SqliteSynchronous = 'normal' | 'full';
 
 /** Opens the configured database (PostgreSQL when `postgresUrl` is set, else SQLite) and migrates it. */
 export async function openDatabase(store: StoreConfig): Promise<Kysely<Database>> {
   if (store.postgresUrl) return openPostgresDatabase(store.postgresUrl);
   if (store.sqliteFile === undefined) throw new Error('store: neither postgresUrl nor sqliteFile is set');
-  return openSqliteDatabase(store.sqliteFile);
+  return openSqliteDatabase(store.sqliteFile, store.sqliteSynchronous);
 }
 
-export async function openSqliteDatabase(file: string): Promise<Kysely<Database>> {
+export async function openSqliteDatabase(
+  file: string,
+  synchronous: SqliteSynchronous = 'normal',
+): Promise<Kysely<Database>> {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   // WAL lets the API read while the worker writes; a busy timeout absorbs short write contention
   // between the two when they run as separate processes on one file.
   sqlite.pragma('journal_mode = WAL');
+  // Said explicitly: unset, it was `normal` already, by better-sqlite3's build default for databases in
+  // WAL mode (SQLITE_DEFAULT_WAL_SYNCHRONOUS=1), which `PRAGMA synchronous` on a new file misreports as
+  // `full` until the connection's first transaction. Now a choice, and an operator may choose `full`.
+  sqlite.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });

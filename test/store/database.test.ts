@@ -242,6 +242,28 @@ describe(`opening the ${DB} store`, () => {
     },
   );
 
+  // SQLite's own setting: the PostgreSQL project has no such test (the server's synchronous_commit rules).
+  if (DB === 'sqlite')
+    it('SQLite commits are flushed as configured (normal by default), on a new file and after its first write', async () => {
+      const level = async (db: Kysely<Database>) =>
+        (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]?.synchronous;
+      for (const [setting, expected] of [
+        [undefined, 1],
+        ['full', 2],
+      ] as const) {
+        const sqliteFile = path.join(dir, randomUUID(), 'taskrouter.db');
+        const db = await open({ sqliteFile, ...(setting && { sqliteSynchronous: setting }) });
+        expect(await level(db)).toBe(expected);
+        await new TaskStore(db, cipher).insertTask(newTask());
+        expect(await level(db)).toBe(expected);
+        await close(db);
+        // Opened again, the file already in WAL mode.
+        const again = await open({ sqliteFile, ...(setting && { sqliteSynchronous: setting }) });
+        expect(await level(again)).toBe(expected);
+        await close(again);
+      }
+    });
+
   it('fails clearly on a database it cannot open', async () => {
     let config: TestStoreConfig;
     if (DB === 'sqlite') {
