@@ -84,13 +84,15 @@ export class HubWatch {
    * a claim, and a poll at once of a task the upstream just created) when the row was written for it and
    * this run existed before any hub could poll the row: a hub's word for it then never finds the workflow
    * missing (and drops the row). A run started later (by the creation reconciler, the API's start having
-   * failed) enlists the task itself. Deterministic: the run's start time is in its history. Runs of
-   * inputs from before the API wrote `createdEnlistment` never adopt, so they replay unchanged.
+   * failed) enlists the task itself. The start is when Temporal accepted it (`startTime`, from the started
+   * event: deterministic), not when a worker first ran it (`runStartTime`, the first workflow task's
+   * time: minutes later under a burst of creations, when adopting saves the most). Runs of inputs from
+   * before the API wrote `createdEnlistment` never adopt, so they replay unchanged.
    */
   private adoptsCreated(): boolean {
     if (this.generation !== 1 || this.adoptBefore === undefined) return false;
-    const { runId, firstExecutionRunId, runStartTime } = workflowInfo();
-    return runId === firstExecutionRunId && runStartTime.getTime() < Date.parse(this.adoptBefore);
+    const { runId, firstExecutionRunId, startTime } = workflowInfo();
+    return runId === firstExecutionRunId && startTime.getTime() < Date.parse(this.adoptBefore);
   }
 
   /** One enlistment: the hub's observation, or undefined (input to forward, or time to enlist again). */

@@ -9,6 +9,7 @@
  * its history grows) and still completes.
  */
 import { randomUUID } from 'node:crypto';
+import { tsToMs } from '@temporalio/common/lib/time';
 import type { Kysely } from 'kysely';
 import pino from 'pino';
 import type { Runtime } from '../../src/main/runtime';
@@ -304,6 +305,46 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
     // No local activity in the whole history: no enlistment, no record of the end, no delisting.
     expect(localActivities((await handle.fetchHistory()).events ?? [])).toBe(0);
+  }, 60_000);
+
+  test('a workflow whose first workflow task runs only after the row fell due still adopts it (it was started before)', async () => {
+    // An API replica whose workflows go to a queue no worker polls yet: a first workflow task kept waiting
+    // in Temporal's queue, as under a burst of creations. This file's worker hub polls the API's row.
+    const config = {
+      ...gw.config,
+      http: { ...gw.config.http, port: 0 },
+      temporal: { ...gw.config.temporal, taskQueue: `held-${randomUUID()}` },
+    };
+    const api = await startRuntime({ config, logger: pino({ level: 'silent' }), api: true, worker: false });
+    const mine: Runtime[] = [api];
+    try {
+      const created = await new McpTestClient(`${api.url ?? ''}/v1/mcp/demo`).callTool(
+        'slow_compute',
+        { seconds: 8, label: 'late-first-task' },
+        { capabilities: TASKS_CAPS },
+      );
+      const taskId = String(created.body.result?.['taskId']);
+      // Polled by the hub from its due time (2 s), the workflow not yet run.
+      await until(
+        async () => (await rowOf(taskId))?.lease_owner != null,
+        () => 'no hub claimed the API’s row',
+      );
+      mine.push(await startRuntime({ config, logger: pino({ level: 'silent' }), api: false, worker: true }));
+      const handle = (await gw.temporalClient()).workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
+      expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
+      // Its first workflow task ran after the row fell due, yet it enlisted nothing: the run's start (when
+      // Temporal accepted it) decides, not its first workflow task.
+      const events = (await handle.fetchHistory()).events ?? [];
+      const firstTask = events.find((e) => e.workflowTaskStartedEventAttributes);
+      const firstTaskAt = tsToMs(firstTask?.eventTime);
+      const createdAt = Date.parse(
+        String((await gw.runtime().store.getTask(taskKeyOf(taskId)))?.snapshot.createdAt),
+      );
+      expect(firstTaskAt - createdAt).toBeGreaterThan(2000);
+      expect(localActivities(events)).toBe(0);
+    } finally {
+      for (const rt of mine) await rt.close();
+    }
   }, 60_000);
 
   test('a workflow started after the row could be polled (by the creation reconciler) enlists the task itself', async () => {
