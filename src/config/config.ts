@@ -237,6 +237,12 @@ const ConfigObject = z.strictObject({
            * flat in the task's length.
            */
           reenlistAfterMs: z.int().positive().default(3_600_000),
+          /**
+           * A new task's workflow may take the API's row as its first enlistment instead of writing its
+           * own (docs/decisions.md, "The workflow adopts the API's row"). Off by default: cheaper per task,
+           * but the completion tail at 20,000 in flight measured longer with it (docs/performance.md).
+           */
+          adoptApiEnlistment: z.boolean().default(false),
         })
         .prefault({}),
     })

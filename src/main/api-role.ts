@@ -81,6 +81,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
           logger: logger.child({ role: 'api' }),
           bounds: { ...config.tasks, maxStatusMessageChars: config.streams.maxStatusMessageChars },
           startTimeoutMs: config.tasks.startTimeoutMs,
+          adoptableEnlistment: config.tasks.hub.adoptApiEnlistment,
         })
       : undefined;
   const gateway = new McpGateway({

@@ -66,6 +66,8 @@ export interface DirectFirstCallDeps {
   logger: Logger;
   bounds: PollBounds;
   startTimeoutMs: number;
+  /** `tasks.hub.adoptApiEnlistment`: the workflow may adopt the task's row (see createdWatch). */
+  adoptableEnlistment?: boolean;
 }
 
 /**
@@ -161,7 +163,7 @@ export class DirectFirstCall {
           cancelSent: false,
         },
       };
-      const watch = createdWatch(carriedInput);
+      const watch = createdWatch(carriedInput, this.deps.adoptableEnlistment ?? false);
       input = watch?.adoptBefore
         ? { ...carriedInput, createdEnlistment: { adoptBefore: watch.adoptBefore } }
         : carriedInput;
@@ -264,11 +266,12 @@ const ADOPTION_CLOCK_MARGIN_MS = 500;
  * hub's word for this enlistment (CREATED_ENLISTMENT) until it enlists the task itself. Only a `working`
  * task: one that asks for input already, or ended, is the workflow's to handle first.
  *
- * When the row falls due at the task's own interval (not later, as CREATED_FIRST_POLL_MIN_MS makes it for
- * short intervals), the workflow may adopt it as its first enlistment (`adoptBefore`; hub-watch.ts): the
- * hub's first poll comes when the workflow's own would have, and the workflow writes no row of its own.
+ * With `tasks.hub.adoptApiEnlistment`, when the row falls due at the task's own interval (not later, as
+ * CREATED_FIRST_POLL_MIN_MS makes it for short intervals), the workflow may adopt it as its first
+ * enlistment (`adoptBefore`; hub-watch.ts): the hub's first poll comes when the workflow's own would
+ * have, and the workflow writes no row of its own.
  */
-function createdWatch(input: TaskWorkflowInput) {
+function createdWatch(input: TaskWorkflowInput, adoptionAllowed: boolean) {
   const carried = input.carried;
   if (input.watchBy !== 'hub' || carried?.observed.status !== 'working') return undefined;
   const state = new TaskState(carried);
@@ -280,7 +283,7 @@ function createdWatch(input: TaskWorkflowInput) {
   });
   const firstPollMs = Math.max(watch.pollIntervalMs, CREATED_FIRST_POLL_MIN_MS);
   const dueAtMs = Date.now() + firstPollMs;
-  const adoptable = firstPollMs === watch.pollIntervalMs;
+  const adoptable = adoptionAllowed && firstPollMs === watch.pollIntervalMs;
   return {
     enlistment,
     dueAt: new Date(dueAtMs).toISOString(),

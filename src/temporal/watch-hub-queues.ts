@@ -33,6 +33,8 @@ export interface HeldWatch extends Queued {
   answeredAt?: string;
   /** Marked due in the store because its polls ran late (see markLate). */
   markedLate?: boolean;
+  /** The API's enlistment whose signal once found no workflow: the next such answer drops it (see deliver). */
+  goneOnce?: boolean;
 }
 
 /**
@@ -49,6 +51,9 @@ export function pollOnAfter(h: HeldWatch, result: WatchUpstreamTaskResult): bool
   h.input = { ...h.input, knownKey: observation.key };
   h.outcome = undefined;
   h.answeredAt = undefined;
+  // The mark markAnswered just set stands until the workflow has recorded the change (its next enlistment
+  // clears it): not this hub's catching up with its polls.
+  h.markedLate = false;
   h.nextAt = Date.now() + (observation.pollIntervalMs ?? h.input.pollIntervalMs);
   return true;
 }

@@ -32,6 +32,7 @@ import { errorText } from '../telemetry/log-context';
 import { withTraceCarrier } from '../telemetry/mcp-spans';
 import { watchHubTasks } from '../telemetry/metrics';
 import type { WatchObserved } from '../workflows/messages';
+import { CREATED_ENLISTMENT } from '../workflows/messages';
 import type { HeldWatch as Held } from './watch-hub-queues';
 import { DueQueues, heldOf, lateness, pollLate, pollOnAfter } from './watch-hub-queues';
 
@@ -375,6 +376,13 @@ export class WatchHub {
     if (!(result.kind === 'changed' && result.recorded === true))
       await this.deps.store.markAnswered(taskKey, generation, this.ownerId, at);
     const sent = await this.deps.signal(workflowId, { generation, result });
+    if (sent === 'gone' && generation === CREATED_ENLISTMENT && !h.goneOnce) {
+      // A run that adopted the API's row may be a start Temporal has yet to commit (its start time, which
+      // decided the adoption, is stamped first): asked once more before the row goes.
+      h.goneOnce = true;
+      h.nextAt = Date.now() + RETRY_MS;
+      return;
+    }
     if (sent === 'gone') this.deps.logger.info('watch hub dropped a task whose workflow is gone');
     else if (pollOnAfter(h, result)) return;
     await this.deps.store.remove(taskKey, generation);

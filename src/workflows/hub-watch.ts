@@ -42,6 +42,16 @@ const DEFAULT_MAX_WATCH_MS = 300_000;
  */
 const HUB_REMOVES_ANSWERED_ROW = 'hub-removes-answered-row';
 
+/**
+ * The run the API started: the first of its chain, or a reset of it (a reset replays the first run's
+ * history under a new run id and keeps `originalExecutionRunId`; a continued run has its own). A reset
+ * must decide as the first run did, or its replay would enlist where the history has no enlistment.
+ */
+function startedByTheApi(): boolean {
+  const { firstExecutionRunId, originalExecutionRunId } = workflowInfo();
+  return originalExecutionRunId === firstExecutionRunId;
+}
+
 export class HubWatch {
   private generation = 0;
   private token = '';
@@ -69,13 +79,11 @@ export class HubWatch {
   /**
    * The API's enlistment (CREATED_ENLISTMENT) describes the task as the first run begins it: its word
    * counts until this run enlists the task itself (which replaces that row) or, when this run adopted the
-   * row as its first enlistment, until that enlistment is over; never in a continued or reset run.
-   * Histories from before the API enlisted hold no such signal, so they replay unchanged.
+   * row as its first enlistment, until that enlistment is over; never in a continued run. Histories
+   * from before the API enlisted hold no such signal, so they replay unchanged.
    */
   private takesCreated(): boolean {
-    const { runId, firstExecutionRunId } = workflowInfo();
-    // A continued run, or one reset from the first, is not the run the API started.
-    if (runId !== firstExecutionRunId) return false;
+    if (!startedByTheApi()) return false;
     return this.generation === 0 || this.token === CREATED_ENLISTMENT;
   }
 
@@ -90,9 +98,8 @@ export class HubWatch {
    * before the API wrote `createdEnlistment` never adopt, so they replay unchanged.
    */
   private adoptsCreated(): boolean {
-    if (this.generation !== 1 || this.adoptBefore === undefined) return false;
-    const { runId, firstExecutionRunId, startTime } = workflowInfo();
-    return runId === firstExecutionRunId && startTime.getTime() < Date.parse(this.adoptBefore);
+    if (this.generation !== 1 || this.adoptBefore === undefined || !startedByTheApi()) return false;
+    return workflowInfo().startTime.getTime() < Date.parse(this.adoptBefore);
   }
 
   /** One enlistment: the hub's observation, or undefined (input to forward, or time to enlist again). */

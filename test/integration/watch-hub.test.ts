@@ -6,7 +6,9 @@
  * a row whose workflow is gone is dropped, the completion its poll saw recorded for the client all the
  * same (the poll that sees an upstream task complete or fail records it at once and says so; the workflow
  * records it no more); and a workflow that hears nothing enlists again (continuing as new when
- * its history grows) and still completes.
+ * its history grows) and still completes. With `tasks.hub.adoptApiEnlistment`, a workflow started before
+ * the API's row falls due adopts it (even when its first workflow task runs later), one started later
+ * (by the creation reconciler) enlists the task itself, and a reset of an adopted workflow replays.
  */
 import { randomUUID } from 'node:crypto';
 import { tsToMs } from '@temporalio/common/lib/time';
@@ -263,11 +265,20 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
   let gw: TestGateway;
   let db: Kysely<Database>;
   beforeAll(async () => {
-    // The upstream suggests polling every 2 s: the API's row falls due at that interval (no later than the
-    // workflow's own first poll would be), so a workflow started with its task may adopt the row.
+    // The upstream suggests polling every 4 s: the API's row falls due at that interval (no later than the
+    // workflow's own first poll would be), so a workflow started within 3.5 s of its task's record adopts
+    // the row. The reconciler starts a task the API did not start after 4 s: too late to adopt.
     gw = await startTestGateway({
-      upstream: { pollIntervalMs: 2000 },
-      config: { tasks: { ...HUB_TASKS, startTimeoutMs: 2000, reconcileEveryMs: 200 } as never },
+      upstream: { pollIntervalMs: 4000 },
+      config: {
+        tasks: {
+          ...HUB_TASKS,
+          maxPollIntervalMs: 5000,
+          startTimeoutMs: 4000,
+          reconcileEveryMs: 200,
+          hub: { ...HUB_TASKS.hub, adoptApiEnlistment: true },
+        },
+      } as never,
     });
     db = await openDatabase(gw.config.store);
   });
@@ -320,7 +331,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     try {
       const created = await new McpTestClient(`${api.url ?? ''}/v1/mcp/demo`).callTool(
         'slow_compute',
-        { seconds: 8, label: 'late-first-task' },
+        { seconds: 10, label: 'late-first-task' },
         { capabilities: TASKS_CAPS },
       );
       const taskId = String(created.body.result?.['taskId']);
@@ -340,8 +351,10 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
       const createdAt = Date.parse(
         String((await gw.runtime().store.getTask(taskKeyOf(taskId)))?.snapshot.createdAt),
       );
-      expect(firstTaskAt - createdAt).toBeGreaterThan(2000);
+      expect(firstTaskAt - createdAt).toBeGreaterThan(4000);
       expect(localActivities(events)).toBe(0);
+      // It waited on the row (the watch's timer), rather than finding the end told before it ran.
+      expect(events.some((e) => e.timerStartedEventAttributes)).toBe(true);
     } finally {
       for (const rt of mine) await rt.close();
     }
@@ -354,7 +367,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
       throw new Error('the API process stops here');
     };
     try {
-      const reply = await gw.client.callTool('slow_compute', { seconds: 5 }, { capabilities: TASKS_CAPS });
+      const reply = await gw.client.callTool('slow_compute', { seconds: 8 }, { capabilities: TASKS_CAPS });
       expect(reply.body.error).toBeDefined();
     } finally {
       firstCallTestHooks.afterRecord = undefined;
@@ -371,5 +384,27 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
     expect(localActivities((await handle.fetchHistory()).events ?? [])).toBeGreaterThanOrEqual(1);
     expect((await gw.runtime().store.getTask(key))?.snapshot.status).toBe('completed');
+  }, 60_000);
+  test('a reset of an adopted workflow replays its first watch as it ran (no enlistment of its own) and completes', async () => {
+    const taskId = await createTask(gw, 'slow_compute', { seconds: 3, label: 'reset' });
+    const client = await gw.temporalClient();
+    const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
+    expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(localActivities(events)).toBe(0);
+    // Reset to its last workflow task: the new run replays the first one, in which the workflow adopted
+    // the API's row, under a new run id.
+    const completions = events.filter((e) => e.workflowTaskCompletedEventAttributes);
+    expect(completions.length).toBeGreaterThanOrEqual(2);
+    const { runId } = await client.workflowService.resetWorkflowExecution({
+      namespace: gw.config.temporal.namespace,
+      workflowExecution: { workflowId: handle.workflowId },
+      reason: 'test: reset after the adopted watch',
+      workflowTaskFinishEventId: completions[completions.length - 1]?.eventId,
+      requestId: randomUUID(),
+    });
+    const reset = client.workflow.getHandle(handle.workflowId, runId ?? undefined);
+    expect(await reset.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
+    expect(localActivities((await reset.fetchHistory()).events ?? [])).toBe(0);
   }, 60_000);
 });

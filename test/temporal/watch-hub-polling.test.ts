@@ -10,6 +10,7 @@ import pino from 'pino';
 import type { PollStep } from '../../src/activities/watch-poll';
 import type { WatchHubDeps } from '../../src/temporal/watch-hub';
 import { WatchHub } from '../../src/temporal/watch-hub';
+import { CREATED_ENLISTMENT } from '../../src/workflows/messages';
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
@@ -202,6 +203,28 @@ test('a change the workflow has yet to record marks its task due before the sign
     expect(markedBeforeSignal.get('changes')).toBe(true);
     expect(markedBeforeSignal.get('ends')).toBe(false);
     expect(recorded.marked).toEqual(['changes']);
+  } finally {
+    await hub.stop({ release: false });
+  }
+});
+
+test("the API's row whose signal finds no workflow is asked once more before it goes; a workflow's own at once", async () => {
+  // The API's row may be answered before Temporal has committed the start of a run that adopted it.
+  const rows = [{ ...rowOf('created', 1000), generation: CREATED_ENLISTMENT }, rowOf('own', 1000)];
+  const signals = new Map<string, number>();
+  const { hub } = startHub({
+    rows,
+    pollOnce: () => Promise.resolve({ done: { kind: 'expired' as const } }),
+    maxPollsPerUpstream: 2,
+    signal: (workflowId) => {
+      signals.set(workflowId, (signals.get(workflowId) ?? 0) + 1);
+      return Promise.resolve('gone');
+    },
+  });
+  try {
+    await until(() => (signals.get('wf-created') ?? 0) >= 2 && hub.size === 0, 'both dropped');
+    expect(signals.get('wf-own')).toBe(1);
+    expect(signals.get('wf-created')).toBe(2);
   } finally {
     await hub.stop({ release: false });
   }

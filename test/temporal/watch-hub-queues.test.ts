@@ -99,6 +99,14 @@ describe('pollOnAfter', () => {
     expect(h.nextAt).toBeGreaterThanOrEqual(before + 5000);
   });
 
+  test('polled on, a task once marked late is not caught up: the mark of the change told stands', () => {
+    const h = held(CREATED_ENLISTMENT);
+    h.markedLate = true;
+    expect(pollOnAfter(h, changed('working'))).toBe(true);
+    // On time again, yet its workflow has still to record what the hub told it: no caught-up clearing.
+    expect(lateness([h], Date.now()).caughtUp).toEqual([]);
+  });
+
   test('any other change, or any enlistment of the workflow, is left to the workflow', () => {
     expect(pollOnAfter(held(CREATED_ENLISTMENT), changed('input_required'))).toBe(false);
     expect(pollOnAfter(held(CREATED_ENLISTMENT), changed('completed'))).toBe(false);
