@@ -37,6 +37,25 @@ import {
 } from '../helpers/task-steps';
 import { until } from '../helpers/until';
 
+/**
+ * A task created by an API replica whose workflows go to a queue no worker polls yet: its workflow's first
+ * workflow task waits in Temporal's queue, as under a burst of creations. The replica goes into `mine`
+ * (closed by the caller); its config, with that queue, starts a worker for it.
+ */
+async function createOnHeldQueue(gw: TestGateway, mine: Runtime[], args: Record<string, unknown>) {
+  const config = {
+    ...gw.config,
+    http: { ...gw.config.http, port: 0 },
+    temporal: { ...gw.config.temporal, taskQueue: `held-${randomUUID()}` },
+  };
+  const api = await startRuntime({ config, logger: pino({ level: 'silent' }), api: true, worker: false });
+  mine.push(api);
+  const created = await new McpTestClient(`${api.url ?? ''}/v1/mcp/demo`).callTool('slow_compute', args, {
+    capabilities: TASKS_CAPS,
+  });
+  return { config, taskId: String(created.body.result?.['taskId']) };
+}
+
 const HUB_TASKS = {
   minPollIntervalMs: 50,
   maxPollIntervalMs: 2000,
@@ -152,23 +171,14 @@ describe('watched by the hub', () => {
   });
 
   test("a task the API created is polled before its workflow runs; the workflow takes the hub's word for it", async () => {
-    // An API replica whose workflows go to a queue no worker polls yet: as a new workflow's first workflow
-    // task waiting in Temporal's queue under a burst of creations.
-    const config = {
-      ...gw.config,
-      http: { ...gw.config.http, port: 0 },
-      temporal: { ...gw.config.temporal, taskQueue: `held-${randomUUID()}` },
-    };
-    const api = await startRuntime({ config, logger: pino({ level: 'silent' }), api: true, worker: false });
-    const mine: Runtime[] = [api];
+    const mine: Runtime[] = [];
     try {
-      const created = await new McpTestClient(`${api.url ?? ''}/v1/mcp/demo`).callTool(
-        'slow_compute',
-        // Halfway, a new status message: the hub polls on through it (the task still working) to the end.
-        { seconds: 6, label: 'early', progress: true },
-        { capabilities: TASKS_CAPS },
-      );
-      const taskId = String(created.body.result?.['taskId']);
+      // Halfway, a new status message: the hub polls on through it (the task still working) to the end.
+      const { config, taskId } = await createOnHeldQueue(gw, mine, {
+        seconds: 6,
+        label: 'early',
+        progress: true,
+      });
       // Enlisted with its record, under the API's generation.
       expect((await rowOf(taskId))?.generation).toBe(CREATED_ENLISTMENT);
       // The hub polls it and records its end: the client reads it, its workflow still waiting to run.
@@ -319,22 +329,10 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
   }, 60_000);
 
   test('a workflow whose first workflow task runs only after the row fell due still adopts it (it was started before)', async () => {
-    // An API replica whose workflows go to a queue no worker polls yet: a first workflow task kept waiting
-    // in Temporal's queue, as under a burst of creations. This file's worker hub polls the API's row.
-    const config = {
-      ...gw.config,
-      http: { ...gw.config.http, port: 0 },
-      temporal: { ...gw.config.temporal, taskQueue: `held-${randomUUID()}` },
-    };
-    const api = await startRuntime({ config, logger: pino({ level: 'silent' }), api: true, worker: false });
-    const mine: Runtime[] = [api];
+    // This file's worker hub polls the API's row while the workflow waits for a worker.
+    const mine: Runtime[] = [];
     try {
-      const created = await new McpTestClient(`${api.url ?? ''}/v1/mcp/demo`).callTool(
-        'slow_compute',
-        { seconds: 10, label: 'late-first-task' },
-        { capabilities: TASKS_CAPS },
-      );
-      const taskId = String(created.body.result?.['taskId']);
+      const { config, taskId } = await createOnHeldQueue(gw, mine, { seconds: 10, label: 'late-first-task' });
       // Polled by the hub from its due time (2 s), the workflow not yet run.
       await until(
         async () => (await rowOf(taskId))?.lease_owner != null,
