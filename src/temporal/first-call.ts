@@ -247,7 +247,8 @@ export class DirectFirstCall {
  * The API's enlistment falls due no sooner than this: where the task's interval is shorter, an unhurried
  * workflow enlists the task itself within milliseconds, replacing the row before any hub claims it
  * (claimed too, the task is polled once for each enlistment); the row is for a workflow kept waiting
- * (under a burst of creations, minutes). At this interval or longer the workflow adopts the row.
+ * (under a burst of creations, minutes). At this interval or longer the workflow may adopt the row
+ * (`tasks.hub.adoptApiEnlistment`; createdWatch).
  */
 const CREATED_FIRST_POLL_MIN_MS = 2000;
 

@@ -148,7 +148,8 @@ export interface TaskWorkflowInput {
    * The API enlisted the task it created with the watch hub (CREATED_ENLISTMENT), due at the first poll
    * the workflow's own enlistment would make: a first run that started before `adoptBefore` (ISO time,
    * the row's due time less a margin for clocks) waits on that row instead of enlisting the task again
-   * (src/workflows/hub-watch.ts). Absent when the row would be polled later than the task's interval.
+   * (src/workflows/hub-watch.ts). Absent unless `tasks.hub.adoptApiEnlistment` is on and the row falls
+   * due at the task's own interval.
    */
   createdEnlistment?: { adoptBefore: string };
 }

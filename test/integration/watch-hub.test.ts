@@ -56,6 +56,10 @@ async function createOnHeldQueue(gw: TestGateway, mine: Runtime[], args: Record<
   return { config, taskId: String(created.body.result?.['taskId']) };
 }
 
+/** A task's watch hub row, if it has one. */
+const watchRowOf = (db: Kysely<Database>, taskId: string) =>
+  db.selectFrom('watch_hub').selectAll().where('task_key', '=', taskKeyOf(taskId)).executeTakeFirst();
+
 const HUB_TASKS = {
   minPollIntervalMs: 50,
   maxPollIntervalMs: 2000,
@@ -81,8 +85,7 @@ describe('watched by the hub', () => {
     await gw?.close();
   });
 
-  const rowOf = (taskId: string) =>
-    db.selectFrom('watch_hub').selectAll().where('task_key', '=', taskKeyOf(taskId)).executeTakeFirst();
+  const rowOf = (taskId: string) => watchRowOf(db, taskId);
 
   const historyOf = async (taskId: string) => (await endedTaskHistory(gw, taskId)).events ?? [];
 
@@ -298,8 +301,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     await gw?.close();
   });
 
-  const rowOf = (taskId: string) =>
-    db.selectFrom('watch_hub').selectAll().where('task_key', '=', taskKeyOf(taskId)).executeTakeFirst();
+  const rowOf = (taskId: string) => watchRowOf(db, taskId);
   const localActivities = (
     events: Array<{ markerRecordedEventAttributes?: { markerName?: string | null } | null }>,
   ) => events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
@@ -333,7 +335,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     const mine: Runtime[] = [];
     try {
       const { config, taskId } = await createOnHeldQueue(gw, mine, { seconds: 10, label: 'late-first-task' });
-      // Polled by the hub from its due time (2 s), the workflow not yet run.
+      // Polled by the hub from its due time (one 4 s interval), the workflow not yet run.
       await until(
         async () => (await rowOf(taskId))?.lease_owner != null,
         () => 'no hub claimed the API’s row',
@@ -383,6 +385,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     expect(localActivities((await handle.fetchHistory()).events ?? [])).toBeGreaterThanOrEqual(1);
     expect((await gw.runtime().store.getTask(key))?.snapshot.status).toBe('completed');
   }, 60_000);
+
   test('a reset of an adopted workflow replays its first watch as it ran (no enlistment of its own) and completes', async () => {
     const taskId = await createTask(gw, 'slow_compute', { seconds: 3, label: 'reset' });
     const client = await gw.temporalClient();
