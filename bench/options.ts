@@ -38,6 +38,19 @@ export function numberAtLeast(name: string, raw: string, min: number): number {
   return v;
 }
 
+/** An optional flag's value (one without a default) as a whole number >= 0. */
+export function wholeNumber(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be a whole number`);
+  return n;
+}
+
+/** An optional flag's `on` or `off`. */
+export function onOff(value: string, flag: string): boolean {
+  if (value !== 'on' && value !== 'off') throw new Error(`${flag} must be on or off`);
+  return value === 'on';
+}
+
 /**
  * Parses `argv` against `spec` (strictly: an unknown flag is an error). With `usage`, `--help` prints it and exits.
  */

@@ -71,17 +71,32 @@ export function sampleRss(
 /**
  * The watch lag (`taskrouter_watch_lag_seconds`, its most overdue upstream) every `everyMs`, kept per
  * phase of the run: how far behind the polls ran while tasks were created, while they ran, and while they
- * ended. A sample that fails (the process busy past the timeout) is skipped.
+ * ended. With it, per phase, the upstream polls the gateway made (`tasks/get` in
+ * `taskrouter_upstream_calls_total`) a second and the gateway's CPU per poll (all of its CPU in the phase,
+ * whatever else it did, divided by its polls): what the polls got of the machine. A sample that fails (the
+ * process busy past the timeout) is skipped; its interval counts towards the next one.
  */
 export function sampleWatchLag(gateway: { healthPort: number }, everyMs = 2000) {
   const maxByPhase = new Map<string, number>();
+  const work = new Map<string, { seconds: number; polls: number; cpuSeconds: number }>();
   let phase = 'creating';
   let stopped = false;
+  let last: { at: number; polls: number; cpuSeconds: number } | undefined;
   const loop = (async () => {
     while (!stopped) {
       try {
-        const lag = metricSum(await metricsOf(gateway), 'taskrouter_watch_lag_seconds', 'max') ?? 0;
+        const text = await metricsOf(gateway);
+        const lag = metricSum(text, 'taskrouter_watch_lag_seconds', 'max') ?? 0;
         maxByPhase.set(phase, Math.max(maxByPhase.get(phase) ?? 0, lag));
+        const now = { at: Date.now(), polls: pollsOf(text), cpuSeconds: cpuSecondsOf(text) };
+        if (last) {
+          const w = work.get(phase) ?? { seconds: 0, polls: 0, cpuSeconds: 0 };
+          w.seconds += (now.at - last.at) / 1000;
+          w.polls += now.polls - last.polls;
+          w.cpuSeconds += now.cpuSeconds - last.cpuSeconds;
+          work.set(phase, w);
+        }
+        last = now;
       } catch {
         // skipped: the report says what was sampled
       }
@@ -90,6 +105,18 @@ export function sampleWatchLag(gateway: { healthPort: number }, everyMs = 2000) 
   })();
   return {
     maxByPhase,
+    /** Per phase: upstream polls a second, and the gateway's CPU ms per poll. */
+    pollsByPhase() {
+      return Object.fromEntries(
+        [...work].map(([name, w]) => [
+          name,
+          {
+            pollsPerSecond: Math.round(w.polls / Math.max(w.seconds, 0.001)),
+            cpuMsPerPoll: w.polls > 0 ? Math.round((1000 * w.cpuSeconds * 100) / w.polls) / 100 : null,
+          },
+        ]),
+      );
+    },
     enter(next: string) {
       phase = next;
     },
@@ -98,4 +125,16 @@ export function sampleWatchLag(gateway: { healthPort: number }, everyMs = 2000) 
       await loop;
     },
   };
+}
+
+/** The gateway's `tasks/get` requests to its upstreams so far (its polls). */
+function pollsOf(metrics: string): number {
+  return metrics
+    .split('\n')
+    .filter((l) => l.startsWith('taskrouter_upstream_calls_total{') && l.includes('method="tasks/get"'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+function cpuSecondsOf(metrics: string): number {
+  return metricSum(metrics, 'taskrouter_process_cpu_seconds_total') ?? 0;
 }

@@ -59,7 +59,7 @@ import {
 import { createTask, effectivePollMs, historyOf, many } from './task-support';
 import { CompletionWatch, PER_STREAM, peakInFlight } from './scale-completions';
 import { liveHeap, sampleRss, sampleWatchLag } from './scale-memory';
-import { readFlags } from './options';
+import { onOff, readFlags, wholeNumber } from './options';
 
 const TARGET = { rssGiB: 1, loadedP50: 1.5, visibilityP99: 1.2, historyWithin: 0.5 };
 const STREAMS_PER_CALLER = 16;
@@ -83,6 +83,8 @@ interface Options {
   wft?: number;
   /** Creations started per second at most (all clients together); unset: as fast as they go. */
   rate?: number;
+  /** `tasks.hub.adoptApiEnlistment` of the gateway; unset: its default. */
+  adopt?: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -102,6 +104,7 @@ function parseOptions(argv: string[]): Options {
       cache: undefined,
       wft: undefined,
       rate: undefined,
+      adopt: undefined,
     },
     'usage: npm run bench:scale -- [--tasks 5000] [--seconds 90] [--poll 5000] [--clients 32]\n' +
       '       [--calls 200] [--watch 100] [--short 60] [--long 600] [--watch-by activity|hub]\n' +
@@ -118,7 +121,8 @@ function parseOptions(argv: string[]): Options {
       '  --wft      temporal.maxConcurrentWorkflowTasks of the gateway (default: its own default)\n' +
       '  --rate     creations started per second at most, all clients together (default: as fast as\n' +
       '             they go); the tasks end at the rate they were created, so two builds compared with\n' +
-      '             the same --rate absorb the same burst of ends\n',
+      '             the same --rate absorb the same burst of ends\n' +
+      '  --adopt on|off  tasks.hub.adoptApiEnlistment of the gateway (default: its own default)\n',
   );
   const { range: num, values } = flags;
   const watchBy = values['watch-by'];
@@ -137,13 +141,8 @@ function parseOptions(argv: string[]): Options {
     ...(values.cache !== undefined && { cache: wholeNumber(values.cache, '--cache') }),
     ...(values.wft !== undefined && { wft: wholeNumber(values.wft, '--wft') }),
     ...(values.rate !== undefined && { rate: Math.max(1, wholeNumber(values.rate, '--rate')) }),
+    ...(values.adopt !== undefined && { adopt: onOff(values.adopt, '--adopt') }),
   };
-}
-
-function wholeNumber(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be a whole number`);
-  return n;
 }
 
 /** `example.work {ms: 5}` with unique arguments, one at a time; latencies in ms. */
@@ -186,7 +185,10 @@ async function main(): Promise<void> {
     // Said even when it is the default: a --root checkout may have another default.
     sections: {
       health: { port: healthPort },
-      tasks: { watchBy: opts.watchBy },
+      tasks: {
+        watchBy: opts.watchBy,
+        ...(opts.adopt !== undefined && { hub: { adoptApiEnlistment: opts.adopt } }),
+      },
       ...((opts.cache !== undefined || opts.wft !== undefined) && {
         temporal: {
           ...(opts.cache !== undefined && { maxCachedWorkflows: opts.cache }),
@@ -314,6 +316,7 @@ async function main(): Promise<void> {
   rss.stop();
   await watchLag.stop();
   const lagSeconds = Object.fromEntries([...watchLag.maxByPhase].map(([k, v]) => [k, round(v, 1)]));
+  const pollsByPhase = watchLag.pollsByPhase();
   const lag = summarize([...watch.lags.values()]);
 
   note(`5. history: waiting for the ${opts.long} s task`);
@@ -422,6 +425,11 @@ async function main(): Promise<void> {
     `   watch lag (/metrics, most overdue upstream, every 2 s), max s: ${Object.entries(lagSeconds)
       .map(([phase, s]) => `${phase} ${s}`)
       .join(', ')}`,
+    `   upstream polls a second (gateway CPU ms per poll, all its work counted): ${Object.entries(
+      pollsByPhase,
+    )
+      .map(([phase, p]) => `${phase} ${p.pollsPerSecond} (${p.cpuMsPerPoll ?? '-'})`)
+      .join(', ')}`,
     '',
     table([
       ['history per task', 'events', 'runs', 'activities', 'LA markers', 'upstream polls'],
@@ -475,7 +483,7 @@ async function main(): Promise<void> {
         loaded: loaded.latency,
         ratioP50: ratio(loaded.latency.p50, unloaded.latency.p50),
       },
-      visibility: { lag, watched, failures: watch.failures, watchLagSeconds: lagSeconds },
+      visibility: { lag, watched, failures: watch.failures, watchLagSeconds: lagSeconds, pollsByPhase },
       history: counts,
       target: TARGET,
       verdict,
