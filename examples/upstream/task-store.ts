@@ -22,7 +22,8 @@ export interface TaskRecord {
   /** Epoch ms of creation; `ttlMs` counts from here (spec: lifetime from `createdAt`). */
   readonly createdMs: number;
   readonly ttlMs: number;
-  readonly pollIntervalMs: number;
+  /** The interval suggested to pollers: the server's, or the task's own (slow_compute's `pollIntervalMs`). */
+  pollIntervalMs: number;
   /** The ttlMs announced to clients when it differs from how long the store keeps the task. */
   advertisedTtlMs?: number;
   /** A task that ignores tasks/cancel and finishes anyway (cancellation is cooperative). */

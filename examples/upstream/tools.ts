@@ -50,6 +50,7 @@ const SlowComputeArgs = z.object({
   seconds: z.number().min(0).max(3600),
   label: z.string().optional(),
   progress: z.boolean().optional(),
+  pollIntervalMs: z.int().min(100).max(60_000).optional(),
 });
 const ConfirmDeleteArgs = z.object({ filename: z.string().min(1) });
 
@@ -108,12 +109,23 @@ const slowCompute: ExampleTool = {
         seconds: { type: 'number', minimum: 0, maximum: 3600 },
         label: { type: 'string' },
         progress: { type: 'boolean', description: 'A task says when it is halfway (a new status message)' },
+        pollIntervalMs: {
+          type: 'integer',
+          minimum: 100,
+          maximum: 60_000,
+          description: "The poll interval this task suggests (default: the server's)",
+        },
       },
       required: ['seconds'],
     },
   },
   async run(ctx) {
-    const { seconds, label = 'slow_compute', progress = false } = parseArgs(SlowComputeArgs, ctx);
+    const {
+      seconds,
+      label = 'slow_compute',
+      progress = false,
+      pollIntervalMs,
+    } = parseArgs(SlowComputeArgs, ctx);
     const result = textResult(slowComputeText(label, seconds), { structuredContent: { label, seconds } });
     if (!declaresTasks(ctx.capabilities)) {
       await ctx.sleep(seconds * 1000);
@@ -123,6 +135,7 @@ const slowCompute: ExampleTool = {
     // a predictable shape is easier to test through the gateway.
     const task = ctx.store.create('slow_compute');
     task.statusMessage = `Computing ${label}`;
+    if (pollIntervalMs !== undefined) task.pollIntervalMs = pollIntervalMs;
     if (progress)
       ctx.store.schedule(task, seconds * 500, () => ctx.store.say(task, `Halfway through ${label}`));
     ctx.store.schedule(task, seconds * 1000, () => ctx.store.complete(task, result));

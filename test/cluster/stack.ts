@@ -201,7 +201,13 @@ export async function prepareGateway(opts: {
       stdio: opts.stdio.config,
       // `CLUSTER_WATCH_BY=activity`: the same storm with tasks watched by watch activities (tasks.watchBy;
       // the default is the workers' watch hub).
-      ...(WATCH_BY !== undefined && { tasks: { ...base['tasks'], watchBy: WATCH_BY } }),
+      // The workflow adopting the API's watch hub row (tasks.hub.adoptApiEnlistment) is on whatever its
+      // default, so the storm covers both first enlistments (workload.ts: tasks polled every 1 s and 2 s).
+      tasks: {
+        ...base['tasks'],
+        ...(WATCH_BY !== undefined && { watchBy: WATCH_BY }),
+        hub: { ...(base['tasks']?.['hub'] as object | undefined), adoptApiEnlistment: true },
+      },
       ...(healthPort !== undefined && { health: { ...base['health'], port: healthPort } }),
     };
     writeFileSync(file, JSON.stringify(config, null, 2));

@@ -71,10 +71,16 @@ export function planCreations(count: number): Creation[] {
       case 'greet':
         return { ...base, tool: 'greet', args: { name: id } };
       case 'slow':
+        // Half suggest a 2 s poll interval: their workflows may adopt the API's watch hub row
+        // (tasks.hub.adoptApiEnlistment, on in stack.ts), the others (1 s) enlist their tasks themselves.
         return {
           ...base,
           tool: 'slow_compute',
-          args: { seconds: 1 + Math.floor(Math.random() * 6), label: id },
+          args: {
+            seconds: 1 + Math.floor(Math.random() * 6),
+            label: id,
+            ...(Math.random() < 0.5 && { pollIntervalMs: 2000 }),
+          },
         };
       case 'cancel':
         return { ...base, tool: 'slow_compute', args: { seconds: 900, label: id } };

@@ -59,6 +59,14 @@ describe.each(['json', 'sse'] as const)('example upstream (%s responses)', (resp
     expect(fixture.upstream.stats.tasksGet).toBeGreaterThanOrEqual(2);
   });
 
+  it("suggests slow_compute's own poll interval when asked to (the cluster test's 2 s tasks)", async () => {
+    const created = resultOf(await call(fixture.url, 'slow_compute', { seconds: 5, pollIntervalMs: 2000 }));
+    expect(created).toMatchObject({ status: 'working', pollIntervalMs: 2000 });
+    expect(await getTask(fixture.url, String(created.taskId))).toMatchObject({ pollIntervalMs: 2000 });
+    const refused = await call(fixture.url, 'slow_compute', { seconds: 5, pollIntervalMs: 50 });
+    expect(errorOf(refused)).toMatchObject({ code: -32602 });
+  });
+
   it('computes slow_compute synchronously for non-declaring clients', async () => {
     const started = Date.now();
     const result = resultOf(
