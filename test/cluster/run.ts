@@ -21,6 +21,7 @@ import { findPostgresBinDir, startPostgresDev, type PostgresDevServer } from '..
 import type { TemporalServerProcess } from '../../src/tooling/temporal-cluster';
 import { ensureTemporalServer } from '../../src/tooling/temporal-server';
 import { McpTestClient } from '../helpers/mcp-client';
+import { adoptionFigure, type AdoptionFigure } from './adoption';
 import { adoptUnanswered, check, type Figures } from './checks';
 import type { Replica } from './fleet';
 import { killTracked, track } from './fleet';
@@ -112,6 +113,7 @@ function printFigures(
   elapsedMs: number,
   proxy: RoundRobinProxy,
   stdio: StdioRecord,
+  adoption: AdoptionFigure,
 ): void {
   const line = (k: string, v: string | number): void => log(`  ${k.padEnd(34)} ${v}`);
   log('figures:');
@@ -129,6 +131,7 @@ function printFigures(
   line('orphans', f.orphans);
   line('inconsistent', f.inconsistent);
   line('seconds', seconds(elapsedMs));
+  line('2 s tasks that adopted the API row', `${adoption.adopted} of ${adoption.sampled} read`);
   const s = stdio.storm;
   line('stdio calls in the storm', `${s.ok}/${s.calls} ordinary, ${s.hostedCompleted}/${s.hosted} hosted ok`);
   line('stdio calls after it, per API', JSON.stringify(stdio.apiCalls));
@@ -138,6 +141,7 @@ function printFigures(
     `${stdio.killsWithProcesses} (${stdio.processesKilledWithReplica} processes)`,
   );
   line('stdio orphans', stdio.orphans.length);
+  if (adoption.adopted === 0) log('  ! no 2 s task adopted the API row: the storm did not cover adoption');
   for (const finding of f.findings) log(`  ! ${finding}`);
   for (const finding of stdio.findings) log(`  ! stdio: ${finding}`);
   if (s.notes.length > 0) log(`  stdio notes during the storm:\n    ${s.notes.join('\n    ')}`);
@@ -231,14 +235,16 @@ async function main(): Promise<number> {
       gateway: client,
       dashboard,
     });
+    const adoption = await adoptionFigure(server.address, attempted);
     await checkStdioCalm(stdioRecord, replicas, proxy.url, gateway.token);
     // Every replica stopped (SIGTERM): nothing of the stdio upstream may be left running.
     await Promise.allSettled(replicas.map((r) => r.stop()));
     checkNoneLeft(stdioRecord);
-    printFigures(figures, kills, Date.now() - t0, proxy, stdioRecord);
+    printFigures(figures, kills, Date.now() - t0, proxy, stdioRecord, adoption);
     failed =
       figures.lost + figures.duplicates + figures.orphans + figures.inconsistent > 0 ||
-      stdioRecord.findings.length > 0;
+      stdioRecord.findings.length > 0 ||
+      adoption.adopted === 0;
     const problems = attempted.flatMap((c) => c.problems.map((p) => `${c.id}: ${p}`));
     if (problems.length > 0)
       log(`client-side notes (${problems.length}):\n  ${problems.slice(0, 40).join('\n  ')}`);
