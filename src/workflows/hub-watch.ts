@@ -92,11 +92,12 @@ export class HubWatch {
    * a claim, and a poll at once of a task the upstream just created) when the row was written for it and
    * this run existed before any hub could poll the row: a hub's word for it then never finds the workflow
    * missing (and drops the row). A run started after that (by the creation reconciler, the API's start
-   * having failed) enlists the task itself; one the reconciler starts before the row falls due (an interval
-   * longer than its grace, `tasks.startTimeoutMs`) adopts it, just as safely. The start is when Temporal accepted it (`startTime`, from the started
-   * event: deterministic), not when a worker first ran it (`runStartTime`, the first workflow task's
-   * time: minutes later under a burst of creations, when adopting saves the most). Runs of inputs from
-   * before the API wrote `createdEnlistment` never adopt, so they replay unchanged.
+   * having failed) enlists the task itself; one the reconciler starts before the row falls due (an
+   * interval longer than its grace, `tasks.startTimeoutMs`) adopts it, just as safely. The start is when
+   * Temporal accepted it (`startTime`, from the started event: deterministic), not when a worker first ran
+   * it (`runStartTime`, the first workflow task's time: minutes later under a burst of creations, when
+   * adopting saves the most). Runs of inputs from before the API wrote `createdEnlistment` never adopt,
+   * so they replay unchanged.
    */
   private adoptsCreated(): boolean {
     if (this.generation !== 1 || this.adoptBefore === undefined || !startedByTheApi()) return false;

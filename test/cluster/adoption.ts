@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { taskWorkflowId } from '../../src/workflows/messages';
+import { localActivityMarkers } from '../helpers/temporal';
 import { GATEWAY_CONFIG_FILE, REPO_ROOT } from './topology';
 import type { Creation } from './workload';
 
@@ -51,12 +52,8 @@ export async function adoptionFigure(
     for (const c of sample) {
       const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(c.taskId ?? '')));
       const events = (await handle.fetchHistory()).events ?? [];
-      // Patch markers (`core_patch`) are in every history; only local activities count.
-      const markers = events.filter(
-        (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
-      ).length;
       const timers = events.filter((e) => e.timerStartedEventAttributes).length;
-      if (markers === 0 && timers > 0) adopted++;
+      if (localActivityMarkers(events) === 0 && timers > 0) adopted++;
     }
     return { sampled: sample.length, adopted };
   } finally {

@@ -42,3 +42,13 @@ export function testTemporal(): TestTemporalInfo {
       'Run tests through jest with jest.config.js (its globalSetup starts the server).',
   );
 }
+
+/**
+ * Local activities a workflow history recorded (their `core_local_activity` markers; patch markers,
+ * `core_patch`, are in nearly every history and do not count).
+ */
+export function localActivityMarkers(
+  events: ReadonlyArray<{ markerRecordedEventAttributes?: { markerName?: string | null } | null }>,
+): number {
+  return events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+}

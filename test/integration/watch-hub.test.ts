@@ -35,6 +35,7 @@ import {
   endedTaskHistory,
   longTaskCompletes,
 } from '../helpers/task-steps';
+import { localActivityMarkers } from '../helpers/temporal';
 import { until } from '../helpers/until';
 
 /**
@@ -302,9 +303,6 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
   });
 
   const rowOf = (taskId: string) => watchRowOf(db, taskId);
-  const localActivities = (
-    events: Array<{ markerRecordedEventAttributes?: { markerName?: string | null } | null }>,
-  ) => events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
 
   test("a workflow started with its task adopts the API's row: no enlistment of its own", async () => {
     const taskId = await createTask(gw, 'slow_compute', { seconds: 5, label: 'adopted' });
@@ -327,7 +325,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     });
     expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
     // No local activity in the whole history: no enlistment, no record of the end, no delisting.
-    expect(localActivities((await handle.fetchHistory()).events ?? [])).toBe(0);
+    expect(localActivityMarkers((await handle.fetchHistory()).events ?? [])).toBe(0);
   }, 60_000);
 
   test('a workflow whose first workflow task runs only after the row fell due still adopts it (it was started before)', async () => {
@@ -352,7 +350,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
         String((await gw.runtime().store.getTask(taskKeyOf(taskId)))?.snapshot.createdAt),
       );
       expect(firstTaskAt - createdAt).toBeGreaterThan(4000);
-      expect(localActivities(events)).toBe(0);
+      expect(localActivityMarkers(events)).toBe(0);
       // It waited on the row (the watch's timer), rather than finding the end told before it ran.
       expect(events.some((e) => e.timerStartedEventAttributes)).toBe(true);
     } finally {
@@ -382,7 +380,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     );
     const handle = (await gw.temporalClient()).workflow.getHandle(taskWorkflowId(key));
     expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
-    expect(localActivities((await handle.fetchHistory()).events ?? [])).toBeGreaterThanOrEqual(1);
+    expect(localActivityMarkers((await handle.fetchHistory()).events ?? [])).toBeGreaterThanOrEqual(1);
     expect((await gw.runtime().store.getTask(key))?.snapshot.status).toBe('completed');
   }, 60_000);
 
@@ -392,7 +390,7 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     const handle = client.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId)));
     expect(await handle.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
     const events = (await handle.fetchHistory()).events ?? [];
-    expect(localActivities(events)).toBe(0);
+    expect(localActivityMarkers(events)).toBe(0);
     // Reset to its last workflow task: the new run replays the first one, in which the workflow adopted
     // the API's row, under a new run id.
     const completions = events.filter((e) => e.workflowTaskCompletedEventAttributes);
@@ -406,6 +404,6 @@ describe('watched by the hub, the API enlisting at the task’s own interval', (
     });
     const reset = client.workflow.getHandle(handle.workflowId, runId ?? undefined);
     expect(await reset.result()).toEqual<TaskWorkflowResult>({ outcome: 'task', status: 'completed' });
-    expect(localActivities((await reset.fetchHistory()).events ?? [])).toBe(0);
+    expect(localActivityMarkers((await reset.fetchHistory()).events ?? [])).toBe(0);
   }, 60_000);
 });
