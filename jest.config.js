@@ -29,6 +29,7 @@ const UNIT = [
   '/test/upstream/',
   '/test/config/',
   '/test/examples/',
+  '/test/telemetry/',
 ];
 
 /**

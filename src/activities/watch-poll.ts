@@ -19,6 +19,7 @@ import type { TaskDetail } from './observation';
 import { observationOf, taskDetailOf } from './observation';
 import type { RecentDetails } from './recent-details';
 import { toSnapshot } from './snapshot';
+import { WarnThrottle } from '../telemetry/warn-throttle';
 import { countTransition, expired } from './support';
 import type { UpstreamTaskRef, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from './types';
 
@@ -41,6 +42,7 @@ export type PollStep = { done: WatchUpstreamTaskResult } | { againMs: number; fa
 
 export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
   const { settings, logger } = deps;
+  const pollFailureLog = new WarnThrottle(logger);
 
   const hopMeta = (protocolVersion: string, elicitationForm = false) =>
     upstreamMeta({
@@ -166,7 +168,12 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
       cursor.lastError = `upstream error ${reply.error.code}: ${reply.error.message}`;
     else if (reply) cursor.lastError = 'upstream sent an invalid task';
     cursor.failures++;
-    logger.warn({ upstream: input.upstream, failures: cursor.failures }, 'task poll failed');
+    // A dead upstream fails the polls of all its tasks: one warning per upstream and window.
+    pollFailureLog.warn(
+      `${input.project}\u0000${input.upstream}`,
+      { upstream: input.upstream, failures: cursor.failures },
+      'task poll failed',
+    );
     if (cursor.failures >= settings.pollFailureBudget)
       return { done: { kind: 'unreachable', message: cursor.lastError } };
     return {

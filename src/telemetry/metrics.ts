@@ -155,6 +155,13 @@ export const watchHubTasks = new Gauge({
   registers: [registry],
 });
 
+export const watchHubFailures = new Counter({
+  name: 'taskrouter_watch_hub_failures_total',
+  help: "Rounds of the watch hub that failed on the gateway's side (a store write, a signal to the workflow), by project and upstream alias: each is retried, after a wait that doubles with each failure in a row of its task (up to 30 s).",
+  labelNames: ['project', 'upstream'] as const,
+  registers: [registry],
+});
+
 /** A value per project slug and upstream alias, read from the store when `/metrics` is read. */
 export type UpstreamValues = () => Promise<Array<{ project: string; upstream: string; value: number }>>;
 

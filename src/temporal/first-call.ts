@@ -66,8 +66,11 @@ export interface DirectFirstCallDeps {
   logger: Logger;
   bounds: PollBounds;
   startTimeoutMs: number;
-  /** `tasks.hub.adoptApiEnlistment`: the workflow may adopt the task's row (see createdWatch). */
-  adoptableEnlistment?: boolean;
+  /**
+   * `tasks.hub.adoptApiEnlistment`: the workflow may adopt the task's row (see createdWatch). Required: a
+   * caller that left it out would run with a default other than the config's.
+   */
+  adoptableEnlistment: boolean;
 }
 
 /**
@@ -163,7 +166,7 @@ export class DirectFirstCall {
           cancelSent: false,
         },
       };
-      const watch = createdWatch(carriedInput, this.deps.adoptableEnlistment ?? false);
+      const watch = createdWatch(carriedInput, this.deps.adoptableEnlistment);
       input = watch?.adoptBefore
         ? { ...carriedInput, createdEnlistment: { adoptBefore: watch.adoptBefore } }
         : carriedInput;

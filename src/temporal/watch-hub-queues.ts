@@ -35,6 +35,23 @@ export interface HeldWatch extends Queued {
   markedLate?: boolean;
   /** The API's enlistment whose signal once found no workflow: the next such answer drops it (see deliver). */
   goneOnce?: boolean;
+  /** Failed rounds in a row (a store write, the signal, the cursor's read): what the next retry waits on. */
+  failures?: number;
+}
+
+/** The longest a held task waits to be tried again after failures of the gateway's own (a store or Temporal outage). */
+export const MAX_RETRY_MS = 30_000;
+
+/**
+ * A round of `h` failed: when it is tried again. The wait doubles with each failure in a row from
+ * `retryMs`, up to MAX_RETRY_MS, so an outage of the store or of Temporal does not have a hub retry
+ * everything it holds every second; and a retry that asks the upstream again (no outcome kept) waits at
+ * least the task's poll interval: the upstream is never polled faster because the gateway failed.
+ */
+export function retryAfterFailure(h: HeldWatch, retryMs: number, now = Date.now()): void {
+  h.failures = (h.failures ?? 0) + 1;
+  const backoff = Math.min(MAX_RETRY_MS, retryMs * 2 ** Math.min(h.failures - 1, 16));
+  h.nextAt = now + (h.outcome ? backoff : Math.max(backoff, h.input.pollIntervalMs));
 }
 
 /**

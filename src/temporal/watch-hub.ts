@@ -30,11 +30,12 @@ import type { WatchUpstreamTaskResult } from '../activities/types';
 import type { WatchHubStore } from '../store/tasks/watch-hub';
 import { errorText } from '../telemetry/log-context';
 import { withTraceCarrier } from '../telemetry/mcp-spans';
-import { watchHubTasks } from '../telemetry/metrics';
+import { watchHubFailures, watchHubTasks } from '../telemetry/metrics';
+import { WarnThrottle } from '../telemetry/warn-throttle';
 import type { WatchObserved } from '../workflows/messages';
 import { CREATED_ENLISTMENT } from '../workflows/messages';
 import type { HeldWatch as Held } from './watch-hub-queues';
-import { DueQueues, heldOf, lateness, pollLate, pollOnAfter } from './watch-hub-queues';
+import { DueQueues, heldOf, lateness, pollLate, pollOnAfter, retryAfterFailure } from './watch-hub-queues';
 
 export interface WatchHubSettings {
   maxTasks: number;
@@ -43,6 +44,7 @@ export interface WatchHubSettings {
   leaseMs: number;
   claimEveryMs: number;
   claimBatch: number;
+  retryMs?: number; // a task's first retry after its round failed (store write, signal); default RETRY_MS
 }
 
 export interface WatchHubDeps {
@@ -61,9 +63,8 @@ function newOwner(): string {
   return `${os.hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
 }
 
-/** How often due tasks are looked for in memory; a failed signal or store write is tried again after RETRY_MS. */
-const DISPATCH_EVERY_MS = 100;
-const RETRY_MS = 1000;
+const DISPATCH_EVERY_MS = 100; // how often due tasks are looked for in memory
+const RETRY_MS = 1000; // a failed signal or store write waits this, doubling with each failure in a row
 /** Enlistments nudged within this are claimed by one statement. */
 const NUDGE_GATHER_MS = 20;
 const MARK_BATCH = 500; // late tasks marked due per statement
@@ -89,9 +90,12 @@ export class WatchHub {
   /** Another round is wanted when the running one ends (a nudge came during it). */
   private claimAgain = false;
   private nudged = false;
+  /** An outage fails every task held: one warning per upstream and window, the count in /metrics. */
+  private readonly failureLog: WarnThrottle;
 
   constructor(private readonly deps: WatchHubDeps) {
     this.ownerId = deps.owner ?? newOwner();
+    this.failureLog = new WarnThrottle(deps.logger);
     // Every poll in flight (up to maxPolls) listens on this one signal while its request runs.
     setMaxListeners(0, this.abort.signal);
   }
@@ -335,6 +339,7 @@ export class WatchHub {
         h.cursor ??= await this.deps.poll.startCursor(h.input);
         const step = await this.deps.poll.pollOnce(h.input, h.cursor, this.abort.signal);
         if ('againMs' in step) {
+          h.failures = undefined;
           h.nextAt = Date.now() + step.againMs;
           return;
         }
@@ -345,10 +350,13 @@ export class WatchHub {
       freeUpstreamSlot();
       this.dispatch();
       await this.deliver(h, h.outcome);
+      h.failures = undefined;
     } catch (err) {
       if (this.abort.signal.aborted) return;
-      this.deps.logger.warn({ err: errorText(err), upstream: h.row.upstream }, 'watch hub poll failed');
-      h.nextAt = Date.now() + RETRY_MS;
+      const { project, upstream } = h.row;
+      watchHubFailures.inc({ project, upstream });
+      this.failureLog.warn(h.group, { err: errorText(err), upstream }, 'watch hub poll failed');
+      retryAfterFailure(h, this.deps.settings.retryMs ?? RETRY_MS);
     } finally {
       h.polling = false;
       this.polls--;

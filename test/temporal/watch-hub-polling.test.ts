@@ -42,6 +42,8 @@ function startHub(opts: {
   maxPollsPerUpstream: number;
   leaseMs?: number;
   signal?: (workflowId: string) => Promise<'sent' | 'gone'>;
+  retryMs?: number;
+  logger?: pino.Logger;
 }): { hub: WatchHub; recorded: Recorded } {
   const recorded: Recorded = { marked: [], cleared: [] };
   let claimed = false;
@@ -81,8 +83,9 @@ function startHub(opts: {
       leaseMs: opts.leaseMs ?? 1500,
       claimEveryMs: 20,
       claimBatch: 1000,
+      ...(opts.retryMs !== undefined && { retryMs: opts.retryMs }),
     },
-    logger: pino({ level: 'silent' }),
+    logger: opts.logger ?? pino({ level: 'silent' }),
   } as unknown as WatchHubDeps);
   hub.start();
   return { hub, recorded };
@@ -225,6 +228,40 @@ test("the API's row whose signal finds no workflow is asked once more before it 
     await until(() => (signals.get('wf-created') ?? 0) >= 2 && hub.size === 0, 'both dropped');
     expect(signals.get('wf-own')).toBe(1);
     expect(signals.get('wf-created')).toBe(2);
+  } finally {
+    await hub.stop({ release: false });
+  }
+});
+
+test("a store or Temporal outage: each task's retries wait longer and longer, the upstream is not asked faster than its interval, one warning per upstream", async () => {
+  const rows = [rowOf('a', 10), rowOf('b', 10)];
+  const attempts = new Map<string, number[]>();
+  const warnings: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+  const { hub } = startHub({
+    rows,
+    // What a store write failing after the upstream answered looks like to the hub.
+    pollOnce: (taskKey) => {
+      attempts.set(taskKey, [...(attempts.get(taskKey) ?? []), Date.now()]);
+      return Promise.reject(new Error('store unavailable'));
+    },
+    maxPollsPerUpstream: 2,
+    retryMs: 40,
+    logger,
+  });
+  try {
+    await until(
+      () => rows.every((r) => (attempts.get(r.taskKey)?.length ?? 0) >= 5),
+      'five attempts of each task',
+    );
+    for (const times of attempts.values()) {
+      const gaps = times.slice(1).map((t, i) => t - times[i]!);
+      // 40, 80, 160, 320 ms at least (later under load, never sooner); the task's own 10 ms interval is not the pace.
+      gaps.slice(0, 4).forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(40 * 2 ** i - 5));
+      expect(gaps[3]).toBeGreaterThan(2 * gaps[0]!);
+    }
+    // Ten failures, one warning: the upstream's window (10 s) has not passed.
+    expect(warnings.filter((w) => w.includes('watch hub poll failed'))).toHaveLength(1);
   } finally {
     await hub.stop({ release: false });
   }

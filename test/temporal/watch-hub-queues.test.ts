@@ -6,7 +6,13 @@
 import type { WatchUpstreamTaskResult } from '../../src/activities/types';
 import type { TaskStatus } from '../../src/protocol';
 import type { HeldWatch } from '../../src/temporal/watch-hub-queues';
-import { DueQueues, heldOf, lateness, pollOnAfter } from '../../src/temporal/watch-hub-queues';
+import {
+  DueQueues,
+  heldOf,
+  lateness,
+  pollOnAfter,
+  retryAfterFailure,
+} from '../../src/temporal/watch-hub-queues';
 import { CREATED_ENLISTMENT } from '../../src/workflows/messages';
 
 interface Item {
@@ -144,4 +150,32 @@ test('late: a held task two intervals overdue; caught up: a marked one no longer
   const { late, caughtUp } = lateness(held, now);
   expect(late.map((h) => h.row.taskKey)).toEqual(['late']);
   expect(caughtUp.map((h) => h.row.taskKey)).toEqual(['caught-up']);
+});
+
+test("a failed round waits longer with each failure in a row, up to 30 s, and never less than the task's poll interval when it asks the upstream again", () => {
+  const now = 1_000_000;
+  const row = {
+    taskKey: 't',
+    workflowId: 'wf-t',
+    project: 'p',
+    upstream: 'u',
+    generation: 'run/1',
+    watch: { taskKey: 't', pollIntervalMs: 5000 },
+    pollIntervalMs: 5000,
+    leaseUntil: '',
+  };
+  // Its outcome is kept (the signal failed): only Temporal and the store are asked again.
+  const delivering = Object.assign(heldOf(row, now), { outcome: { kind: 'expired' } as const });
+  const waits = Array.from({ length: 8 }, () => {
+    retryAfterFailure(delivering, 1000, now);
+    return delivering.nextAt - now;
+  });
+  expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+  expect(delivering.failures).toBe(8);
+  // Nothing kept (a store write after the poll failed): the retry polls the upstream again.
+  const polling = heldOf(row, now);
+  retryAfterFailure(polling, 1000, now);
+  expect(polling.nextAt - now).toBe(5000);
+  for (let i = 0; i < 4; i++) retryAfterFailure(polling, 1000, now);
+  expect(polling.nextAt - now).toBe(16_000);
 });
