@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { Pool } from 'undici';
-import { NO_ACTIVATION_LIMIT_MS, withActivationLimit } from '../src/temporal/worker';
+import { NO_ACTIVATION_LIMIT_MS, setWorkflowStackTraces, withActivationLimit } from '../src/temporal/worker';
 import { createFloorActivities } from './floor-activities';
 import { firstOutcomeUpdate } from './floor-workflow';
 
@@ -64,7 +64,9 @@ async function temporalFloor(
   const taskQueue = `floor-${randomUUID().slice(0, 8)}`;
   const workerConnection = await NativeConnection.connect({ address: opts.address });
   const dispatcher = new Pool(new URL(opts.upstreamUrl).origin, { connections: 128 });
-  // Without the per-call watchdog, as the gateway's worker runs by default (src/temporal/worker.ts).
+  // Without the per-call watchdog and the workflow stack traces, as the gateway's worker runs by default
+  // (src/temporal/worker.ts).
+  setWorkflowStackTraces(false);
   const worker = await Worker.create(
     withActivationLimit(NO_ACTIVATION_LIMIT_MS, {
       connection: workerConnection,

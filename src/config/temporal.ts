@@ -21,6 +21,14 @@ export const TemporalConfigSchema = z.strictObject({
    */
   workflowActivationLimitMs: z.int().positive().max(4_294_967_294).optional(),
   /**
+   * Whether the worker records where each workflow waits, for the Temporal Web UI's "Stack Trace" tab
+   * (the SDK's `__stack_trace` query). Off by default: the SDK records it by making an Error and a
+   * source-mapped stack for every promise a workflow creates, about half the workflow thread's CPU (3 ms
+   * of a task's end, docs/performance.md), and a task workflow only ever waits in one place, which its
+   * current details already say. Off, that tab says stack traces are not enabled on this worker.
+   */
+  workflowStackTraces: z.boolean().default(false),
+  /**
    * Local activities a worker runs at once: every task creation's first upstream call, and the short
    * store writes of running tasks. 200: what the worker always ran (the SDK's own default is 100).
    * The API keeps each replica's creations in flight (`fairShare.creations.inFlightTotal`) below

@@ -132,6 +132,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
         maxCachedWorkflows: config.temporal.maxCachedWorkflows,
         maxConcurrentLocalActivities: config.temporal.maxConcurrentLocalActivities,
         maxConcurrentWorkflowTasks: config.temporal.maxConcurrentWorkflowTasks,
+        stackTraces: config.temporal.workflowStackTraces,
         ...(config.temporal.workflowActivationLimitMs !== undefined && {
           activationLimitMs: config.temporal.workflowActivationLimitMs,
         }),

@@ -59,6 +59,17 @@ export interface TaskWorkerOptions {
   shutdownGraceMs?: number;
   /** Longest a workflow activation may run before it fails (`temporal.workflowActivationLimitMs`); none when unset. */
   activationLimitMs?: number;
+  /** Record each workflow's stack for the `__stack_trace` query (`temporal.workflowStackTraces`); default off. */
+  stackTraces?: boolean;
+}
+
+/**
+ * Whether the next worker created in this process records workflow stack traces (`__stack_trace`). The
+ * patched SDK (patches/) reads it in the worker's workflow thread, whose environment is a copy of this
+ * process's taken when the thread starts: set before each worker's creation, it holds for that worker.
+ */
+export function setWorkflowStackTraces(on: boolean): void {
+  process.env['TASKROUTER_WORKFLOW_STACK_TRACES'] = on ? 'on' : 'off';
 }
 
 /**
@@ -71,6 +82,7 @@ export const NO_ACTIVATION_LIMIT_MS = 4_294_967_295;
 export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 2000;
 
 export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker> {
+  setWorkflowStackTraces(opts.stackTraces ?? false);
   return Worker.create(
     withActivationLimit(opts.activationLimitMs ?? NO_ACTIVATION_LIMIT_MS, {
       connection: opts.connection,
