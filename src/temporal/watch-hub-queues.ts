@@ -37,6 +37,8 @@ export interface HeldWatch extends Queued {
   goneOnce?: boolean;
   /** Failed rounds in a row (a store write, the signal, the cursor's read): what the next retry waits on. */
   failures?: number;
+  /** The interval the upstream last suggested (its polls' pace since); the enlisted one until it does. */
+  intervalMs?: number;
 }
 
 /** The longest a held task waits to be tried again after failures of the gateway's own (a store or Temporal outage). */
@@ -51,7 +53,7 @@ export const MAX_RETRY_MS = 30_000;
 export function retryAfterFailure(h: HeldWatch, retryMs: number, now = Date.now()): void {
   h.failures = (h.failures ?? 0) + 1;
   const backoff = Math.min(MAX_RETRY_MS, retryMs * 2 ** Math.min(h.failures - 1, 16));
-  h.nextAt = now + (h.outcome ? backoff : Math.max(backoff, h.input.pollIntervalMs));
+  h.nextAt = now + (h.outcome ? backoff : Math.max(backoff, h.intervalMs ?? h.input.pollIntervalMs));
 }
 
 /**
@@ -71,7 +73,8 @@ export function pollOnAfter(h: HeldWatch, result: WatchUpstreamTaskResult): bool
   // The mark markAnswered just set stands until the workflow has recorded the change (its next enlistment
   // clears it): not this hub's catching up with its polls.
   h.markedLate = false;
-  h.nextAt = Date.now() + (observation.pollIntervalMs ?? h.input.pollIntervalMs);
+  h.intervalMs = observation.pollIntervalMs ?? h.input.pollIntervalMs;
+  h.nextAt = Date.now() + h.intervalMs;
   return true;
 }
 

@@ -90,8 +90,7 @@ export class WatchHub {
   /** Another round is wanted when the running one ends (a nudge came during it). */
   private claimAgain = false;
   private nudged = false;
-  /** An outage fails every task held: one warning per upstream and window, the count in /metrics. */
-  private readonly failureLog: WarnThrottle;
+  private readonly failureLog: WarnThrottle; // an outage fails every task held: one warning per upstream and 10 s
 
   constructor(private readonly deps: WatchHubDeps) {
     this.ownerId = deps.owner ?? newOwner();
@@ -340,6 +339,7 @@ export class WatchHub {
         const step = await this.deps.poll.pollOnce(h.input, h.cursor, this.abort.signal);
         if ('againMs' in step) {
           h.failures = undefined;
+          if (!step.failed) h.intervalMs = step.againMs;
           h.nextAt = Date.now() + step.againMs;
           return;
         }
@@ -353,9 +353,9 @@ export class WatchHub {
       h.failures = undefined;
     } catch (err) {
       if (this.abort.signal.aborted) return;
-      const { project, upstream } = h.row;
-      watchHubFailures.inc({ project, upstream });
-      this.failureLog.warn(h.group, { err: errorText(err), upstream }, 'watch hub poll failed');
+      const labels = { project: h.input.projectSlug ?? 'unknown', upstream: h.row.upstream }; // a slug, not the id
+      watchHubFailures.inc(labels);
+      this.failureLog.warn(h.group, { err: errorText(err), ...labels }, 'watch hub poll failed');
       retryAfterFailure(h, this.deps.settings.retryMs ?? RETRY_MS);
     } finally {
       h.polling = false;

@@ -64,11 +64,13 @@ export interface TaskWorkerOptions {
 }
 
 /**
- * Whether the next worker created in this process records workflow stack traces (`__stack_trace`). The
- * patched SDK (patches/) reads it in the worker's workflow thread, whose environment is a copy of this
- * process's taken when the thread starts: set before each worker's creation, it holds for that worker.
+ * Whether workers created in this process from now on record workflow stack traces (`__stack_trace`);
+ * off unless asked for. The patched SDK (patches/) reads it in a worker's workflow thread, whose
+ * environment is a copy of this process's taken when the thread starts, during Worker.create: a process
+ * that creates workers with different settings must create them one after the other. Child processes
+ * inherit it.
  */
-export function setWorkflowStackTraces(on: boolean): void {
+export function setWorkflowStackTraces(on = false): void {
   process.env['TASKROUTER_WORKFLOW_STACK_TRACES'] = on ? 'on' : 'off';
 }
 
@@ -82,7 +84,7 @@ export const NO_ACTIVATION_LIMIT_MS = 4_294_967_295;
 export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 2000;
 
 export async function createTaskWorker(opts: TaskWorkerOptions): Promise<Worker> {
-  setWorkflowStackTraces(opts.stackTraces ?? false);
+  setWorkflowStackTraces(opts.stackTraces);
   return Worker.create(
     withActivationLimit(opts.activationLimitMs ?? NO_ACTIVATION_LIMIT_MS, {
       connection: opts.connection,

@@ -24,6 +24,8 @@ test('defaults fill everything but the keys', () => {
   const config = parseConfig({ encryption: { activeKeyId: 'k1', keys: { k1: generateKey() } } });
   expect(config.http.port).toBe(8080);
   expect(config.temporal.taskQueue).toBe('taskrouter-tasks');
+  // The SDK's per-promise stack traces cost half the workflow thread (docs/performance.md): asked for only.
+  expect(config.temporal.workflowStackTraces).toBe(false);
   expect(config.projects).toEqual([]);
 });
 

@@ -178,4 +178,8 @@ test("a failed round waits longer with each failure in a row, up to 30 s, and ne
   expect(polling.nextAt - now).toBe(5000);
   for (let i = 0; i < 4; i++) retryAfterFailure(polling, 1000, now);
   expect(polling.nextAt - now).toBe(16_000);
+  // The upstream has since asked for 30 s between polls: that is the floor now.
+  const slowed = Object.assign(heldOf(row, now), { intervalMs: 30_000 });
+  retryAfterFailure(slowed, 1000, now);
+  expect(slowed.nextAt - now).toBe(30_000);
 });

@@ -17,12 +17,12 @@ describe('workflow stack traces', () => {
   const { address, namespace } = testTemporal();
 
   async function stackTraceQuery(
-    setting: 'on' | 'off',
+    setting: 'on' | 'default',
   ): Promise<{ ok: boolean; stack?: string; error?: string }> {
     const { stdout } = await run(
       process.execPath,
       ['--import', 'tsx', 'test/fixtures/stack-trace-worker.ts', address, namespace, setting],
-      { cwd: root },
+      { cwd: root, timeout: 55_000 },
     );
     return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as {
       ok: boolean;
@@ -32,7 +32,7 @@ describe('workflow stack traces', () => {
   }
 
   it('are off unless asked for: the query says they are not enabled', async () => {
-    const answer = await stackTraceQuery('off');
+    const answer = await stackTraceQuery('default');
     expect(answer.ok).toBe(false);
     expect(answer.error).toMatch(/stack traces are not enabled/);
   }, 60_000);
