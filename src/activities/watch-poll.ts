@@ -13,13 +13,13 @@ import type { UpstreamReply, UpstreamRequestOptions } from '../upstream/client';
 import { boundError, UpstreamAnswerTooLarge } from '../upstream/errors';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import { snapshotKey } from '../store/tasks/snapshot-key';
+import { WarnThrottle } from '../telemetry/warn-throttle';
 import type { TaskObservation } from '../workflows/messages';
 import type { ActivityDeps } from './deps';
 import type { TaskDetail } from './observation';
 import { observationOf, taskDetailOf } from './observation';
 import type { RecentDetails } from './recent-details';
 import { toSnapshot } from './snapshot';
-import { WarnThrottle } from '../telemetry/warn-throttle';
 import { countTransition, expired } from './support';
 import type { UpstreamTaskRef, WatchUpstreamTaskInput, WatchUpstreamTaskResult } from './types';
 

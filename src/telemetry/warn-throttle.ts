@@ -6,7 +6,10 @@
  */
 import type { Logger } from 'pino';
 
-/** Keys remembered at most (one per upstream in practice); past it, keys whose window is over are dropped. */
+/**
+ * Keys remembered at most (one per upstream in practice); past it, keys whose window is over are dropped,
+ * and if none is, the oldest key (a warning it held back is then not reported).
+ */
 const MAX_KEYS = 1000;
 
 export class WarnThrottle {
@@ -33,5 +36,7 @@ export class WarnThrottle {
 
   private prune(now: number): void {
     for (const [key, seen] of this.keys) if (now >= seen.until) this.keys.delete(key);
+    const oldest = this.keys.size >= MAX_KEYS ? this.keys.keys().next() : undefined;
+    if (oldest && !oldest.done) this.keys.delete(oldest.value);
   }
 }

@@ -27,3 +27,13 @@ test('logs the first failure of a key, counts the rest of its window, and report
   throttle.warn('store', { task: 101 }, 'round failed');
   expect(lines).toHaveLength(3);
 });
+
+test('remembers at most 1,000 keys: past that the oldest is forgotten, so it warns again', () => {
+  const { logger, lines } = captured();
+  const throttle = new WarnThrottle(logger, 60_000);
+  for (let i = 0; i <= 1000; i++) throttle.warn(`upstream-${i}`, {}, 'poll failed');
+  expect(lines).toHaveLength(1001);
+  throttle.warn('upstream-1', {}, 'poll failed'); // still remembered: held back
+  throttle.warn('upstream-0', {}, 'poll failed'); // the oldest, forgotten: logged
+  expect(lines).toHaveLength(1002);
+});

@@ -11,24 +11,21 @@ import { promisify } from 'node:util';
 import { testTemporal } from '../helpers/temporal';
 
 const run = promisify(execFile);
+
+/** What test/fixtures/stack-trace-worker.ts prints. */
+type QueryAnswer = { ok: boolean; stack?: string; error?: string };
 const root = path.join(__dirname, '..', '..');
 
 describe('workflow stack traces', () => {
   const { address, namespace } = testTemporal();
 
-  async function stackTraceQuery(
-    setting: 'on' | 'default',
-  ): Promise<{ ok: boolean; stack?: string; error?: string }> {
+  async function stackTraceQuery(setting: 'on' | 'default'): Promise<QueryAnswer> {
     const { stdout } = await run(
       process.execPath,
       ['--import', 'tsx', 'test/fixtures/stack-trace-worker.ts', address, namespace, setting],
       { cwd: root, timeout: 55_000 },
     );
-    return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as {
-      ok: boolean;
-      stack?: string;
-      error?: string;
-    };
+    return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as QueryAnswer;
   }
 
   it('are off unless asked for: the query says they are not enabled', async () => {
