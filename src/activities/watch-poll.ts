@@ -73,33 +73,49 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
 
   /**
    * Stores what the workflow must not carry (the detail: status message, input requests, result, error,
-   * re-published metadata) as a payload and returns the workflow's payload-free observation of it;
-   * `remember` keeps the detail in memory for the workflow's record of it (RecentDetails).
+   * re-published metadata) as a payload and returns the workflow's payload-free observation of it; the
+   * detail is kept in memory for the workflow's record of it (RecentDetails).
    */
-  async function observe(taskKey: string, snapshot: TaskSnapshot, remember = true): Promise<TaskObservation> {
+  async function observe(taskKey: string, snapshot: TaskSnapshot): Promise<TaskObservation> {
     const detail = taskDetailOf(snapshot);
     const detailRef = await deps.payloads.put(taskKey, 'detail', detail);
-    if (remember) recent.remember(detailRef, detail);
+    recent.remember(detailRef, detail);
     return observationOf(snapshot, detailRef);
   }
 
   /**
-   * An upstream task that completed or failed is recorded in the store at once, as the workflow would record
-   * it: its client sees the end (tasks/get, push) without waiting for the signal, the workflow task and its
-   * local activity, which under load queue behind each other (a burst of tasks ending together). The store's
-   * first terminal write is final, so the workflow's own record of the same end would change nothing: the
-   * watch's result says it was recorded, and the workflow skips it. Only an end the upstream reached by
-   * itself: the ends the gateway decides (expired, lost, unreachable, unrelayable input) stay the workflow's,
-   * and so does `cancelled`, which the workflow itself may have caused on its way to one of those (it cancels
-   * the upstream task, then records `failed` with its reason); a poll the workflow no longer waits for (an
-   * old enlistment until its hub's next renewal, a watch activity until its next heartbeat) would otherwise
-   * record that cancellation first and hide the reason.
+   * A changed snapshot as the workflow's observation. An upstream task that completed or failed is also
+   * recorded in the store at once, as the workflow would record it: its client sees the end (tasks/get,
+   * push) without waiting for the signal, the workflow task and its local activity, which under load
+   * queue behind each other (a burst of tasks ending together). The store's first terminal write is final,
+   * so the workflow's own record of the same end would change nothing: the watch's result says it was
+   * recorded, and the workflow skips it. Only an end the upstream reached by itself: the ends the gateway
+   * decides (expired, lost, unreachable, unrelayable input) stay the workflow's, and so does `cancelled`,
+   * which the workflow itself may have caused on its way to one of those (it cancels the upstream task,
+   * then records `failed` with its reason); a poll the workflow no longer waits for (an old enlistment
+   * until its hub's next renewal, a watch activity until its next heartbeat) would otherwise record that
+   * cancellation first and hide the reason.
+   *
+   * A recorded end's detail is stored all the same, in the record's transaction (one commit per end, not
+   * two): a workflow from before `recorded` was said records it again from there. It is not kept in memory
+   * for a record that will not come.
    */
-  async function recordEnd(input: WatchUpstreamTaskInput, snapshot: TaskSnapshot): Promise<boolean> {
-    if (input.projectSlug === undefined || !ENDS_RECORDED_BY_THE_POLL.has(snapshot.status)) return false;
-    const recorded = await deps.store.recordSnapshot(input.taskKey, snapshot);
+  async function changed(
+    input: WatchUpstreamTaskInput,
+    snapshot: TaskSnapshot,
+  ): Promise<WatchUpstreamTaskResult> {
+    if (input.projectSlug === undefined || !ENDS_RECORDED_BY_THE_POLL.has(snapshot.status))
+      return { kind: 'changed', observation: await observe(input.taskKey, snapshot) };
+    const detail = taskDetailOf(snapshot);
+    let detailRef: string | undefined;
+    const recorded = await deps.store.recordSnapshot(input.taskKey, snapshot, async (trx) => {
+      detailRef = await deps.payloads.put(input.taskKey, 'detail', detail, trx);
+    });
+    if (detailRef === undefined) throw new Error('The observed task detail was not stored'); // never expected
     if (recorded) countTransition(input.projectSlug, snapshot.status);
-    return recorded;
+    else recent.remember(detailRef, detail);
+    const observation = observationOf(snapshot, detailRef);
+    return { kind: 'changed', observation, ...(recorded && { recorded: true as const }) };
   }
 
   /** The input requests of the last observation, split into still open and answered. */
@@ -155,11 +171,7 @@ export function createWatchPoll(deps: ActivityDeps, recent: RecentDetails) {
     if (snapshot) {
       cursor.failures = 0;
       if (snapshotKey(snapshot) !== input.knownKey || Date.now() >= cursor.refreshAt) {
-        const recorded = await recordEnd(input, snapshot);
-        // A recorded end's detail is stored all the same (a workflow from before `recorded` was said
-        // records it again), but not kept in memory for a record that will not come.
-        const observation = await observe(input.taskKey, snapshot, !recorded);
-        return { done: { kind: 'changed', observation, ...(recorded && { recorded: true as const }) } };
+        return { done: await changed(input, snapshot) };
       }
       if (expired(snapshot)) return { done: { kind: 'expired' } };
       return { againMs: snapshot.pollIntervalMs ?? input.pollIntervalMs, failed: false };

@@ -14,6 +14,7 @@ import { openDatabase } from '../../src/store/database';
 import { dialectOf } from '../../src/store/dialect';
 import { migrationProvider } from '../../src/store/migrations';
 import type { Database } from '../../src/store/schema';
+import { PayloadStore } from '../../src/store/tasks/payload-store';
 import type { NewTask } from '../../src/store/tasks/task-store';
 import { TaskStore, taskKeyOf } from '../../src/store/tasks/task-store';
 import { testDatabase, testStoreConfig, type TestStoreConfig } from '../helpers/store';
@@ -178,6 +179,44 @@ describe(`store on ${DB}`, () => {
       ['input_required', t(2)],
       ['completed', t(3)],
     ]);
+  });
+
+  it('writes what belongs with a record in its transaction: both commit, or neither', async () => {
+    const task = newTask();
+    await store.insertTask(task);
+    const payloads = new PayloadStore(db, cipher);
+    let detailRef: string | undefined;
+    const working = snapshot({ statusMessage: 'half way', lastUpdatedAt: '2026-01-01T00:00:01.000Z' });
+    expect(
+      await store.recordSnapshot(task.taskKey, working, async (trx) => {
+        detailRef = await payloads.put(task.taskKey, 'detail', { statusMessage: 'half way' }, trx);
+      }),
+    ).toBe(true);
+    expect(await payloads.get(detailRef ?? '', task.taskKey, 'detail')).toEqual({
+      statusMessage: 'half way',
+    });
+
+    // A failed write of its own undoes the record, and the other way round.
+    const done = snapshot({ status: 'completed', result: { content: [] } });
+    await expect(
+      store.recordSnapshot(task.taskKey, done, async (trx) => {
+        await payloads.put(task.taskKey, 'detail', { statusMessage: 'never' }, trx);
+        throw new Error('the payload write failed');
+      }),
+    ).rejects.toThrow('the payload write failed');
+    expect((await store.getTask(task.taskKey))?.snapshot.status).toBe('working');
+    const rows = await db.selectFrom('payloads').select('id').where('task_key', '=', task.taskKey).execute();
+    expect(rows.map((r) => r.id)).toEqual([detailRef]);
+
+    // Run whether or not the record changes anything (a terminal status is final).
+    expect(await store.recordSnapshot(task.taskKey, done)).toBe(true);
+    let ran = false;
+    expect(
+      await store.recordSnapshot(task.taskKey, working, async () => {
+        ran = true;
+      }),
+    ).toBe(false);
+    expect(ran).toBe(true);
   });
 
   it('round-trips bigint, integer, text and binary values with JS types', async () => {
