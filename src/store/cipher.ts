@@ -5,6 +5,7 @@
  * to another row fails to open.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from './random-bytes';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -38,7 +39,7 @@ export class Cipher {
   seal(plaintext: Uint8Array, associatedData: string): Buffer {
     const keyId = Buffer.from(this.keyring.activeKeyId, 'utf8');
     const key = this.keys.get(this.keyring.activeKeyId) as Buffer;
-    const iv = randomBytes(IV_BYTES);
+    const iv = pooledRandomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(associatedData, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);

@@ -3,9 +3,10 @@
  * associated data binding each one to its id, task and kind, so a ciphertext copied elsewhere does not
  * open. Temporal histories and task rows hold only these ids.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Cipher } from '../cipher';
+import { pooledRandomBytes } from '../random-bytes';
 import type { Database } from '../schema';
 
 export type PayloadKind =
@@ -46,7 +47,7 @@ export class PayloadStore {
     value: unknown,
     db: Kysely<Database> = this.db,
   ): Promise<string> {
-    const id = `pl_${randomBytes(16).toString('base64url')}`;
+    const id = `pl_${pooledRandomBytes(16).toString('base64url')}`;
     await db
       .insertInto('payloads')
       .values(this.row(id, taskKey, kind, value))
