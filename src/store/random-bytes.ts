@@ -15,7 +15,13 @@ const MAX_POOLED = 256;
 let pool = Buffer.alloc(0);
 let offset = 0;
 
+/**
+ * `n` random bytes. The buffer is a view of the pool: copy or encode it, never transfer it to another
+ * thread (that would detach the pool) nor hand out its `.buffer`.
+ */
 export function pooledRandomBytes(n: number): Buffer {
+  // A negative or fractional count would move the offset back and hand out bytes again.
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`pooledRandomBytes: not a byte count: ${n}`);
   if (n > MAX_POOLED) return randomBytes(n);
   if (offset + n > pool.length) {
     pool = randomBytes(POOL_BYTES);

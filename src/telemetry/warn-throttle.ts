@@ -6,6 +6,7 @@
  * failure that goes on is logged once per window, and the count of one that stopped is not lost. Counters
  * in `/metrics` keep the full count.
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from 'pino';
 
 /**
@@ -25,6 +26,11 @@ export class WarnThrottle {
   private readonly keys = new Map<string, Window>();
   /** The report of held-back failures, due when the earliest window holding some ends. */
   private report: { at: number; timer: NodeJS.Timeout } | undefined;
+  /**
+   * The context the report's timer is made in: the throttle's own, not that of the failure that happened
+   * to schedule it (a timer keeps its creator's context, and the log's trace ids come from it).
+   */
+  private readonly scope = new AsyncResource('WarnThrottle');
 
   constructor(
     private readonly logger: Logger,
@@ -52,7 +58,9 @@ export class WarnThrottle {
     if (this.report && this.report.at <= at) return;
     if (this.report) clearTimeout(this.report.timer);
     // Unref'd: a pending report never keeps the process alive.
-    const timer = setTimeout(() => this.reportEnded(), Math.max(0, at - Date.now())).unref();
+    const timer = this.scope.runInAsyncScope(() =>
+      setTimeout(() => this.reportEnded(), Math.max(0, at - Date.now())).unref(),
+    );
     this.report = { at, timer };
   }
 
@@ -61,18 +69,24 @@ export class WarnThrottle {
     this.report = undefined;
     const now = Date.now();
     let next = Infinity;
-    for (const seen of this.keys.values()) {
-      if (seen.suppressed === 0 || !seen.last) continue;
-      if (now < seen.until) {
-        next = Math.min(next, seen.until);
-        continue;
+    try {
+      for (const seen of this.keys.values()) {
+        if (seen.suppressed === 0 || !seen.last) continue;
+        if (now < seen.until) {
+          next = Math.min(next, seen.until);
+          continue;
+        }
+        const { fields, message } = seen.last;
+        const alsoFailed = seen.suppressed;
+        seen.until = now + this.windowMs;
+        seen.suppressed = 0;
+        seen.last = undefined;
+        this.logger.warn({ ...fields, alsoFailed }, message);
       }
-      this.logger.warn({ ...seen.last.fields, alsoFailed: seen.suppressed }, seen.last.message);
-      seen.until = now + this.windowMs;
-      seen.suppressed = 0;
-      seen.last = undefined;
+    } finally {
+      // A logger that throws (in a timer: an uncaught exception) still leaves the other windows reported.
+      if (next < Infinity) this.reportAt(next);
     }
-    if (next < Infinity) this.reportAt(next);
   }
 
   private prune(now: number): void {

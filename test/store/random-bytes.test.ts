@@ -21,6 +21,11 @@ test('a request larger than the pool serves comes straight from the generator', 
   expect(big.equals(Buffer.alloc(4096))).toBe(false);
 });
 
+test('refuses a count that would move the pool back (bytes handed out twice)', () => {
+  for (const n of [-1, 1.5, Number.NaN]) expect(() => pooledRandomBytes(n)).toThrow(RangeError);
+  expect(pooledRandomBytes(0)).toHaveLength(0);
+});
+
 test('every sealed payload has an IV of its own', () => {
   const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
   // Layout: version(1) | keyIdLength(1) | keyId ("k1") | iv(12) | ciphertext | tag(16).

@@ -2,6 +2,7 @@
  * One warning per key and window (src/telemetry/warn-throttle.ts): a failure repeated for many tasks at
  * once is logged once, then counted and reported when its window ends; other keys are logged as they come.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
 import { WarnThrottle } from '../../src/telemetry/warn-throttle';
 
@@ -50,6 +51,24 @@ test('a failure that goes on is logged once per window, each line counting the o
   const inLines = lines.reduce((n, l) => n + (typeof l.alsoFailed === 'number' ? l.alsoFailed : 1), 0);
   expect(inLines).toBeLessThanOrEqual(failures);
   expect(inLines).toBeGreaterThanOrEqual(failures - lines.length);
+});
+
+test("a window's report is logged in the throttle's context, not in that of the failure that scheduled it", async () => {
+  // As the log's trace ids are: read from the async context the line is written in.
+  const trace = new AsyncLocalStorage<string>();
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino(
+    { level: 'warn', mixin: () => ({ traceId: trace.getStore() }) },
+    { write: (line: string) => lines.push(JSON.parse(line)) },
+  );
+  const throttle = new WarnThrottle(logger, 30);
+  trace.run('first', () => throttle.warn('a', {}, 'failed'));
+  trace.run('second', () => throttle.warn('a', {}, 'failed'));
+  await wait(80);
+  expect(lines.map((l) => [l.traceId, l.alsoFailed])).toEqual([
+    ['first', undefined],
+    [undefined, 1],
+  ]);
 });
 
 test('remembers at most 1,000 keys: past that the oldest is forgotten, so it warns again', () => {

@@ -115,7 +115,9 @@ export class TaskStore {
    * Records a new observation. Adds a history row when status or status message changed, so a retried
    * write does not duplicate history. Returns false when the task is unknown or already terminal.
    * `alsoIn` writes what belongs with it in its transaction, whether or not the record changes anything
-   * (one commit instead of two: on SQLite a commit costs more than the statements before it).
+   * (one commit instead of two), through `trx` only: on SQLite a write through the store's own handle
+   * would wait for the one connection this transaction holds. It runs before the row is locked, so it must
+   * not lock rows of its own (PostgreSQL).
    */
   async recordSnapshot(
     taskKey: string,
