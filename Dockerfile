@@ -31,5 +31,6 @@ COPY --from=build /app/config ./config
 USER node
 EXPOSE 8080
 # The admin CLI in a container: node dist/src/main/admin-cli.js <command> (see docs/admin.md).
-ENTRYPOINT ["node", "dist/src/main/serve.js"]
+# Node flags: src/config/node-flags.ts (the young generation Node 24 would size from the heap limit).
+ENTRYPOINT ["node", "--max-semi-space-size=16", "dist/src/main/serve.js"]
 CMD ["all"]

@@ -15,6 +15,7 @@ import type { ApprovalPolicyInput } from '../src/config/approvals';
 import type { HostingPolicyInput } from '../src/config/hosting';
 import { Client, Connection } from '@temporalio/client';
 import { Agent } from 'undici';
+import { GATEWAY_NODE_FLAGS } from '../src/config/node-flags';
 import { findRepoRoot } from '../src/config/paths';
 import { Cipher } from '../src/store/cipher';
 import { createDataConverter } from '../src/temporal/codec';
@@ -262,13 +263,18 @@ export async function startGatewayProcess(opts: {
   const env: NodeJS.ProcessEnv = { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'info' };
   delete env['TASKROUTER_ENCRYPTION_KEYS'];
   delete env['TASKROUTER_ADMIN_TOKEN'];
-  // Node flags for the gateway, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (written when it stops).
+  // The gateway's own Node flags, then the bench's, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (written
+  // when it stops); a flag given twice takes the later value.
   const nodeArgs = (process.env['BENCH_GATEWAY_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, 'dist/src/main/serve.js', role], {
-    cwd: opts.root ?? ROOT,
-    env,
-    stdio: ['ignore', fd, fd],
-  });
+  const child = spawn(
+    process.execPath,
+    [...GATEWAY_NODE_FLAGS, ...nodeArgs, 'dist/src/main/serve.js', role],
+    {
+      cwd: opts.root ?? ROOT,
+      env,
+      stdio: ['ignore', fd, fd],
+    },
+  );
   closeSync(fd);
   onCleanup('gateway', () => stopChild(child, 10_000));
   const pid = child.pid;

@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
+import { GATEWAY_NODE_FLAGS } from '../src/config/node-flags';
 import { findRepoRoot } from '../src/config/paths';
 import { getFreePort } from '../src/tooling/processes';
 import type { DevServer } from '../src/tooling/temporal-dev-server';
@@ -41,7 +42,7 @@ import { percentile, ratio, round, sleep, table } from './support';
 const ROOT = findRepoRoot(__dirname);
 const MODES = {
   old: ['--import', 'tsx', 'src/main/serve.ts'],
-  new: ['dist/src/main/serve.js'],
+  new: [...GATEWAY_NODE_FLAGS, 'dist/src/main/serve.js'],
 } as const;
 type Mode = keyof typeof MODES;
 interface Options {

@@ -98,11 +98,11 @@ export class Replica {
   }
 
   private async startOnce(): Promise<void> {
-    const [node, entry] = [this.opts.node, GATEWAY_ENTRY[1]];
+    const [node, args] = [this.opts.node, GATEWAY_ENTRY.slice(1)];
     this.starts++;
     this.output = '';
     this.log.write(`\n==== start #${this.starts} at ${new Date().toISOString()} ====\n`);
-    const child = spawn(node, [entry, this.opts.role], {
+    const child = spawn(node, [...args, this.opts.role], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...this.opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@
  * their commands.
  */
 import path from 'node:path';
+import { GATEWAY_NODE_FLAGS } from '../../src/config/node-flags';
 import { TEMPORAL_SERVER_VERSION } from '../../src/tooling/temporal-server';
 
 export const REPO_ROOT = path.join(__dirname, '../..');
@@ -19,8 +20,8 @@ export const DYNAMIC_CONFIG_FILE = 'config/temporal/dynamicconfig.yaml';
 /** The gateway's configuration file (relative to the repository root); secrets come from the environment. */
 export const GATEWAY_CONFIG_FILE = 'config/compose.json';
 
-/** How each gateway role runs: the compiled entry point, one role per process. */
-export const GATEWAY_ENTRY = ['node', 'dist/src/main/serve.js'] as const;
+/** How each gateway role runs: the compiled entry point with the gateway's Node flags, one role per process. */
+export const GATEWAY_ENTRY = ['node', ...GATEWAY_NODE_FLAGS, 'dist/src/main/serve.js'] as const;
 export const GATEWAY_ROLES = ['api', 'worker'] as const;
 export type GatewayRole = (typeof GATEWAY_ROLES)[number];
 
