@@ -15,6 +15,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startExampleUpstream } from '../examples/upstream/server';
+import { GATEWAY_NODE_FLAGS } from '../src/config/node-flags';
 import { findRepoRoot } from '../src/config/paths';
 import { META, PROTOCOL_VERSION } from '../src/protocol';
 import { getFreePort } from '../src/tooling/processes';
@@ -113,11 +114,16 @@ async function main(): Promise<void> {
       streams: { maxPerProject: streams },
     }),
   );
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'api'], {
-    cwd: ROOT,
-    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  // The gateway's Node flags, as production runs it: they size the young generation, and so the RSS measured.
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...GATEWAY_NODE_FLAGS, '--import', 'tsx', 'src/main/serve.ts', 'api'],
+    {
+      cwd: ROOT,
+      env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   onCleanup('gateway', async () => {
     if (child.exitCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));

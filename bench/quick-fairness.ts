@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Agent } from 'undici';
+import { GATEWAY_NODE_FLAGS } from '../src/config/node-flags';
 import { getFreePort } from '../src/tooling/processes';
 import { META, PROTOCOL_VERSION } from '../src/protocol';
 import { startHostileUpstream } from '../test/helpers/hostile-upstream';
@@ -96,11 +97,15 @@ runBench(async () => {
   };
   const configFile = path.join(dir, 'config.json');
   writeFileSync(configFile, JSON.stringify(config));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/serve.ts', 'all'], {
-    cwd: path.join(__dirname, '..'),
-    env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...GATEWAY_NODE_FLAGS, '--import', 'tsx', 'src/main/serve.ts', 'all'],
+    {
+      cwd: path.join(__dirname, '..'),
+      env: { ...process.env, TASKROUTER_CONFIG: configFile, LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   onCleanup('gateway', async () => {
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));

@@ -1,5 +1,6 @@
 /**
- * Scale-out entry point: `node dist/src/main/serve.js api|worker|all` (`npm run serve -- …`) runs the
+ * Scale-out entry point: `node --max-semi-space-size=16 dist/src/main/serve.js api|worker|all` (`npm run
+ * serve -- …`; the gateway's Node flags: src/config/node-flags.ts) runs the
  * gateway's roles as separate processes against an existing Temporal cluster. Configuration comes from
  * the JSON file named by TASKROUTER_CONFIG (see config/taskrouter.example.json); keys, the PostgreSQL URL
  * and the admin token may come from the environment instead (keyring.ts).
