@@ -31,12 +31,15 @@ import { adminCall } from '../helpers/admin-api';
 
 const MiB = 1024 * 1024;
 const ADMIN_TOKEN = 'admin-token-for-answer-bounds';
-/** The instance's deadline, short so the drip feed ends soon; progress must outlive it. */
-const DEADLINE_MS = 4000;
+/**
+ * The instance's deadline, short so the drip feed ends soon; progress must outlive it. The 300 MB flood's
+ * call runs under it too, through its pause and the victim's call: 4 s was too short on a loaded CI machine.
+ */
+const DEADLINE_MS = 8000;
 /** What the gateway process may grow by while a 300 MB answer is thrown at it (it grew 0.8–1.6 GB). */
 const RSS_GROWTH_BOUND = 256 * MiB;
-/** Progress notifications of the tool that outlives the deadline. */
-const PROGRESS_STEPS = 30;
+/** Progress notifications of the tool that outlives the deadline (one every 200 ms: 12 s). */
+const PROGRESS_STEPS = 60;
 
 let dir: string;
 let port: number;
@@ -134,7 +137,7 @@ function onAttack(res: ServerResponse, m: HostileRequest): void {
       return;
     }
     case 'progress': {
-      // Longer than the deadline, reporting progress all along (every 200 ms for 6 s): a working tool.
+      // Longer than the deadline, reporting progress all along (every 200 ms, PROGRESS_STEPS times): a working tool.
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const token = (m.params._meta as Record<string, unknown> | undefined)?.['progressToken'];
       let step = 0;
@@ -308,7 +311,7 @@ test('an upstream dripping a byte at a time is cut at the deadline; one reportin
   });
   // The upstream's side of the dripping call was closed, not left open.
   await waitUntil(() => written['drip'] !== undefined);
-  // Progress over six seconds, then the result: longer than the deadline, and not cut.
+  // Progress over twelve seconds, then the result: longer than the deadline, and not cut.
   expect(progress.filter((e) => e.method === 'notifications/progress')).toHaveLength(PROGRESS_STEPS);
   expect(progress.at(-1)).toMatchObject({ result: { content: [{ type: 'text', text: 'done' }] } });
 }, 30_000);
