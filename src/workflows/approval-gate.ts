@@ -24,6 +24,16 @@ const { openApproval, recordApproval, approvalWaiting, callerMayProceed } =
 const APPROVAL_DENIED = -31018;
 const APPROVAL_NOT_GIVEN = -31019;
 
+/**
+ * Who a decision counts as. The instance administrator is one approver whichever way it decides: the
+ * admin API (`admin:api`), the CLI (`admin:cli`), or any other channel (`admin:<via>`) names the same
+ * person, and counting each as its own would let one holder of the admin token meet `required: 2` alone.
+ * Users and keys are themselves (`user:<id>`, `api_key:<id>`).
+ */
+export function approverOf(by: string): string {
+  return by === 'admin' || by.startsWith('admin:') ? 'admin' : by;
+}
+
 export type Verdict =
   | { kind: 'approved'; message: string }
   | { kind: 'refused'; status: 'failed' | 'cancelled'; message: string; error?: JsonRpcErrorObject };
@@ -113,7 +123,8 @@ export async function approvalGate(
         if (Date.now() >= Date.parse(gate.expiresAt))
           throw new Error('The approval request is already expired');
         if (withdrawn()) throw new Error('The approval request is already withdrawn');
-        if (decisions.some((d) => d.by === vote.by)) throw new Error('You already decided on this call');
+        if (decisions.some((d) => approverOf(d.by) === approverOf(vote.by)))
+          throw new Error('You already decided on this call');
       },
     },
   );

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CliOutcome } from '../helpers/admin-cli';
 import { adminCliEnv, runAdminCli } from '../helpers/admin-cli';
+import { adminCall } from '../helpers/admin-api';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
 
@@ -18,6 +19,7 @@ import { startTestGateway } from '../helpers/gateway';
 jest.setTimeout(180_000);
 
 const KEY = 'trk_approvals-cli-project-key-0000000000';
+const ADMIN = 'admin-approvals-cli-00000000000000000000';
 
 let gw: TestGateway;
 let dir: string;
@@ -25,6 +27,7 @@ let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   gw = await startTestGateway({
+    config: { admin: { token: ADMIN } },
     projects: () => [],
     bootstrap: (url) => ({
       users: [{ handle: 'alice' }],
@@ -213,6 +216,26 @@ test('where the policy does not name managers, the administrator may not decide 
   expect(refused.code).toBe(1);
   expect(refused.stderr).toMatch(/may not decide .*\(forbidden\)/);
   expect(callsOf(name)).toHaveLength(0);
+});
+
+test('the administrator is one approver, by the CLI or the admin API: it cannot meet required 2 alone', async () => {
+  await ok('approval-policy', 'set', 'guarded', '--policy', '{"rules":[{"tools":["greet"]}],"required":2}');
+  const { name } = await waitingCall('Two');
+  const pending = await ok('approvals', 'list', '--project', 'guarded', '--status', 'pending');
+  const { id } = pending.find((a: { argumentsSha256: string }) => a.argumentsSha256 === sha({ name }));
+  expect(await ok('approvals', 'approve', id)).toEqual({ id, status: 'pending', approvals: 1, required: 2 });
+  // The same person through the admin API (`admin:api`, where the CLI was `admin:cli`): refused.
+  const again = await adminCall(gw.client.url, ADMIN, 'POST', `/approvals/${id}/approve`, {});
+  expect(again.status).toBe(409);
+  expect(JSON.stringify(again.body)).toContain('You already decided on this call');
+  const shown = await ok('approvals', 'show', id);
+  expect(shown).toMatchObject({ status: 'pending' });
+  expect(shown.decisions).toHaveLength(1);
+  expect(callsOf(name)).toHaveLength(0);
+  // Its denial is refused the same way: one person, one decision.
+  const deny = await adminCall(gw.client.url, ADMIN, 'POST', `/approvals/${id}/deny`, { comment: 'no' });
+  expect(deny.status).toBe(409);
+  expect((await ok('approvals', 'show', id)).status).toBe('pending');
 });
 
 test('listing filters and ids are checked; the usage names the commands', async () => {
