@@ -6,7 +6,8 @@
  *
  * Sent at most once unless the tool may be repeated: a marker (payload kind `hosted_sent`) is written
  * before the call goes out, so an attempt after a lost worker knows the call may have reached the
- * upstream and sends it again only when the policy (or the tool's annotations) allow it.
+ * upstream and sends it again only when the policy (or the tool's annotations) allow it. A round's first
+ * marker is a claim (one row per task and round): of two attempts racing to send, one sends.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { InputResponses, TaskSnapshot } from '../protocol';
@@ -115,7 +116,19 @@ export function createHostedActivities(deps: ActivityDeps) {
               ? 'Hosted by the gateway: the answers went to the upstream, which is working on the call'
               : 'Hosted by the gateway: the upstream is working on the call',
         );
-        await deps.payloads.put(input.taskKey, 'hosted_sent', { attempt: ctx.info.attempt, round });
+        const marker = { attempt: ctx.info.attempt, round };
+        // A round's first send is claimed, not merely noted: an attempt Temporal gave up on (no heartbeat
+        // within the timeout, yet still running) and the attempt that replaced it may both have found no
+        // marker above, and only the one whose claim lands sends. The other retries, and its next attempt
+        // finds the marker: the call is taken up or reported interrupted, never sent twice.
+        if (sent) await deps.payloads.put(input.taskKey, 'hosted_sent', marker);
+        else if (!(await deps.payloads.putOnce(input.taskKey, 'hosted_sent', `round:${round}`, marker))) {
+          await progress.stop();
+          throw ApplicationFailure.retryable(
+            `Another attempt of the call to upstream "${input.upstream}" is sending it`,
+            FAILURE.sendClaimedElsewhere,
+          );
+        }
         try {
           reply = await heartbeating(() => send(input, endpoint, request, progress));
         } finally {

@@ -75,8 +75,7 @@ export class PayloadStore {
    * counts from it.
    */
   async putLatest(taskKey: string, kind: PayloadKind, slot: string, value: unknown): Promise<string> {
-    const digest = createHash('sha256').update(`${taskKey}:${kind}:${slot}`).digest('base64url');
-    const id = `pl_${digest.slice(0, 22)}`;
+    const id = slotId(taskKey, kind, slot);
     await this.db
       .insertInto('payloads')
       .values(this.row(id, taskKey, kind, value))
@@ -91,6 +90,20 @@ export class PayloadStore {
       )
       .execute();
     return id;
+  }
+
+  /**
+   * Stores a payload once per task, kind and `slot`: the first write wins and says so (`true`); any later
+   * one stores nothing and answers `false`. One statement on either database (the row's id is derived
+   * from the three, as in putLatest), so two writers racing for the same slot cannot both win: a claim.
+   */
+  async putOnce(taskKey: string, kind: PayloadKind, slot: string, value: unknown): Promise<boolean> {
+    const result = await this.db
+      .insertInto('payloads')
+      .values(this.row(slotId(taskKey, kind, slot), taskKey, kind, value))
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
   /** The first payload of this kind stored for a task (e.g. its request), if still kept. */
@@ -153,6 +166,11 @@ export class PayloadStore {
       .executeTakeFirst();
     return row ? this.cipher.openJson<T>(row.ciphertext, aad(id, taskKey, kind)) : undefined;
   }
+}
+
+/** The id of a task's payload of one kind in one `slot` (putLatest, putOnce): the same for every writer. */
+function slotId(taskKey: string, kind: PayloadKind, slot: string): string {
+  return `pl_${createHash('sha256').update(`${taskKey}:${kind}:${slot}`).digest('base64url').slice(0, 22)}`;
 }
 
 function aad(id: string, taskKey: string, kind: PayloadKind): string {

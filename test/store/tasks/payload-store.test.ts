@@ -109,3 +109,27 @@ test('putLatest keeps one row per task, kind and slot: the latest write, still s
   expect(await payloads.putLatest(other, 'hosted_stream', '0', { round: 0 })).not.toBe(id);
   expect(await rowsOf()).toHaveLength(2);
 });
+
+test('putOnce: of writers racing for one slot exactly one wins and is kept; slots are per task, kind and slot', async () => {
+  const key = taskKeyOf(randomUUID());
+  // Eight writers at once (on PostgreSQL, on as many pooled connections): one claim lands.
+  const won = await Promise.all(
+    Array.from({ length: 8 }, (_, attempt) =>
+      payloads.putOnce(key, 'hosted_sent', 'round:0', { attempt, round: 0 }),
+    ),
+  );
+  expect(won.filter(Boolean)).toHaveLength(1);
+  const winner = won.indexOf(true);
+  expect(await payloads.allOf(key, 'hosted_sent')).toEqual([{ attempt: winner, round: 0 }]);
+  // Later writers lose too, and leave the winner's value as it was.
+  expect(await payloads.putOnce(key, 'hosted_sent', 'round:0', { attempt: 99, round: 0 })).toBe(false);
+  expect(await payloads.allOf(key, 'hosted_sent')).toEqual([{ attempt: winner, round: 0 }]);
+  // Another slot, another kind and another task are claims of their own.
+  expect(await payloads.putOnce(key, 'hosted_sent', 'round:1', { attempt: 1, round: 1 })).toBe(true);
+  expect(await payloads.putOnce(key, 'hosted_stream', 'round:0', { round: 0 })).toBe(true);
+  expect(await payloads.putOnce(taskKeyOf(randomUUID()), 'hosted_sent', 'round:0', {})).toBe(true);
+  expect(await payloads.allOf(key, 'hosted_sent')).toHaveLength(2);
+  // Sealed like any payload.
+  const raw = await db.selectFrom('payloads').select('ciphertext').where('task_key', '=', key).execute();
+  expect(raw.every((r) => !Buffer.from(r.ciphertext).includes('"attempt"'))).toBe(true);
+});
