@@ -28,6 +28,9 @@ done
 cp -r "${root}/node_modules/better-sqlite3" "${dir}/node_modules/better-sqlite3"
 (
   cd "${dir}/node_modules/better-sqlite3"
+  # Run from an npm script (bench:node24), npm's environment names Node 20's headers (npm_config_nodedir),
+  # which node-gyp would take over --nodedir.
+  unset npm_config_nodedir npm_config_target npm_config_runtime npm_config_disturl
   PATH="$(dirname "${node24}"):${PATH}" "${node24}" "${gyp}" rebuild --release --nodedir="${nodedir}" >&2
 )
 (cd "${dir}" && "${node24}" scripts/build.mjs >&2)
