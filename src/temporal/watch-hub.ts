@@ -253,10 +253,8 @@ export class WatchHub {
     for (let i = 0; i < late.length; i += MARK_BATCH) {
       const batch = late.slice(i, i + MARK_BATCH);
       const at = new Date(batch[batch.length - 1]!.nextAt).toISOString();
-      await this.deps.store.markDue(
-        batch.map((h) => h.row.taskKey),
-        at,
-      );
+      const keys = batch.map((h) => h.row.taskKey);
+      await this.deps.store.markDue(keys, at, this.owner);
       for (const h of batch) h.markedLate = true;
     }
   }

@@ -203,17 +203,28 @@ export class WatchHubStore {
   }
 
   /**
-   * Marks running tasks due since `at` (the staleness mark): rows given back, or held tasks whose polls
-   * run late (the hub is behind), so tasks/get says how long their status has gone unchecked and the
-   * watch lag counts them. In batches (a hub may hold thousands).
+   * Marks running tasks due since `at` (the staleness mark): rows `owner` gives back, or holds while their
+   * polls run late (the hub is behind), so tasks/get says how long their status has gone unchecked and the
+   * watch lag counts them. Only rows `owner` still holds: one enlisted again or taken over meanwhile (a
+   * hub marks thousands, batch after batch) is another holder's to mark or clear, and a mark it never
+   * clears would read as stale while that holder polls. In batches (a hub may hold thousands).
    */
-  async markDue(taskKeys: string[], at: string): Promise<void> {
+  async markDue(taskKeys: string[], at: string, owner: string): Promise<void> {
     for (let i = 0; i < taskKeys.length; i += 500) {
       await this.db
         .updateTable('tasks')
         .set({ watch_due_at: at })
         .where('task_key', 'in', taskKeys.slice(i, i + 500))
         .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('watch_hub')
+              .select('watch_hub.task_key')
+              .whereRef('watch_hub.task_key', '=', 'tasks.task_key')
+              .where('watch_hub.lease_owner', '=', owner),
+          ),
+        )
         .execute();
     }
   }
@@ -243,7 +254,11 @@ export class WatchHubStore {
       .execute();
   }
 
-  /** Tasks polled again (claimed, or caught up after their polls ran late): no longer marked due. */
+  /**
+   * Tasks polled again (claimed, or caught up after their polls ran late): no longer marked due. Only
+   * while a hub holds the task's row: a row enlisted again in the meantime is held by none and keeps the
+   * mark its enlistment set until a hub claims it (cleared by that claim), rather than read as polled.
+   */
   async clearDue(taskKeys: string[]): Promise<void> {
     for (let i = 0; i < taskKeys.length; i += 500) {
       await this.db
@@ -251,6 +266,15 @@ export class WatchHubStore {
         .set({ watch_due_at: null })
         .where('task_key', 'in', taskKeys.slice(i, i + 500))
         .where('watch_due_at', 'is not', null)
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('watch_hub')
+              .select('watch_hub.task_key')
+              .whereRef('watch_hub.task_key', '=', 'tasks.task_key')
+              .where('watch_hub.lease_owner', 'is not', null),
+          ),
+        )
         .execute();
     }
   }
@@ -268,7 +292,7 @@ export class WatchHubStore {
     const marked = (await this.db.selectFrom('watch_hub').select('task_key').where(held).execute()).map(
       (r) => r.task_key,
     );
-    await this.markDue(marked, at);
+    await this.markDue(marked, at, owner);
     const keys = (
       await this.db
         .updateTable('watch_hub')

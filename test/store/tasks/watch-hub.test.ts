@@ -55,6 +55,9 @@ const enlistment = (taskKey: string, generation: string): WatchEnlistment => ({
 });
 
 const dueMark = async (key: string) => (await tasks.getTask(key))?.watchDueAt;
+/** Clears a task's staleness mark directly (a test's starting point; the store clears only held rows). */
+const unmark = (key: string) =>
+  db.updateTable('tasks').set({ watch_due_at: null }).where('task_key', '=', key).execute();
 
 test('claims lease due, unheld rows once; renewal keeps them; an expired lease goes to another owner', async () => {
   // Rows left by other tests in this file are released first: this test sees only its own.
@@ -183,20 +186,48 @@ test("renewal extends the hub's own lease and writes no task row; a row of an ea
   expect(await hub.renew('hub-new', 10_000)).toEqual([]);
 });
 
-test("a hub's late polls mark running tasks due since their poll was due, never an ended one; polled again, the mark goes", async () => {
-  const [late, other] = [await runningTask(), await runningTask()];
+test("a hub's late polls mark the running tasks it holds due since their poll was due, never an ended one or another hub's; polled again, the mark goes", async () => {
+  await db.deleteFrom('watch_hub').execute();
+  const [late, other, elsewhere] = [await runningTask(), await runningTask(), await runningTask()];
   const ended = taskKeyOf(randomUUID());
   await tasks.insertTask(
     newTask(ended, clock.toISOString(), { status: 'completed' }, { project: 'p', upstream: 'u' }),
   );
-  for (const key of [late, other, ended]) await hub.clearDue([key]);
+  for (const key of [late, other, ended]) await hub.enlist(enlistment(key, 'run/1'));
+  advance(1);
+  expect((await hub.claim('hub-late', 10_000, 10)).map((r) => r.taskKey).sort()).toEqual(
+    [late, other, ended].sort(),
+  );
+  await hub.enlist(enlistment(elsewhere, 'run/1'));
+  advance(1);
+  expect((await hub.claim('hub-elsewhere', 10_000, 10)).map((r) => r.taskKey)).toEqual([elsewhere]);
   const since = new Date(clock.getTime() - 12_000).toISOString();
-  await hub.markDue([late, ended], since);
+  // `elsewhere` is another hub's (taken over, or enlisted again and claimed, while this one marked).
+  await hub.markDue([late, ended, elsewhere], since, 'hub-late');
   expect(await dueMark(late)).toBe(since);
   expect(await dueMark(ended)).toBeUndefined();
   expect(await dueMark(other)).toBeUndefined();
+  expect(await dueMark(elsewhere)).toBeUndefined();
   await hub.clearDue([late, other]);
   expect(await dueMark(late)).toBeUndefined();
+});
+
+test('a row enlisted again while its hub clears the mark keeps the mark until a hub claims it', async () => {
+  await db.deleteFrom('watch_hub').execute();
+  const key = await runningTask();
+  await hub.enlist(enlistment(key, 'run/1'));
+  advance(1);
+  expect((await hub.claim('hub-a', 10_000, 10)).map((r) => r.taskKey)).toEqual([key]);
+  expect(await dueMark(key)).toBeUndefined();
+  // The workflow enlists again (input forwarded): due and unpolled from now, held by no hub.
+  const reenlistedAt = clock.toISOString();
+  await hub.enlist(enlistment(key, 'run/2'));
+  // hub-a, still thinking it polls the task, clears (a claim's or a catch-up's clearing): the mark stays.
+  await hub.clearDue([key]);
+  expect(await dueMark(key)).toBe(reenlistedAt);
+  advance(1);
+  expect((await hub.claim('hub-b', 10_000, 10)).map((r) => r.taskKey)).toEqual([key]);
+  expect(await dueMark(key)).toBeUndefined();
 });
 
 test('a delivered change marks its task due only while the hub still holds that enlistment; an earlier mark stands', async () => {
@@ -208,7 +239,7 @@ test('a delivered change marks its task due only while the hub still holds that 
   expect(await dueMark(held)).toBeUndefined();
   // The workflow enlisted `reenlisted` again (its row is being polled by whoever claims it).
   await hub.enlist(enlistment(reenlisted, 'run/2'));
-  await hub.clearDue([reenlisted]);
+  await unmark(reenlisted);
   const first = new Date(clock.getTime() - 5_000).toISOString();
   await hub.markAnswered(held, 'run/1', 'hub-a', first);
   await hub.markAnswered(reenlisted, 'run/1', 'hub-a', first);
@@ -271,7 +302,7 @@ test.each([
       };
       await db.deleteFrom('watch_hub').execute();
       const key = await runningTask();
-      await hub.clearDue([key]);
+      await unmark(key);
       await act(new WatchHubStore(db.withPlugin(claimAfterEach), () => clock), key);
       expect(claimed).toEqual([key]);
       expect(await dueMark(key)).toBeUndefined();
