@@ -26,6 +26,9 @@ export interface Lease {
  */
 export const CONCURRENCY_RETRY_MS = 1_000;
 
+/** After a refusal for too many open hosted tasks: these end at the pace of slow calls and people. */
+const HOSTED_RETRY_MS = 10_000;
+
 /** Counts held per key; a key at zero is forgotten, so memory follows what is in flight. */
 export class InFlight {
   private readonly held = new Map<string, number>();
@@ -129,6 +132,23 @@ export class FairShares {
       );
     }
     return this.hold(this.calls, [caller, owner.projectId]);
+  }
+
+  /** How many open hosted tasks of a project to count at most (the bound: counting further tells nothing). */
+  get openHostedPerProject(): number {
+    return this.config.hosted.openPerProject;
+  }
+
+  /** A hosted task for a project that has `open` hosted tasks not yet ended: within its bound, or refused. */
+  admitHostedTask(open: number): void {
+    const bound = this.config.hosted.openPerProject;
+    if (open >= bound) {
+      throw refusal(
+        `at most ${bound} hosted tasks of one project running or waiting at once`,
+        'hosted.openPerProject',
+        HOSTED_RETRY_MS,
+      );
+    }
   }
 
   /**

@@ -39,10 +39,22 @@ test('defaults: each stated, and a project can never take every creation of a re
       perSecondPerProject: 50,
       burstPerProject: 100,
     },
+    hosted: { openPerProject: 500 },
   });
   expect(() => FairShareConfigSchema.parse({ creations: { inFlightPerProject: 150 } })).toThrow(
     /inFlightPerProject must be below/,
   );
+});
+
+test("hosted tasks: a project's open ones below the bound pass, at it refused with a 10 s retry delay", () => {
+  const { s } = shares({ hosted: { openPerProject: 3 } });
+  expect(s.openHostedPerProject).toBe(3);
+  s.admitHostedTask(0);
+  s.admitHostedTask(2);
+  const err = refusal(() => s.admitHostedTask(3));
+  expect(err.code).toBe(-31013);
+  expect(err.data).toEqual({ retryAfterMs: 10_000, limit: 'fairShare.hosted.openPerProject' });
+  expect(err.message).toMatch(/at most 3 hosted tasks of one project/);
 });
 
 test('calls: a caller over its share is refused with -31013 and a retry delay; others go on', () => {

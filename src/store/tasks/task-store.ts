@@ -305,6 +305,27 @@ export class TaskStore {
     return purgeMetadataBefore(this.db, cutoffIso, batchSize);
   }
 
+  /**
+   * A project's hosted tasks not yet ended, counted up to `upTo` (a bound's check needs no more; the
+   * project-and-status index keeps it a short range scan).
+   */
+  async countOpenHosted(project: string, upTo: number): Promise<number> {
+    const row = await this.db
+      .selectFrom((qb) =>
+        qb
+          .selectFrom('tasks')
+          .select('task_key')
+          .where('project', '=', project)
+          .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+          .where('hosted', '=', 1)
+          .limit(upTo)
+          .as('open'),
+      )
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async listActiveProjectTasks(project: string, afterKey: string, limit: number): Promise<ActiveTaskRef[]> {
     return listActiveProjectTasks(this.db, project, afterKey, limit);
   }
