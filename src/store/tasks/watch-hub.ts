@@ -216,15 +216,7 @@ export class WatchHubStore {
         .set({ watch_due_at: at })
         .where('task_key', 'in', taskKeys.slice(i, i + 500))
         .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
-        .where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom('watch_hub')
-              .select('watch_hub.task_key')
-              .whereRef('watch_hub.task_key', '=', 'tasks.task_key')
-              .where('watch_hub.lease_owner', '=', owner),
-          ),
-        )
+        .where((eb) => heldRow(eb, owner))
         .execute();
     }
   }
@@ -266,15 +258,7 @@ export class WatchHubStore {
         .set({ watch_due_at: null })
         .where('task_key', 'in', taskKeys.slice(i, i + 500))
         .where('watch_due_at', 'is not', null)
-        .where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom('watch_hub')
-              .select('watch_hub.task_key')
-              .whereRef('watch_hub.task_key', '=', 'tasks.task_key')
-              .where('watch_hub.lease_owner', 'is not', null),
-          ),
-        )
+        .where((eb) => heldRow(eb))
         .execute();
     }
   }
@@ -306,6 +290,19 @@ export class WatchHubStore {
     await this.clearDue(marked.filter((k) => !released.has(k)));
     return keys.length;
   }
+}
+
+/** Whether the task's watch hub row is leased: to `owner`, or to any hub. */
+function heldRow(eb: ExpressionBuilder<Database, 'tasks'>, owner?: string) {
+  const row = eb
+    .selectFrom('watch_hub')
+    .select('watch_hub.task_key')
+    .whereRef('watch_hub.task_key', '=', 'tasks.task_key');
+  return eb.exists(
+    owner === undefined
+      ? row.where('watch_hub.lease_owner', 'is not', null)
+      : row.where('watch_hub.lease_owner', '=', owner),
+  );
 }
 
 /** A row's columns for an enlistment due at `dueAt`, held by no hub. */
