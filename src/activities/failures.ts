@@ -4,8 +4,6 @@ export const FAILURE = {
   callOutcomeUnknown: 'UpstreamCallOutcomeUnknown',
   /** The task did not start before its deadline (the client was told so): nothing is sent. */
   notStarted: 'TaskNotStarted',
-  /** Another attempt of the same hosted call claimed its send first (this one was given up on): retried. */
-  sendClaimedElsewhere: 'HostedSendClaimedElsewhere',
   upstreamUnreachable: 'UpstreamUnreachable',
   upstreamProtocol: 'UpstreamProtocolViolation',
 } as const;

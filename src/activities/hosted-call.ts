@@ -108,27 +108,31 @@ export function createHostedActivities(deps: ActivityDeps) {
       let reply: UpstreamReply;
       if (resumed) reply = resumed;
       else {
-        const progress = progressRecorder(input, sent ? 'sent again after an interruption' : undefined);
+        const marker = { attempt: ctx.info.attempt, round };
+        // A round's first send is claimed, not merely noted, and before anything else is written: an
+        // attempt Temporal gave up on (no heartbeat within the timeout, yet still running) and the attempt
+        // that replaced it may both have found no marker above, and only the one whose claim lands sends.
+        // The other has written nothing, and goes on as an attempt that found the marker would: its answer
+        // cannot be taken up (the sender has only just begun), so a repeatable tool is sent again and any
+        // other is reported interrupted. Never sent twice.
+        const again =
+          sent || !(await deps.payloads.putOnce(input.taskKey, 'hosted_sent', `round:${round}`, marker));
+        if (again && !input.repeatable) {
+          throw ApplicationFailure.create({
+            message: `The call to upstream "${input.upstream}" was sent by another attempt of this task (one its worker's heartbeat timeout gave up on), whose answer cannot be taken up; it was not repeated because the tool is not marked repeatable`,
+            type: FAILURE.callOutcomeUnknown,
+            nonRetryable: true,
+          });
+        }
+        if (again) await deps.payloads.put(input.taskKey, 'hosted_sent', marker);
+        const progress = progressRecorder(input, again ? 'sent again after an interruption' : undefined);
         await progress.now(
-          sent
+          again
             ? 'Hosted by the gateway: the call was interrupted and is sent again (the tool is repeatable)'
             : round > 0
               ? 'Hosted by the gateway: the answers went to the upstream, which is working on the call'
               : 'Hosted by the gateway: the upstream is working on the call',
         );
-        const marker = { attempt: ctx.info.attempt, round };
-        // A round's first send is claimed, not merely noted: an attempt Temporal gave up on (no heartbeat
-        // within the timeout, yet still running) and the attempt that replaced it may both have found no
-        // marker above, and only the one whose claim lands sends. The other retries, and its next attempt
-        // finds the marker: the call is taken up or reported interrupted, never sent twice.
-        if (sent) await deps.payloads.put(input.taskKey, 'hosted_sent', marker);
-        else if (!(await deps.payloads.putOnce(input.taskKey, 'hosted_sent', `round:${round}`, marker))) {
-          await progress.stop();
-          throw ApplicationFailure.retryable(
-            `Another attempt of the call to upstream "${input.upstream}" is sending it`,
-            FAILURE.sendClaimedElsewhere,
-          );
-        }
         try {
           reply = await heartbeating(() => send(input, endpoint, request, progress));
         } finally {
