@@ -67,7 +67,9 @@ export async function launchTask(
   // Refused here, before anything is stored, sent or started; held until the first outcome is known. On
   // the worker path that is as long as the creation occupies a worker's local-activity slot.
   // A task the gateway runs itself holds a worker's activity slot for as long as it runs or queues, and
-  // a call waiting for approval may wait a day: a project has a bound on those, counted in the store.
+  // a call waiting for approval may wait a day: a project has a bound on those, counted in the store
+  // (before the creation shares, so that a refusal takes no token from them; the count reads at most the
+  // bound's number of index entries).
   if (hosted) {
     const bound = deps.shares.openHostedPerProject;
     deps.shares.admitHostedTask(await deps.store.countOpenHosted(call.project.id, bound));

@@ -10,7 +10,7 @@
  */
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { TaskSnapshot, TaskStatus } from '../../protocol';
-import { TERMINAL_TASK_STATUSES } from '../../protocol';
+import { TASK_STATUSES, TERMINAL_TASK_STATUSES } from '../../protocol';
 import type { Cipher } from '../cipher';
 import { dialectOf } from '../dialect';
 import type { Database } from '../schema';
@@ -40,6 +40,9 @@ import type {
 } from './task-types';
 
 // Callers import the vocabulary from here, with the store.
+
+/** The statuses of a task not yet ended. */
+const OPEN_TASK_STATUSES = TASK_STATUSES.filter((s) => !TERMINAL_TASK_STATUSES.has(s));
 export * from './task-types';
 
 export interface TaskStoreOptions {
@@ -306,8 +309,9 @@ export class TaskStore {
   }
 
   /**
-   * A project's hosted tasks not yet ended, counted up to `upTo` (a bound's check needs no more; the
-   * project-and-status index keeps it a short range scan).
+   * A project's hosted tasks not yet ended, counted up to `upTo` (a bound's check needs no more). The
+   * statuses are named, not excluded: two short ranges of the project-and-status index, never the
+   * project's ended tasks (kept 90 days).
    */
   async countOpenHosted(project: string, upTo: number): Promise<number> {
     const row = await this.db
@@ -316,7 +320,7 @@ export class TaskStore {
           .selectFrom('tasks')
           .select('task_key')
           .where('project', '=', project)
-          .where('status', 'not in', [...TERMINAL_TASK_STATUSES])
+          .where('status', 'in', OPEN_TASK_STATUSES)
           .where('hosted', '=', 1)
           .limit(upTo)
           .as('open'),
