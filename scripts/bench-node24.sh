@@ -19,17 +19,24 @@ fi
 
 rev="$(git -C "${root}" rev-parse --short=12 HEAD)"
 dir="${TASKROUTER_NODE24_DIR:-${TMPDIR:-/tmp}/taskrouter-node24-${rev}}"
-# Written once the checkout is complete: a checkout interrupted half way is made again, not used.
+dir="${dir%/}"
+# Written once the checkout is complete, with its commit: a checkout interrupted half way, or of another
+# commit (TASKROUTER_NODE24_DIR kept across commits), is made again, not used.
 ready="${dir}/.node24-ready"
-if [[ ! -f "${ready}" ]]; then
+if [[ "$(sed -n 2p "${ready}" 2>/dev/null)" != "${rev}" ]]; then
   if [[ -e "${dir}" ]]; then
-    git -C "${root}" worktree remove --force "${dir}" 2>/dev/null || rm -rf "${dir}"
-    git -C "${root}" worktree prune
+    # Only a worktree of this repository is removed; anything else there is left alone.
+    if ! git -C "${root}" worktree list --porcelain | grep -qxF "worktree $(cd "${dir}" && pwd -P)"; then
+      echo "${dir} exists and is not a worktree of this repository: choose another TASKROUTER_NODE24_DIR" >&2
+      exit 2
+    fi
+    git -C "${root}" worktree remove --force "${dir}"
   fi
   "${root}/scripts/node24-checkout.sh" "${dir}" "${rev}" > "${dir}.node"
+  echo "${rev}" >> "${dir}.node"
   mv "${dir}.node" "${ready}"
 fi
-node24="$(cat "${ready}")"
+node24="$(sed -n 1p "${ready}")"
 echo "[bench:node24] $("${node24}" --version) in ${dir} (commit ${rev})" >&2
 
 cd "${dir}"
