@@ -90,6 +90,22 @@ async function waitingCall(prefix: string): Promise<{ taskId: string; name: stri
   throw new Error('the gateway did not serve the policy the CLI set');
 }
 
+/**
+ * A waiting call's approval request opened under the policy the test just set: a call that waits may have
+ * been opened under the previous test's policy (also gating `greet`) before the gateway served the new
+ * one, so calls are made until the listed request is what `current` expects.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON output, inspected field by field
+async function waitingRequest(prefix: string, current: (request: any) => boolean) {
+  for (let i = 0; i < 20; i++) {
+    const { taskId, name } = await waitingCall(`${prefix}-${i}`);
+    const pending = await ok('approvals', 'list', '--project', 'guarded', '--status', 'pending');
+    const request = pending.find((a: { argumentsSha256: string }) => a.argumentsSha256 === sha({ name }));
+    if (request && current(request)) return { taskId, name, request };
+  }
+  throw new Error('no request opened under the policy the test set');
+}
+
 test('approval-policy set from a file and inline, get, remove; bad input named', async () => {
   expect(await ok('approval-policy', 'get', 'guarded')).toEqual({
     project: 'guarded',
@@ -206,9 +222,7 @@ test('where the policy does not name managers, the administrator may not decide 
     '--policy',
     '{"rules":[{"tools":["greet"]}],"approvers":{"managers":false,"users":["alice"]}}',
   );
-  const { name } = await waitingCall('Eve');
-  const pending = await ok('approvals', 'list', '--project', 'guarded', '--status', 'pending');
-  const request = pending.find((a: { argumentsSha256: string }) => a.argumentsSha256 === sha({ name }));
+  const { name, request } = await waitingRequest('Eve', (r) => r.mayDecide === false);
   // The administrator manages the project: sees the request, not its arguments, and may not decide.
   expect(request.mayDecide).toBe(false);
   expect((await ok('approvals', 'show', request.id)).arguments).toBeUndefined();
@@ -220,9 +234,8 @@ test('where the policy does not name managers, the administrator may not decide 
 
 test('the administrator is one approver, by the CLI or the admin API: it cannot meet required 2 alone', async () => {
   await ok('approval-policy', 'set', 'guarded', '--policy', '{"rules":[{"tools":["greet"]}],"required":2}');
-  const { name } = await waitingCall('Two');
-  const pending = await ok('approvals', 'list', '--project', 'guarded', '--status', 'pending');
-  const { id } = pending.find((a: { argumentsSha256: string }) => a.argumentsSha256 === sha({ name }));
+  const { name, request } = await waitingRequest('Two', (r) => r.required === 2);
+  const id = String(request.id);
   expect(await ok('approvals', 'approve', id)).toEqual({ id, status: 'pending', approvals: 1, required: 2 });
   // The same person through the admin API (`admin:api`, where the CLI was `admin:cli`): refused.
   const again = await adminCall(gw.client.url, ADMIN, 'POST', `/approvals/${id}/approve`, {});
