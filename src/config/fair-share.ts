@@ -69,8 +69,8 @@ const HostedSchema = z.strictObject({
   /**
    * One project's hosted tasks not yet ended, on all replicas together (the store counts them). A task's
    * row is written by its workflow's first step, after the count, so creations at the same moment may
-   * pass it by up to `creations.inFlightPerProject` per replica. 500: far more than a team runs or leaves waiting
-   * for approval at once, and a quarter of one worker's activity slots
+   * pass it by up to `creations.inFlightPerProject` per replica. 500: far more than a team runs or
+   * leaves waiting for approval at once, and a quarter of one worker's activity slots
    * (`temporal.maxConcurrentActivities`, 2,000), which each hosted call holds while it runs or waits for
    * its upstream's queue: without a bound one project could queue until every slot was its own.
    */

@@ -64,8 +64,6 @@ export async function launchTask(
   const { call, deps } = ctx;
   // A hosted call is a workflow from the start (src/gateway/calls/hosted-call.ts): the worker makes the call.
   const direct = deps.firstCall && !call.tasks?.force && !hosted ? deps.firstCall : undefined;
-  // Refused here, before anything is stored, sent or started; held until the first outcome is known. On
-  // the worker path that is as long as the creation occupies a worker's local-activity slot.
   // A task the gateway runs itself holds a worker's activity slot for as long as it runs or queues, and
   // a call waiting for approval may wait a day: a project has a bound on those, counted in the store
   // (before the creation shares, so that a refusal takes no token from them; the count reads at most the
@@ -74,6 +72,8 @@ export async function launchTask(
     const bound = deps.shares.openHostedPerProject;
     deps.shares.admitHostedTask(await deps.store.countOpenHosted(call.project.id, bound));
   }
+  // Refused here, before anything is stored, sent or started; held until the first outcome is known. On
+  // the worker path that is as long as the creation occupies a worker's local-activity slot.
   const lease = deps.shares.admitCreation(shareOwner(call), { perSecond: !direct });
   try {
     const taskId = mintTaskId();

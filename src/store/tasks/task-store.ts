@@ -40,10 +40,10 @@ import type {
 } from './task-types';
 
 // Callers import the vocabulary from here, with the store.
+export * from './task-types';
 
 /** The statuses of a task not yet ended. */
 const OPEN_TASK_STATUSES = TASK_STATUSES.filter((s) => !TERMINAL_TASK_STATUSES.has(s));
-export * from './task-types';
 
 export interface TaskStoreOptions {
   /** The store's clock: when a task's detail was stored (its payload clock, docs/retention.md). */
