@@ -89,6 +89,32 @@ export async function countProjectTasks(
   return counts;
 }
 
+/**
+ * A project's tasks not yet ended under `filters`, counted up to `upTo` (a bound's check needs no more):
+ * the pending group's statuses, named rather than the ended ones excluded, are short ranges of the
+ * project-and-status index, never the project's ended tasks (kept 90 days).
+ */
+export async function countPendingProjectTasks(
+  db: Kysely<Database>,
+  project: string,
+  filters: TaskFilters,
+  upTo: number,
+): Promise<number> {
+  const pending = whereFilters(
+    db
+      .selectFrom('tasks')
+      .select('task_key')
+      .where('project', '=', project)
+      .where('status', 'in', GROUP_STATUSES.pending),
+    filters,
+  ).limit(upTo);
+  const row = await db
+    .selectFrom(pending.as('pending'))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** The dashboard's Assigned and Hosted filters, the same for a page of tasks and for the tab counts. */
 function whereFilters<QB extends WhereInterface<Database, 'tasks'>>(query: QB, filters: TaskFilters): QB {
   let q = query;

@@ -10,13 +10,13 @@
  */
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { TaskSnapshot, TaskStatus } from '../../protocol';
-import { TASK_STATUSES, TERMINAL_TASK_STATUSES } from '../../protocol';
+import { TERMINAL_TASK_STATUSES } from '../../protocol';
 import type { Cipher } from '../cipher';
 import { dialectOf } from '../dialect';
 import type { Database } from '../schema';
 import { addStatusEvent, assignTask, listEvents } from './task-history';
 import { StatusEventFeed } from './status-feed';
-import { countProjectTasks, listProjectTasks } from './task-listing';
+import { countPendingProjectTasks, countProjectTasks, listProjectTasks } from './task-listing';
 import type { RetentionBounds } from './task-retention';
 import {
   advertisedTtlMs,
@@ -41,9 +41,6 @@ import type {
 
 // Callers import the vocabulary from here, with the store.
 export * from './task-types';
-
-/** The statuses of a task not yet ended. */
-const OPEN_TASK_STATUSES = TASK_STATUSES.filter((s) => !TERMINAL_TASK_STATUSES.has(s));
 
 export interface TaskStoreOptions {
   /** The store's clock: when a task's detail was stored (its payload clock, docs/retention.md). */
@@ -308,26 +305,9 @@ export class TaskStore {
     return purgeMetadataBefore(this.db, cutoffIso, batchSize);
   }
 
-  /**
-   * A project's hosted tasks not yet ended, counted up to `upTo` (a bound's check needs no more). The
-   * statuses are named, not excluded: two short ranges of the project-and-status index, never the
-   * project's ended tasks (kept 90 days).
-   */
+  /** A project's hosted tasks not yet ended, counted up to `upTo` (the bound on them: fair-share.ts). */
   async countOpenHosted(project: string, upTo: number): Promise<number> {
-    const row = await this.db
-      .selectFrom((qb) =>
-        qb
-          .selectFrom('tasks')
-          .select('task_key')
-          .where('project', '=', project)
-          .where('status', 'in', OPEN_TASK_STATUSES)
-          .where('hosted', '=', 1)
-          .limit(upTo)
-          .as('open'),
-      )
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+    return countPendingProjectTasks(this.db, project, { hosted: true }, upTo);
   }
 
   async listActiveProjectTasks(project: string, afterKey: string, limit: number): Promise<ActiveTaskRef[]> {
