@@ -32,6 +32,11 @@ export interface ActivityDeps {
   payloads: PayloadStore;
   /** The queues of hosted calls to upstreams with `hosting.maxConcurrent` (store/tasks/hosted-queue.ts). */
   hostedQueue?: HostedQueue;
+  /**
+   * Whether a workflow is closed (or gone), asked through Temporal; absent in unit tests. The queue of
+   * hosted calls frees the slot of a call whose workflow was terminated (activities/hosted-slot.ts).
+   */
+  workflowClosed?: (workflowId: string) => Promise<boolean>;
   /** The watch hub's table (`tasks.watchBy: hub`): task workflows enlist and delist their tasks there. */
   watchHub?: WatchHubStore;
   /**

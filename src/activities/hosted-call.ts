@@ -22,13 +22,13 @@ import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
 import { boundedStatusMessage } from './snapshot';
 import { inputRequired, ordinaryAnswer } from './hosted-answer';
+import { createHostedSlotActivities } from './hosted-slot';
 import { createHostedStatus } from './hosted-status';
 import { cancellableSleep } from './sleep';
 import { finishedSnapshot, heartbeating, sleepWithHeartbeat } from './support';
 import type {
   CallHostedToolInput,
   CallHostedToolResult,
-  HostedSlotInput,
   RecordHostedStatusInput,
   StartHostedTaskInput,
 } from './types';
@@ -39,11 +39,9 @@ const RESUME_QUIET_MS = 10_000;
 const DEFAULT_RESUME_MS = 3_600_000;
 /** Resume points of a call's answer stored at most this often. */
 const RESUME_POINT_EVERY_MS = 1000;
-/** How often a queued call looks whether a slot is free. */
-const QUEUE_LOOK_EVERY_MS = 1000;
 
 export function createHostedActivities(deps: ActivityDeps) {
-  const { working, questionRelay, progressRecorder } = createHostedStatus(deps);
+  const { questionRelay, progressRecorder } = createHostedStatus(deps);
   const { settings } = deps;
 
   /** The detail stored, the snapshot recorded (never over a terminal status), the observation returned. */
@@ -53,6 +51,7 @@ export function createHostedActivities(deps: ActivityDeps) {
   }
 
   return {
+    ...createHostedSlotActivities(deps),
     /**
      * Records a hosted task as `working` before any answer reaches the client. The start deadline is
      * judged with the first-call claim, as for an upstream task (activities/first-call.ts): past it the
@@ -167,33 +166,6 @@ export function createHostedActivities(deps: ActivityDeps) {
       return answer.kind === 'error'
         ? { kind: 'error', errorRef: ref, observation }
         : { kind: 'result', resultRef: ref, observation };
-    },
-
-    /**
-     * Waits, heartbeating, until the call may take one of its upstream's slots; meanwhile the task's
-     * status message says it is queued and where it stands.
-     */
-    async waitForHostedSlot(input: HostedSlotInput): Promise<void> {
-      const queue = deps.hostedQueue;
-      if (!queue) return;
-      let shown: number | undefined;
-      for (;;) {
-        const slot = await queue.acquire(input.taskKey, input.upstreamId, input.maxConcurrent);
-        if (slot.running) return;
-        if (slot.position !== shown) {
-          shown = slot.position;
-          await working(
-            input,
-            `Queued: position ${slot.position}; upstream "${input.upstream}" runs at most ${input.maxConcurrent} hosted calls at once`,
-          );
-        }
-        await sleepWithHeartbeat(QUEUE_LOOK_EVERY_MS);
-      }
-    },
-
-    /** Gives the call's slot (or its place in the queue) back. */
-    async releaseHostedSlot(input: { taskKey: string }): Promise<void> {
-      await deps.hostedQueue?.release(input.taskKey);
     },
 
     /** A status the gateway gives the task itself (cancelled, or failed with its own error). */

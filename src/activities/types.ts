@@ -152,3 +152,17 @@ export interface HostedSlotInput {
   maxConcurrent: number;
   createdAt: string;
 }
+
+/** One look at the queue (takeHostedSlot). */
+export interface TakeHostedSlotInput extends HostedSlotInput {
+  /** The place the task's status message shows (the last look's); absent at the first look. */
+  shown?: number;
+}
+
+/** A slot given back, or lent while the upstream waits for the client's answer (giveBackHostedSlot). */
+export interface GiveBackHostedSlotInput {
+  taskKey: string;
+  upstreamId: string;
+  maxConcurrent: number;
+  keepPlace?: boolean;
+}

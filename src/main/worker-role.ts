@@ -26,6 +26,7 @@ import { TemporalTaskEngine } from '../temporal/task-engine';
 import { clientTracing } from '../temporal/tracing';
 import { createTaskWorker } from '../temporal/worker';
 import { WatchHub } from '../temporal/watch-hub';
+import { workflowClosed } from '../temporal/workflow-closed';
 import { watchObservedSignal } from '../workflows/messages';
 import { setApprovalsSource, setHostedQueueSource, setWatchLagSource } from '../telemetry/metrics';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
@@ -88,6 +89,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
     payloads,
     firstCalls,
     hostedQueue,
+    workflowClosed: async (workflowId) => workflowClosed(await temporalClient(), workflowId),
     resolveUpstream: (access) => resolveTaskEndpoint(controlPlane, access).catch(denied),
     gatewayInfo: serverInfo,
     settings: {

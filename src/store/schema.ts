@@ -301,7 +301,8 @@ export interface HostedQueueTable {
   task_key: string;
   upstream_id: string;
   enqueued_at: string;
-  state: 'waiting' | 'running';
+  /** `asking`: the call's upstream waits for the client's answer; the slot is lent, the place kept. */
+  state: 'waiting' | 'running' | 'asking';
 }
 
 /** Migration 0025: a running task the watch hub polls (store/tasks/watch-hub.ts). */

@@ -14,6 +14,7 @@ import {
   condition,
   isCancellation,
   proxyActivities,
+  patched,
   proxyLocalActivities,
   setHandler,
   workflowInfo,
@@ -31,6 +32,7 @@ import type {
 } from './messages';
 import { cancelTaskUpdate, provideInputSignal, snapshotQuery, startTaskUpdate } from './messages';
 import { approvalGate } from './approval-gate';
+import { hostedSlot, QUEUE_WITHOUT_ACTIVITY_SLOT } from './hosted-slot';
 import { accessOf, publishStatus } from './published-status';
 import { unsupportedInputs } from './task-state';
 
@@ -51,7 +53,10 @@ const { callHostedTool } = proxyActivities<TaskActivities>({
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 5 },
 });
-/** Waiting for a slot of the upstream's queue: as long as it takes, on any worker. */
+/**
+ * Histories from before the queue waited in the workflow (hosted-slot.ts): waiting for a slot of the
+ * upstream's queue in an activity, as long as it takes, on any worker.
+ */
 const { waitForHostedSlot } = proxyActivities<TaskActivities>({
   startToCloseTimeout: '30 days',
   heartbeatTimeout: '30 seconds',
@@ -147,7 +152,18 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
     }
   }
 
-  const queued = hosted.maxConcurrent !== undefined && hosted.upstreamId !== undefined;
+  const queue =
+    hosted.maxConcurrent !== undefined && hosted.upstreamId !== undefined
+      ? {
+          taskKey: input.taskKey,
+          upstreamId: hosted.upstreamId,
+          upstream: input.upstream,
+          maxConcurrent: hosted.maxConcurrent,
+          createdAt: input.createdAt,
+        }
+      : undefined;
+  // Queued in the workflow, holding no activity slot, and the slot lent while the upstream asks.
+  const slot = queue && patched(QUEUE_WITHOUT_ACTIVITY_SLOT) ? hostedSlot(queue) : undefined;
   let settled: Settled | undefined;
   let scope = new CancellationScope();
   /** One exchange of the call: the call itself (round 0, after its slot), or a retry with answers. */
@@ -156,15 +172,8 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
     scope = new CancellationScope();
     scope
       .run(async () => {
-        if (queued && round === 0) {
-          await waitForHostedSlot({
-            taskKey: input.taskKey,
-            upstreamId: hosted.upstreamId as string,
-            upstream: input.upstream,
-            maxConcurrent: hosted.maxConcurrent as number,
-            createdAt: input.createdAt,
-          });
-        }
+        if (slot) await slot.take();
+        else if (queue && round === 0) await waitForHostedSlot(queue);
         return callHostedTool({
           ...accessOf(input),
           taskKey: input.taskKey,
@@ -223,6 +232,8 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
         });
         break;
       }
+      // The client may take its time: the upstream's slot goes to the next call meanwhile.
+      await slot?.lend();
       asking = { open: new Set(Object.keys(observation.inputs ?? {})), answers: [] };
       for (const signal of early) take(signal, signal.open);
       early = [];
@@ -238,7 +249,8 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
     }
   }
   // The slot goes to the next call once this one is over, whichever way it ended.
-  if (queued) await releaseHostedSlot({ taskKey: input.taskKey });
+  if (slot) await slot.release();
+  else if (queue) await releaseHostedSlot({ taskKey: input.taskKey });
   ended = true;
   publishStatus(observation.status);
   await condition(allHandlersFinished);

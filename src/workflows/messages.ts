@@ -207,6 +207,11 @@ export type FirstOutcome =
 
 /** Resolves with the first upstream outcome; used with update-with-start. */
 export const startTaskUpdate = defineUpdate<FirstOutcome>('startTask');
+/**
+ * Sent by a hosted call that gave its upstream's slot back to the calls waiting first in line
+ * (workflows/hosted-slot.ts): look at the queue now rather than at the next timer.
+ */
+export const hostedSlotFreedSignal = defineSignal('hostedSlotFreed');
 /** A client's `tasks/update` input responses (by payload id). */
 export const provideInputSignal = defineSignal<[InputSignal]>('provideInput');
 /**

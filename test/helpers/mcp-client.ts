@@ -85,7 +85,8 @@ export class McpTestClient {
   /** Polls tasks/get until the status satisfies `done` (or the time is up). */
   async waitForTask(
     taskId: string,
-    done: (status: string) => boolean = (s) => ['completed', 'failed', 'cancelled'].includes(s),
+    done: (status: string, task: Record<string, unknown>) => boolean = (s) =>
+      ['completed', 'failed', 'cancelled'].includes(s),
     timeoutMs = 30_000,
   ): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
@@ -93,7 +94,7 @@ export class McpTestClient {
       const reply = await this.getTask(taskId);
       const result = reply.body.result;
       if (!result) throw new Error(`tasks/get failed: ${JSON.stringify(reply.body)}`);
-      if (done(String(result.status))) return result;
+      if (done(String(result.status), result)) return result;
       if (Date.now() > deadline) throw new Error(`task still ${String(result.status)} after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }

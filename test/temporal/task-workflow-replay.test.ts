@@ -11,7 +11,10 @@
  * hub-watched task whose end the hub's poll recorded and said so, the workflow skipping its own record
  * (`poll-recorded-end`). `hub-task-adopted` (stop 45): a task the API created, on an upstream whose
  * interval let the workflow adopt the API's watch hub row as its first enlistment (no local activity at
- * all). Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
+ * all). `hosted-queued` and `hosted-queue-asked` (stop 51): hosted calls to an upstream with
+ * `maxConcurrent: 1` as of commit 7a91498, when a queued call waited in an activity (waitForHostedSlot):
+ * one that queued behind another, and one that asked the client twice (it kept its slot then); both
+ * completed. Record new ones the same way (`historyToJSON(await handle.fetchHistory())`) before a change
  * to the workflow's commands, store them one event a line like the others (prettier leaves that folder
  * alone), and add them here.
  */
@@ -49,6 +52,8 @@ test.each([
   'hub-task-input',
   'hub-task-recorded-end',
   'hub-task-adopted',
+  'hosted-queued',
+  'hosted-queue-asked',
 ])(
   '%s replays',
   async (name) => {

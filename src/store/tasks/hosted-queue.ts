@@ -4,7 +4,9 @@
  * order, and gives the slot back when it ends. In the database, so the queue survives restarts of every
  * process. Slots are counted under a lock on the upstream's row (PostgreSQL; SQLite serializes writers),
  * so two workers never both take the last one. A slot held by a task that ended without giving it back
- * (its workflow terminated) is freed by the next look at the queue.
+ * is freed by the next look at the queue; one whose workflow was closed (terminated) by the first in line
+ * (activities/hosted-call.ts, takeHostedSlot). A call whose upstream asks the client for input gives its
+ * slot up while it waits for the answer (`asking`) and keeps its place: it is first to run again.
  */
 import type { Kysely } from 'kysely';
 import { TERMINAL_TASK_STATUSES } from '../../protocol';
@@ -12,6 +14,9 @@ import { dialectOf } from '../dialect';
 import type { Database } from '../schema';
 
 export type SlotAnswer = { running: true } | { running: false; position: number };
+
+/** Waiting calls woken when a slot is given back, beyond the slots now free: their places moved up. */
+const WAKE_BEYOND_FREE = 5;
 
 export interface QueueLength {
   project: string;
@@ -71,6 +76,14 @@ export class HostedQueue {
         .where('task_key', '=', taskKey)
         .executeTakeFirstOrThrow();
       if (mine.state === 'running') return { running: true };
+      if (mine.state === 'asking') {
+        // Answered: back in line at its own arrival time, so ahead of every call that came after it.
+        await trx
+          .updateTable('hosted_queue')
+          .set({ state: 'waiting' })
+          .where('task_key', '=', taskKey)
+          .execute();
+      }
       const counts = await trx
         .selectFrom('hosted_queue')
         .select((eb) => [
@@ -105,6 +118,56 @@ export class HostedQueue {
   /** The task's slot (or place in the queue) is given back. */
   async release(taskKey: string): Promise<void> {
     await this.db.deleteFrom('hosted_queue').where('task_key', '=', taskKey).execute();
+  }
+
+  /**
+   * Gives the task's slot back, or only lends it while the upstream waits for the client's answer
+   * (`keepPlace`: the call is first to run again), and says which waiting calls to wake: the workflow ids
+   * of the first in line, as many as slots are free now and a few more (their places moved up).
+   */
+  async giveBack(taskKey: string, upstreamId: string, max: number, keepPlace = false): Promise<string[]> {
+    return this.db.transaction().execute(async (trx) => {
+      if (this.lockRows) {
+        await trx.selectFrom('upstreams').select('id').where('id', '=', upstreamId).forUpdate().execute();
+      }
+      if (keepPlace) {
+        await trx
+          .updateTable('hosted_queue')
+          .set({ state: 'asking' })
+          .where('task_key', '=', taskKey)
+          .execute();
+      } else await trx.deleteFrom('hosted_queue').where('task_key', '=', taskKey).execute();
+      const { running } = await trx
+        .selectFrom('hosted_queue')
+        .select((eb) => eb.fn.countAll<number | string>().as('running'))
+        .where('upstream_id', '=', upstreamId)
+        .where('state', '=', 'running')
+        .executeTakeFirstOrThrow();
+      const free = Math.max(0, max - Number(running));
+      const next = await trx
+        .selectFrom('hosted_queue')
+        .innerJoin('tasks', 'tasks.task_key', 'hosted_queue.task_key')
+        .select('tasks.workflow_id')
+        .where('hosted_queue.upstream_id', '=', upstreamId)
+        .where('hosted_queue.state', '=', 'waiting')
+        .orderBy('hosted_queue.enqueued_at')
+        .orderBy('hosted_queue.task_key')
+        .limit(free + WAKE_BEYOND_FREE)
+        .execute();
+      return next.map((row) => row.workflow_id);
+    });
+  }
+
+  /** The calls holding the upstream's slots, with their workflows (to find one closed without giving it back). */
+  async holders(upstreamId: string): Promise<Array<{ taskKey: string; workflowId: string }>> {
+    const rows = await this.db
+      .selectFrom('hosted_queue')
+      .innerJoin('tasks', 'tasks.task_key', 'hosted_queue.task_key')
+      .select(['hosted_queue.task_key as taskKey', 'tasks.workflow_id as workflowId'])
+      .where('hosted_queue.upstream_id', '=', upstreamId)
+      .where('hosted_queue.state', '=', 'running')
+      .execute();
+    return rows;
   }
 
   /** Calls waiting per project upstream (for `/metrics`): names, never ids. */

@@ -1,6 +1,7 @@
 /**
  * The hosted calls' queue (store/tasks/hosted-queue.ts) on the database under test: slots in arrival order,
- * positions, slots given back, and a slot whose task ended without giving it back freed.
+ * positions, slots given back (naming the waiting calls to wake) or lent while the upstream asks, the
+ * holders listed, and a slot whose task ended without giving it back freed.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -67,4 +68,41 @@ test('queues of different upstreams do not share slots', async () => {
   const [x, y] = [await runningTask(), await runningTask()];
   expect(await queue.acquire(x, `up-${randomUUID()}`, 1)).toEqual({ running: true });
   expect(await queue.acquire(y, `up-${randomUUID()}`, 1)).toEqual({ running: true });
+});
+
+test('a slot given back names the calls to wake: as many as are free and a few more, first in line first', async () => {
+  const upstream = `up-${randomUUID()}`;
+  const keys: string[] = [];
+  for (let i = 0; i < 10; i++) keys.push(await runningTask());
+  for (const key of keys) {
+    tick();
+    await queue.acquire(key, upstream, 2);
+  }
+  const workflowOf = (key: string) => `task-${key.slice(0, 32)}`;
+  expect(await queue.holders(upstream)).toEqual(
+    expect.arrayContaining(keys.slice(0, 2).map((k) => ({ taskKey: k, workflowId: workflowOf(k) }))),
+  );
+  // One slot free after this: the first waiting and five more (places moved up), in line order.
+  expect(await queue.giveBack(keys[0] as string, upstream, 2)).toEqual(keys.slice(2, 8).map(workflowOf));
+  expect((await queue.holders(upstream)).map((h) => h.taskKey)).toEqual([keys[1]]);
+});
+
+test('a slot lent while the upstream asks goes to the next call, and the asking call runs first again', async () => {
+  const upstream = `up-${randomUUID()}`;
+  const [a, b, c] = [await runningTask(), await runningTask(), await runningTask()];
+  for (const key of [a, b, c]) {
+    tick();
+    await queue.acquire(key, upstream, 1);
+  }
+  expect(await queue.giveBack(a, upstream, 1, true)).toContain(`task-${b.slice(0, 32)}`);
+  expect(await queue.acquire(b, upstream, 1)).toEqual({ running: true });
+  // Answered while b runs: a waits, ahead of c, which arrived after it.
+  expect(await queue.acquire(a, upstream, 1)).toEqual({ running: false, position: 1 });
+  expect(await queue.acquire(c, upstream, 1)).toEqual({ running: false, position: 2 });
+  await queue.giveBack(b, upstream, 1);
+  expect(await queue.acquire(c, upstream, 1)).toEqual({ running: false, position: 2 });
+  expect(await queue.acquire(a, upstream, 1)).toEqual({ running: true });
+  // Asking again: the slot goes to c, which waits for nothing else.
+  expect(await queue.giveBack(a, upstream, 1, true)).toEqual([`task-${c.slice(0, 32)}`]);
+  expect(await queue.acquire(c, upstream, 1)).toEqual({ running: true });
 });

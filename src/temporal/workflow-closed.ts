@@ -1,0 +1,17 @@
+/**
+ * Whether a workflow is closed, asked through Temporal (describe reads the execution itself, not the
+ * visibility store, so a workflow terminated a moment ago is seen closed). One that Temporal no longer
+ * knows (retention passed) is closed too.
+ */
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+
+export async function workflowClosed(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    const described = await client.workflow.getHandle(workflowId).describe();
+    return described.status.name !== 'RUNNING';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return true;
+    throw err;
+  }
+}
