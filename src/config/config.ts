@@ -172,6 +172,11 @@ const ConfigObject = z.strictObject({
        */
       sqliteSynchronous: z.enum(['normal', 'full']).default('normal'),
       postgresUrl: z.string().optional(),
+      /**
+       * Longest PostgreSQL statement, and longest wait for a pooled connection: past it the query fails
+       * instead of holding its caller (docs/storage.md, "Time limits"). Migrations have none.
+       */
+      postgresStatementTimeoutMs: z.int().min(100).default(30_000),
     })
     .prefault({}),
   /** The instance administrator's token for `/v1/admin` (compared in constant time; never logged). */

@@ -23,6 +23,8 @@ export interface StoreConfig {
   /** When a SQLite commit is flushed to disk (docs/storage.md, "Durability"); default `normal`. */
   sqliteSynchronous?: SqliteSynchronous;
   postgresUrl?: string;
+  /** Longest PostgreSQL statement, and longest wait for a pooled connection (default 30 s). */
+  postgresStatementTimeoutMs?: number;
 }
 
 /**
@@ -33,7 +35,13 @@ export type SqliteSynchronous = 'normal' | 'full';
 
 /** Opens the configured database (PostgreSQL when `postgresUrl` is set, else SQLite) and migrates it. */
 export async function openDatabase(store: StoreConfig): Promise<Kysely<Database>> {
-  if (store.postgresUrl) return openPostgresDatabase(store.postgresUrl);
+  if (store.postgresUrl) {
+    return openPostgresDatabase(store.postgresUrl, {
+      ...(store.postgresStatementTimeoutMs !== undefined && {
+        statementTimeoutMs: store.postgresStatementTimeoutMs,
+      }),
+    });
+  }
   if (store.sqliteFile === undefined) throw new Error('store: neither postgresUrl nor sqliteFile is set');
   return openSqliteDatabase(store.sqliteFile, store.sqliteSynchronous);
 }
@@ -99,24 +107,56 @@ async function beginImmediate(sqlite: SQLite.Database): Promise<void> {
 export interface PostgresOptions {
   /** Pool size (default 10). Each process opens its own pool. */
   maxConnections?: number;
+  /** Longest statement and longest wait for a pooled connection (default 30 s; migrations: none). */
+  statementTimeoutMs?: number;
 }
+
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** The client gives up this long after the server should have: the server's own error is the clearer one. */
+const CLIENT_GRACE_MS = 5000;
 
 /** `postgres://user:password@host:port/database` (libpq-style URL, as understood by `pg`). */
 export async function openPostgresDatabase(
   url: string,
   opts: PostgresOptions = {},
 ): Promise<Kysely<Database>> {
+  // Migrations may build an index over a large table for minutes: their own connection, no time limit.
+  const migrations = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: poolOf(url, { max: 1 }) }),
+  });
+  try {
+    await migrate(migrations);
+  } finally {
+    await migrations.destroy();
+  }
+  const timeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  // Nothing waits forever: a statement stuck behind a lock, a transaction left open, a server that stopped
+  // answering or a pool with every connection taken fails with an error after `timeout`, and the loops
+  // that use the store (the watch hub's claims, the reconciler, retention) go on at their next turn.
+  const pool = poolOf(url, {
+    max: opts.maxConnections ?? 10,
+    statement_timeout: timeout,
+    idle_in_transaction_session_timeout: timeout,
+    query_timeout: timeout + CLIENT_GRACE_MS,
+    connectionTimeoutMillis: timeout,
+    keepAlive: true,
+  });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+function poolOf(url: string, options: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: opts.maxConnections ?? 10,
     types: { getTypeParser: pgTypeParser as typeof pg.types.getTypeParser },
+    ...options,
   });
-  // An idle pooled connection that breaks (server restart, network) emits 'error' on the pool; without a
-  // listener that would crash the process. The pool drops the broken client; the next query reconnects.
+  // A connection that breaks (server restart, network, a limit above) emits 'error': on the pool while it
+  // is idle, on its client while it is lent out between two statements. Without a listener either would
+  // crash the process. The statement that needed it fails instead, and the pool drops the broken client
+  // when it comes back (the next query reconnects).
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  await migrateOrDestroy(db);
-  return db;
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
 }
 
 const PG_INT8_OID = 20;
@@ -131,15 +171,6 @@ function parseInt8(value: string): number {
 function pgTypeParser(oid: number, format?: 'text' | 'binary'): unknown {
   if (oid === PG_INT8_OID && format !== 'binary') return parseInt8;
   return (pg.types.getTypeParser as (oid: number, format?: string) => unknown)(oid, format);
-}
-
-async function migrateOrDestroy(db: Kysely<Database>): Promise<void> {
-  try {
-    await migrate(db);
-  } catch (err) {
-    await db.destroy();
-    throw err;
-  }
 }
 
 async function migrate(db: Kysely<Database>): Promise<void> {

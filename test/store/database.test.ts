@@ -8,8 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import pg from 'pg';
 import type { TaskSnapshot } from '../../src/protocol';
 import { Cipher, generateKey } from '../../src/store/cipher';
+import type { StoreConfig } from '../../src/store/database';
 import { openDatabase } from '../../src/store/database';
 import { dialectOf } from '../../src/store/dialect';
 import { migrationProvider } from '../../src/store/migrations';
@@ -24,7 +26,7 @@ const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
 let dir: string;
 const opened: Array<Kysely<Database>> = [];
 
-async function open(config: TestStoreConfig): Promise<Kysely<Database>> {
+async function open(config: StoreConfig): Promise<Kysely<Database>> {
   const db = await openDatabase(config);
   opened.push(db);
   return db;
@@ -362,3 +364,55 @@ describe(`encryption at rest on ${DB}`, () => {
     }
   });
 });
+
+if (DB === 'postgres') {
+  describe('PostgreSQL time limits (docs/storage.md)', () => {
+    const LIMIT_MS = 500;
+
+    test('a statement stuck behind a lock fails after the limit; the pool goes on serving', async () => {
+      const config = await testStoreConfig(dir);
+      const db = await open({ ...config, postgresStatementTimeoutMs: LIMIT_MS });
+      const key = taskKeyOf(randomUUID());
+      await db
+        .insertInto('first_calls')
+        .values({ task_key: key, state: 'sending', at: new Date().toISOString() })
+        .execute();
+      // Another session (not bound by the gateway's limits) holds the row and does not let go.
+      const holder = new pg.Client({ connectionString: (config as { postgresUrl: string }).postgresUrl });
+      await holder.connect();
+      try {
+        await holder.query('begin');
+        await holder.query('select * from first_calls where task_key = $1 for update', [key]);
+        const stuck = db
+          .updateTable('first_calls')
+          .set({ state: 'done' })
+          .where('task_key', '=', key)
+          .execute();
+        await expect(stuck).rejects.toThrow(/statement timeout/);
+        // The pool's connections are fine: the next query runs.
+        const row = await db
+          .selectFrom('first_calls')
+          .select('state')
+          .where('task_key', '=', key)
+          .executeTakeFirst();
+        expect(row?.state).toBe('sending');
+      } finally {
+        await holder.query('rollback').catch(() => undefined);
+        await holder.end();
+      }
+      await close(db);
+    });
+
+    test('a transaction left open between statements is ended by the server, and its broken connection crashes nothing', async () => {
+      const db = await open({ ...(await testStoreConfig(dir)), postgresStatementTimeoutMs: LIMIT_MS });
+      const idle = db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await new Promise((r) => setTimeout(r, LIMIT_MS * 4));
+        await sql`select 1`.execute(trx);
+      });
+      await expect(idle).rejects.toThrow();
+      expect((await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]?.one).toBe(1);
+      await close(db);
+    });
+  });
+}
