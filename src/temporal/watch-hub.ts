@@ -266,10 +266,14 @@ export class WatchHub {
       return;
     }
     const owner = this.owner;
+    // What it held before the renewal read its rows: a claim round that runs meanwhile adds rows the read
+    // may not have seen yet, and those are not the renewal's to drop.
+    const before = new Map([...this.held].map(([key, h]) => [key, h.row.generation]));
     const still = await this.deps.store.renew(owner, this.deps.settings.leaseMs);
     this.lastRenewed = Date.now();
     const current = new Set(still.map((r) => `${r.taskKey}\u0000${r.generation}`));
     for (const [key, h] of this.held) {
+      if (before.get(key) !== h.row.generation) continue;
       // Enlisted again (a new generation, unheld) or gone: no longer this hub's to poll.
       if (!current.has(`${key}\u0000${h.row.generation}`)) this.held.delete(key);
     }

@@ -2,7 +2,8 @@
  * What a watch hub does with its leases when it could not renew them for a whole lease
  * (src/temporal/watch-hub.ts): it stops polling what it held and goes on as another lease owner, so a
  * later renewal never extends the leases of rows nobody polls any more (they expire; any hub claims
- * them again); what it does with a row leased to it that it does not hold (it gives it back); and how a
+ * them again); what it does with a row leased to it that it does not hold (it gives it back) and with
+ * one it claimed while a renewal read its rows (it keeps it); and how a
  * nudge (a task enlisted in its process) makes it claim at once, one round at a time. The
  * store and the poll are stand-ins recording the calls: what is under test is the
  * hub's own bookkeeping, not the database (test/integration/watch-hub.test.ts runs the real thing).
@@ -175,6 +176,58 @@ test('a nudge claims at once, nudges that come together share one round, and rou
     expect(overlapped).toBe(false);
   } finally {
     finishRound?.();
+    await hub.stop({ release: false });
+  }
+});
+
+test('rows claimed while a renewal reads are kept: only what the hub held before the read can be dropped', async () => {
+  const rowOf = (taskKey: string) => ({
+    taskKey,
+    generation: 'run/1',
+    workflowId: `wf-${taskKey}`,
+    project: 'p',
+    upstream: 'u',
+    watch: {},
+    pollIntervalMs: 1000,
+    leaseUntil: '',
+  });
+  const [a, b] = [rowOf('a'), rowOf('b')];
+  const keyOf = (r: typeof a) => ({ taskKey: r.taskKey, generation: r.generation });
+  let step: 'first claim' | 'renewing' | 'claimed during renewal' | 'done' = 'first claim';
+  let finishRenewal: (() => void) | undefined;
+  const store = {
+    claim: () => {
+      if (step === 'first claim') {
+        step = 'renewing';
+        return Promise.resolve([a]);
+      }
+      if (step === 'renewing' && finishRenewal) {
+        step = 'claimed during renewal';
+        return Promise.resolve([b]);
+      }
+      return Promise.resolve([]);
+    },
+    // The first renewal after `a` reads before `b` is claimed and answers after; later ones see both.
+    renew: () => {
+      if (step === 'renewing' && !finishRenewal) {
+        return new Promise((resolve) => (finishRenewal = () => resolve([keyOf(a)])));
+      }
+      return Promise.resolve(step === 'done' ? [keyOf(a), keyOf(b)] : [keyOf(a)]);
+    },
+    release: () => Promise.resolve(0),
+    remove: () => Promise.resolve(),
+  };
+  const hub = startHub(store);
+  try {
+    await until(
+      () => step === 'claimed during renewal' && hub.size === 2,
+      'b claimed while the renewal reads',
+    );
+    step = 'done';
+    finishRenewal?.();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(hub.size).toBe(2);
+  } finally {
     await hub.stop({ release: false });
   }
 });
