@@ -65,8 +65,7 @@ function newOwner(): string {
 
 const DISPATCH_EVERY_MS = 100; // how often due tasks are looked for in memory
 const RETRY_MS = 1000; // a failed signal or store write waits this, doubling with each failure in a row
-/** Enlistments nudged within this are claimed by one statement. */
-const NUDGE_GATHER_MS = 20;
+const NUDGE_GATHER_MS = 20; // enlistments nudged within this are claimed by one statement
 const MARK_BATCH = 500; // late tasks marked due per statement
 
 export class WatchHub {
@@ -266,15 +265,14 @@ export class WatchHub {
       return;
     }
     const owner = this.owner;
-    // What it held before the renewal read its rows: a claim round that runs meanwhile adds rows the read
-    // may not have seen yet, and those are not the renewal's to drop.
+    // Rows a claim round adds while the renewal reads (which may not see them) are not its to drop.
     const before = new Map([...this.held].map(([key, h]) => [key, h.row.generation]));
     const still = await this.deps.store.renew(owner, this.deps.settings.leaseMs);
     this.lastRenewed = Date.now();
     const current = new Set(still.map((r) => `${r.taskKey}\u0000${r.generation}`));
     for (const [key, h] of this.held) {
-      if (before.get(key) !== h.row.generation) continue;
       // Enlisted again (a new generation, unheld) or gone: no longer this hub's to poll.
+      if (before.get(key) !== h.row.generation) continue;
       if (!current.has(`${key}\u0000${h.row.generation}`)) this.held.delete(key);
     }
     watchHubTasks.set(this.held.size);
