@@ -33,6 +33,12 @@ export interface HeldWatch extends Queued {
   answeredAt?: string;
   /** Marked due in the store because its polls ran late (see markLate). */
   markedLate?: boolean;
+  /**
+   * Polled on after a change its workflow has yet to record (pollOnAfter): the mark markAnswered set
+   * stands as it is, never moved later by a late poll nor cleared by catching up (the workflow's next
+   * enlistment clears it).
+   */
+  toldUnrecorded?: boolean;
   /** The API's enlistment whose signal once found no workflow: the next such answer drops it (see deliver). */
   goneOnce?: boolean;
   /** Failed rounds in a row (a store write, the signal, the cursor's read): what the next retry waits on. */
@@ -70,9 +76,8 @@ export function pollOnAfter(h: HeldWatch, result: WatchUpstreamTaskResult): bool
   h.input = { ...h.input, knownKey: observation.key };
   h.outcome = undefined;
   h.answeredAt = undefined;
-  // The mark markAnswered just set stands until the workflow has recorded the change (its next enlistment
-  // clears it): not this hub's catching up with its polls.
   h.markedLate = false;
+  h.toldUnrecorded = true;
   h.intervalMs = observation.pollIntervalMs ?? h.input.pollIntervalMs;
   h.nextAt = Date.now() + h.intervalMs;
   return true;
@@ -99,8 +104,9 @@ export function pollLate(h: Queued & { input: { pollIntervalMs?: number } }, now
 /**
  * The held tasks whose polls now run late enough to be marked due in the store (not marked yet), and those
  * marked that no longer are. Neither is a task being polled, nor one polled with an outcome still to deliver
- * (its signal failed and is tried again): its workflow has yet to record that outcome, so a mark
- * markAnswered set must stand until the workflow's next enlistment clears it.
+ * (its signal failed and is tried again) or polled on after one (pollOnAfter): its workflow has yet to
+ * record that outcome, so the mark markAnswered set must stand until the workflow's next enlistment
+ * clears it.
  */
 export function lateness(
   held: Iterable<HeldWatch>,
@@ -109,7 +115,7 @@ export function lateness(
   const late: HeldWatch[] = [];
   const caughtUp: HeldWatch[] = [];
   for (const h of held) {
-    if (h.polling || h.outcome) continue;
+    if (h.polling || h.outcome || h.toldUnrecorded) continue;
     const isLate = pollLate(h, now);
     if (isLate && !h.markedLate) late.push(h);
     else if (!isLate && h.markedLate) caughtUp.push(h);

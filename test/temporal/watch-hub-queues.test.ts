@@ -113,6 +113,17 @@ describe('pollOnAfter', () => {
     expect(lateness([h], Date.now()).caughtUp).toEqual([]);
   });
 
+  test('polled on, a task whose polls then run late and catch up leaves the mark of the change told as it is', () => {
+    const h = held(CREATED_ENLISTMENT);
+    expect(pollOnAfter(h, changed('working'))).toBe(true);
+    // Late: marking it due since its poll was due would move the earlier mark later.
+    const late = h.nextAt + 3 * 5000;
+    expect(lateness([h], late)).toEqual({ late: [], caughtUp: [] });
+    // Marked late before it was told (the mark then stood for both): catching up clears nothing either.
+    h.markedLate = true;
+    expect(lateness([h], h.nextAt)).toEqual({ late: [], caughtUp: [] });
+  });
+
   test('any other change, or any enlistment of the workflow, is left to the workflow', () => {
     expect(pollOnAfter(held(CREATED_ENLISTMENT), changed('input_required'))).toBe(false);
     expect(pollOnAfter(held(CREATED_ENLISTMENT), changed('completed'))).toBe(false);
