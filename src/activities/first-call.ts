@@ -45,6 +45,8 @@ interface SendDeps {
   payloads: PayloadStore;
   resolveUpstream(access: UpstreamAccess): Promise<UpstreamEndpoint>;
   gatewayInfo: Implementation;
+  /** Keeps the call's claim fresh while it is in flight (absent in unit tests). */
+  firstCalls?: Pick<FirstCalls, 'whileSending'>;
 }
 
 function notStarted(): ApplicationFailure {
@@ -128,10 +130,12 @@ export async function sendFirstCall(deps: SendDeps, input: CallUpstreamToolInput
     'The request of this task is no longer stored',
   );
   const ctx = Context.current();
-  return sendToolCall(deps, endpoint, input, request, {
-    signal: ctx.cancellationSignal,
-    sleep: (ms) => cancellableSleep(ms, ctx.cancellationSignal),
-  });
+  const send = () =>
+    sendToolCall(deps, endpoint, input, request, {
+      signal: ctx.cancellationSignal,
+      sleep: (ms) => cancellableSleep(ms, ctx.cancellationSignal),
+    });
+  return deps.firstCalls ? deps.firstCalls.whileSending(input.taskKey, send) : send();
 }
 
 /**

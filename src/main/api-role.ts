@@ -67,7 +67,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
   });
   const engine = new TemporalTaskEngine(client, config.temporal.taskQueue);
   const approvals = new ApprovalDesk({ approvals: new ApprovalStore(db), controlPlane, engine, payloads });
-  const firstCalls = new FirstCalls(db);
+  const firstCalls = new FirstCalls(db, undefined, config.tasks.firstCallLostAfterMs);
   // docs/decisions.md, "The first call from the API"; `worker`: the earlier path (update-with-start).
   const firstCall =
     config.tasks.firstCallFrom === 'api'

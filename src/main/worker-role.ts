@@ -78,7 +78,7 @@ export async function startWorkerRole(shared: Shared): Promise<Role> {
   const workerLogger = logger.child({ role: 'worker' });
   // Aborted when the worker starts to shut down: watch activities hand their task back at once.
   const stopping = new AbortController();
-  const firstCalls = new FirstCalls(shared.db);
+  const firstCalls = new FirstCalls(shared.db, undefined, config.tasks.firstCallLostAfterMs);
   const hostedQueue = new HostedQueue(shared.db);
   const approvals = new ApprovalStore(shared.db);
   const watchHubStore = new WatchHubStore(shared.db);

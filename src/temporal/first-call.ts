@@ -95,12 +95,14 @@ export class DirectFirstCall {
     if (!claim.won) throw new Error('The task key was already claimed');
     let reply: UpstreamReply;
     try {
-      reply = await sendToolCall(
-        { upstream: this.deps.upstream, gatewayInfo: this.deps.gatewayInfo },
-        endpoint,
-        input,
-        direct.request,
-        { sleep: (ms) => sleep(ms) },
+      reply = await firstCalls.whileSending(input.taskKey, () =>
+        sendToolCall(
+          { upstream: this.deps.upstream, gatewayInfo: this.deps.gatewayInfo },
+          endpoint,
+          input,
+          direct.request,
+          { sleep: (ms) => sleep(ms) },
+        ),
       );
     } catch (err) {
       await this.settled(input.taskKey);

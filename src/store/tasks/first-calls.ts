@@ -23,11 +23,44 @@ import type { Database } from '../schema';
 
 export type FirstCallState = 'sending' | 'abandoned' | 'done' | 'recorded' | 'started' | 'lost';
 
+/** The longest a claim in flight goes without being kept fresh (see whileSending). */
+const FRESH_EVERY_MS = 60_000;
+
 export class FirstCalls {
+  /**
+   * `lostAfterMs`: after how long the creation reconciler declares a claim `sending` lost
+   * (`tasks.firstCallLostAfterMs`); a claim whose call is still in flight is kept fresher than that.
+   */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => Date = () => new Date(),
+    private readonly lostAfterMs = 900_000,
   ) {}
+
+  /**
+   * Runs `send` (the claim's call) with its `sending` claim kept fresh while it runs (its time moved to
+   * now, every third of `lostAfterMs` and at least once a minute): an upstream may take longer than that
+   * to answer (each progress notification restarts the call's deadline), and the reconciler must not
+   * declare lost a call whose sender is alive and still waiting. Only a dead sender stops refreshing.
+   */
+  async whileSending<T>(taskKey: string, send: () => Promise<T>): Promise<T> {
+    const every = Math.max(100, Math.min(FRESH_EVERY_MS, Math.floor(this.lostAfterMs / 3)));
+    const timer = setInterval(() => {
+      void this.db
+        .updateTable('first_calls')
+        .set({ at: this.now().toISOString() })
+        .where('task_key', '=', taskKey)
+        .where('state', '=', 'sending')
+        .execute()
+        .catch(() => undefined); // the next refresh tries again; lostAfterMs is three of them
+    }, every);
+    timer.unref();
+    try {
+      return await send();
+    } finally {
+      clearInterval(timer);
+    }
+  }
 
   /**
    * Claims the task's first call for `state`. `won`: this claim was first; otherwise `state` is the
