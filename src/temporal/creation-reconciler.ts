@@ -117,8 +117,14 @@ export class CreationReconciler {
         }
         await firstCalls.move(taskKey, 'recorded', 'started');
       } catch (err) {
-        // One claim's trouble (Temporal away, a payload that no longer opens) does not hold up the others.
-        this.deps.logger.warn({ err: errorText(err) }, 'recorded task not started; next round tries again');
+        // One claim's trouble (Temporal away, a payload that no longer opens) does not hold up the others:
+        // it goes to the back of the line (its time moved to now), so claims that fail at every round
+        // never fill the batch that the oldest claims take, and the others behind them are started.
+        this.deps.logger.warn(
+          { err: errorText(err) },
+          'recorded task not started; a later round tries again',
+        );
+        await firstCalls.move(taskKey, 'recorded', 'recorded').catch(() => undefined);
       }
     }
     return started;
