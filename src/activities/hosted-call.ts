@@ -10,13 +10,14 @@
  * marker is a claim (one row per task and round): of two attempts racing to send, one sends.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { InputResponses, TaskSnapshot } from '../protocol';
+import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import { METHOD } from '../protocol';
 import type { ResumePoint, UpstreamReply } from '../upstream/client';
 import { upstreamMeta } from '../upstream/meta';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
 import { taskRowOf } from '../workflows/messages';
 import { FAILURE } from './failures';
+import type { RecordedAnswer } from './first-call';
 import { requiredPayload, sendRetryingUndelivered, toolCallParams } from './upstream-send';
 import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
@@ -91,6 +92,10 @@ export function createHostedActivities(deps: ActivityDeps) {
       const round = input.round ?? 0;
       const markers = await deps.payloads.allOf<{ round?: number }>(input.taskKey, 'hosted_sent');
       const sent = markers.some((m) => (m.round ?? 0) === round);
+      // An attempt lost after it stored the call's answer (its worker died before the activity completed):
+      // the answer stands, whatever the tool, and nothing is sent or taken up again.
+      const kept = sent ? await keptAnswer(input.taskKey) : undefined;
+      if (kept) return finished(input, kept);
       const endpoint = await deps.resolveUpstream(input);
       const request = await requestOf(input);
       // The call is under way from here: the task is no longer waiting for a worker (store/tasks/task-watch.ts).
@@ -159,13 +164,7 @@ export function createHostedActivities(deps: ActivityDeps) {
       const answer = ordinaryAnswer(input.upstream, reply);
       const stored = answer.kind === 'error' ? answer.error : answer.result;
       const ref = await deps.payloads.put(input.taskKey, answer.kind, stored);
-      const observation = await record(input.taskKey, {
-        ...finishedSnapshot(answer, settings),
-        createdAt: input.createdAt,
-      });
-      return answer.kind === 'error'
-        ? { kind: 'error', errorRef: ref, observation }
-        : { kind: 'result', resultRef: ref, observation };
+      return finished(input, { ...answer, ref });
     },
 
     /** A status the gateway gives the task itself (cancelled, or failed with its own error). */
@@ -255,6 +254,26 @@ export function createHostedActivities(deps: ActivityDeps) {
     } finally {
       await progress.stop();
     }
+  }
+
+  /** The call's stored answer: the task's final observation recorded, and returned. */
+  async function finished(input: CallHostedToolInput, answer: RecordedAnswer): Promise<CallHostedToolResult> {
+    const observation = await record(input.taskKey, {
+      ...finishedSnapshot(answer, settings),
+      createdAt: input.createdAt,
+    });
+    return answer.kind === 'error'
+      ? { kind: 'error', errorRef: answer.ref, observation }
+      : { kind: 'result', resultRef: answer.ref, observation };
+  }
+
+  /** The answer an earlier attempt stored, if any (a hosted task stores one, at its end). */
+  async function keptAnswer(taskKey: string): Promise<RecordedAnswer | undefined> {
+    const kept = await deps.payloads.firstOfKinds<unknown>(taskKey, ['result', 'error']);
+    if (kept?.kind === 'error')
+      return { kind: 'error', ref: kept.id, error: kept.value as JsonRpcErrorObject };
+    if (kept) return { kind: 'result', ref: kept.id, result: kept.value as Record<string, unknown> };
+    return undefined;
   }
 
   /** This round's request: the call as the client made it, or a retry with the client's answers merged. */
