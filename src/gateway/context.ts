@@ -41,6 +41,8 @@ export interface GatewayDeps {
   startTimeoutMs: number;
   /** Tasks created now are polled by the workers' watch hub (`tasks.watchBy: hub`); absent: by watch activities. */
   watchByHub?: { maxWatchMs: number };
+  /** A keyed digest (Cipher.digest): what an approval request shows of its call's arguments. */
+  digest(purpose: string, text: string): string;
   /** Longest an approval may wait: the arguments are kept no longer (payload retention, docs/approvals.md). */
   approvalWaitLimitMs?: number;
   /** Each tenant's share of this replica: requests and task creations in flight, creations per second. */

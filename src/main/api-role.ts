@@ -99,6 +99,7 @@ export async function startApiRole(shared: Shared): Promise<Role & { url: string
     logger: logger.child({ role: 'api' }),
     startTimeoutMs: config.tasks.startTimeoutMs,
     ...(config.tasks.watchBy === 'hub' && { watchByHub: { maxWatchMs: config.tasks.hub.reenlistAfterMs } }),
+    digest: (purpose, text) => cipher.digest(purpose, text),
     // The arguments are purged with payload retention: an approval expires a little before.
     approvalWaitLimitMs: Math.max(
       1000,

@@ -4,7 +4,7 @@
  * Associated data binds a ciphertext to its owner (e.g. a task and payload kind), so a blob copied
  * to another row fails to open.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { pooledRandomBytes } from './random-bytes';
 
 const IV_BYTES = 12;
@@ -18,6 +18,8 @@ export interface Keyring {
 
 export class Cipher {
   private readonly keys = new Map<string, Buffer>();
+  /** Digest keys derived from the active key, by purpose (see digest). */
+  private readonly digestKeys = new Map<string, Buffer>();
 
   constructor(private readonly keyring: Keyring) {
     for (const [id, b64] of Object.entries(keyring.keys)) {
@@ -61,6 +63,23 @@ export class Cipher {
     decipher.setAAD(Buffer.from(associatedData, 'utf8'));
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(body), decipher.final()]);
+  }
+
+  /**
+   * A keyed digest of `text` (HMAC-SHA-256, hex) for `purpose`, under a key derived from the active key
+   * (HKDF-SHA-256): equal texts give equal digests, so two can be compared, but unlike a plain SHA-256 a
+   * digest kept in the audit trail or shown to a reader cannot be tested against guesses of the text
+   * (a low-entropy argument: an amount, a yes/no) by anyone without the key. A new active key gives new
+   * digests.
+   */
+  digest(purpose: string, text: string): string {
+    let key = this.digestKeys.get(purpose);
+    if (!key) {
+      const active = this.keys.get(this.keyring.activeKeyId) as Buffer;
+      key = Buffer.from(hkdfSync('sha256', active, Buffer.alloc(0), `taskrouter digest: ${purpose}`, 32));
+      this.digestKeys.set(purpose, key);
+    }
+    return createHmac('sha256', key).update(text, 'utf8').digest('hex');
   }
 
   sealJson(value: unknown, associatedData: string): Buffer {

@@ -8,13 +8,13 @@
  * words them. With TASKROUTER_SCREENSHOTS_DIR set (`npm run docs:screenshots`), saves the Approvals
  * view and a request's page there.
  */
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { DashboardPages, pageUntil } from '../helpers/browser';
 import { request } from '../helpers/dashboard';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { approvalDigest } from '../helpers/approval-digest';
 import type { Listen } from '../helpers/listen';
 import { listen } from '../helpers/listen';
 
@@ -70,8 +70,7 @@ afterEach(() => {
 const agent = () => gw.clientFor('guarded').withToken(T.key);
 const greets = (name: string) =>
   gw.upstream.stats.calls.filter((c) => c.tool === 'greet' && c.arguments?.['name'] === name);
-const sha = (args: Record<string, unknown>) =>
-  createHash('sha256').update(JSON.stringify(args)).digest('hex');
+const sha = (args: Record<string, unknown>) => approvalDigest(gw, args);
 const dashboard = (token: string, route: string) =>
   request(`${baseUrl}${route}`, 'GET', { authorization: `Bearer ${token}` });
 
@@ -139,7 +138,7 @@ test('approve: the approver sees the arguments and approves; one call upstream; 
     expect(await field('Project')).toBe('guarded');
     expect(await field('Tool')).toBe('greet');
     expect(await field('Policy version')).toBe('v1');
-    expect(await field('Arguments SHA-256')).toBe(sha({ name: 'Ada' }));
+    expect(await field('Arguments digest')).toBe(sha({ name: 'Ada' }));
     expect(await field('Asked by')).toMatch(/API key/);
 
     await page.getByLabel('Comment').fill('looks right');

@@ -5,7 +5,6 @@
  * its arguments, approved (exactly one call reaches the upstream) or denied (the task fails saying who and
  * why, nothing sent); bad input and refusals with their exit codes.
  */
-import { createHash } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { adminCliEnv, runAdminCli } from '../helpers/admin-cli';
 import { adminCall } from '../helpers/admin-api';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { approvalDigest } from '../helpers/approval-digest';
 
 // Every command is a fresh Node process loading TypeScript through tsx (~1 s each, more on a busy box).
 jest.setTimeout(180_000);
@@ -64,8 +64,7 @@ async function ok(...args: string[]): Promise<any> {
 }
 
 const client = () => gw.clientFor('guarded').withToken(KEY);
-const sha = (args: Record<string, unknown>) =>
-  createHash('sha256').update(JSON.stringify(args)).digest('hex');
+const sha = (args: Record<string, unknown>) => approvalDigest(gw, args);
 const callsOf = (name: string) =>
   gw.upstream.stats.calls.filter(
     (c) => c.tool === 'greet' && (c.arguments as { name?: string }).name === name,

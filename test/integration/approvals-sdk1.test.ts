@@ -7,13 +7,13 @@
  * upstream's result (by the SDK's task stream, and by tasks/result); after a denial tasks/result gives
  * the error saying who denied and why.
  */
-import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway } from '../helpers/gateway';
+import { approvalDigest } from '../helpers/approval-digest';
 import { adminCall } from '../helpers/admin-api';
 
 const ADMIN = 'admin-approvals-sdk1-00000000000000000000';
@@ -64,8 +64,7 @@ async function admin(method: string, route: string, body?: unknown, token = ADMI
   return { status: reply.status, body: reply.body as Json };
 }
 
-const sha = (args: Record<string, unknown>) =>
-  createHash('sha256').update(JSON.stringify(args)).digest('hex');
+const sha = (args: Record<string, unknown>) => approvalDigest(gw, args);
 const callsOf = (name: string) =>
   gw.upstream.stats.calls.filter(
     (c) => c.tool === 'greet' && (c.arguments as { name?: string }).name === name,

@@ -6,9 +6,11 @@
  * role, self-approval, a caller who lost access) are clear, audited, and send nothing.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../src/gateway/responses/result-cache';
 import { metricsText } from '../../src/telemetry/metrics';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, tokenUsers } from '../helpers/gateway';
+import { approvalDigest } from '../helpers/approval-digest';
 import type { McpTestClient } from '../helpers/mcp-client';
 import { adminCall } from '../helpers/admin-api';
 
@@ -80,15 +82,20 @@ async function ask(token: string, name: string) {
   return { taskId, id: String(approval?.id), approval: approval as Json };
 }
 
-function sha(args: Record<string, unknown>): string {
-  return createHash('sha256').update(JSON.stringify(args)).digest('hex');
-}
+const sha = (args: Record<string, unknown>) => approvalDigest(gw, args);
 
 test('a call waits with nothing sent; approval sends exactly one call with the original arguments', async () => {
   const { taskId, id, approval } = await ask(T.key, 'Ada');
   expect(approval).toMatchObject({ status: 'pending', tool: 'greet', upstream: 'example', required: 1 });
   expect(approval.caller).toMatchObject({ kind: 'api_key' });
   expect(calls('greet').filter((a) => a.name === 'Ada')).toHaveLength(0);
+
+  // The arguments' digest is keyed: not the SHA-256 anyone could compute from a guess of them.
+  const plain = createHash('sha256')
+    .update(canonicalJson({ name: 'Ada' }))
+    .digest('hex');
+  expect(approval.argumentsSha256).toMatch(/^[0-9a-f]{64}$/);
+  expect(approval.argumentsSha256).not.toBe(plain);
 
   // The approver sees the arguments; the manager (not named by the policy) sees the request without them.
   const shown = await admin('GET', `/approvals/${id}`, undefined, T.erin);

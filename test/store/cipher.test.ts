@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Cipher, generateKey } from '../../src/store/cipher';
 
 const k1 = generateKey();
@@ -137,6 +137,23 @@ describe('Cipher', () => {
       const max = 'y'.repeat(255);
       const c = new Cipher({ activeKeyId: max, keys: { [max]: k1 } });
       expect(c.open(c.seal(Buffer.from('ok'), AD), AD).toString()).toBe('ok');
+    });
+  });
+
+  describe('digest', () => {
+    const text = '{"amount":120}';
+    it('is keyed: stable for one key and purpose, different for another key or purpose, never the plain SHA-256', () => {
+      const c = new Cipher({ activeKeyId: 'k1', keys: { k1, k2 } });
+      const d = c.digest('approval arguments', text);
+      expect(d).toMatch(/^[0-9a-f]{64}$/);
+      expect(c.digest('approval arguments', text)).toBe(d);
+      expect(new Cipher({ activeKeyId: 'k1', keys: { k1 } }).digest('approval arguments', text)).toBe(d);
+      expect(c.digest('approval arguments', '{"amount":121}')).not.toBe(d);
+      expect(c.digest('another purpose', text)).not.toBe(d);
+      expect(new Cipher({ activeKeyId: 'k2', keys: { k1, k2 } }).digest('approval arguments', text)).not.toBe(
+        d,
+      );
+      expect(d).not.toBe(createHash('sha256').update(text).digest('hex'));
     });
   });
 });

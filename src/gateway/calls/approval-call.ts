@@ -5,7 +5,6 @@
  * the canonical arguments and the policy version; the arguments stay in the payload store (encrypted),
  * and an approval never waits longer than they are kept (`retention.payloadTtlMs`).
  */
-import { createHash } from 'node:crypto';
 import type { VersionedApprovalPolicy } from '../../config/approvals';
 import { needsApproval } from '../../config/approvals';
 import { HostingPolicySchema } from '../../config/hosting';
@@ -13,7 +12,7 @@ import { ProtocolError } from '../../protocol';
 import { newId } from '../../store/control-plane';
 import { approverRuleOf } from '../../store/control-plane/approval-policies';
 import type { ApprovalGate } from '../../workflows/messages';
-import type { RequestContext, Result } from '../context';
+import type { GatewayDeps, RequestContext, Result } from '../context';
 import type { Hosting } from './hosted-call';
 import { callHosted, taskSupportOf } from './hosted-call';
 import { canonicalJson } from '../responses/result-cache';
@@ -49,7 +48,7 @@ export async function callWithApproval(
   const waitMs = Math.min(policy.expiresAfterMs, deps.approvalWaitLimitMs ?? policy.expiresAfterMs);
   const gate: ApprovalGate = {
     id: newId('apr'),
-    argsSha256: argumentsDigest(params.arguments),
+    argsSha256: argumentsDigest(deps, params.arguments),
     policyVersion: version,
     expiresAt: new Date(Date.now() + waitMs).toISOString(),
     rule: approverRuleOf(policy),
@@ -62,9 +61,12 @@ export async function callWithApproval(
   return callHosted(ctx, toolCall, run, gate);
 }
 
-/** SHA-256 (hex) of the arguments in canonical JSON (keys sorted): what an approval is bound to. */
-export function argumentsDigest(args: unknown): string {
-  return createHash('sha256')
-    .update(canonicalJson(args ?? {}))
-    .digest('hex');
+/**
+ * The digest of the arguments in canonical JSON (keys sorted) that an approval request shows and its
+ * audit event keeps: keyed (HMAC-SHA-256 under a key derived from the gateway's encryption key), so
+ * readers can compare two requests' arguments, but the trail kept for 90 days cannot be tested against
+ * guesses of arguments whose payload is gone after 24 h.
+ */
+export function argumentsDigest(deps: Pick<GatewayDeps, 'digest'>, args: unknown): string {
+  return deps.digest('approval arguments', canonicalJson(args ?? {}));
 }

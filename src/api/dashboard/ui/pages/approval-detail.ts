@@ -54,7 +54,7 @@ export async function renderApproval(
       ['Expires', formatTime(a.expiresAt)],
       ['Policy version', `v${a.policyVersion}`],
       ['Approvals needed', String(a.required)],
-      ['Arguments SHA-256', h('code', { class: 'digest' }, a.argumentsSha256)],
+      ['Arguments digest', h('code', { class: 'digest' }, a.argumentsSha256)],
     ];
     if (a.decidedAt) rows.push(['Decided', formatTime(a.decidedAt)]);
     replace(

@@ -58,7 +58,7 @@ export function decisionsList(decisions: ApprovalDecisionView[]): HTMLElement {
   );
 }
 
-/** The first characters of the arguments' SHA-256, the whole digest on hover. */
+/** The first characters of the arguments' digest (keyed HMAC-SHA-256), the whole digest on hover. */
 export function digest(sha: string): HTMLElement {
   return h('code', { title: sha, class: 'digest' }, `${sha.slice(0, 12)}…`);
 }
