@@ -114,6 +114,8 @@ export interface PostgresOptions {
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 /** The client gives up this long after the server should have: the server's own error is the clearer one. */
 const CLIENT_GRACE_MS = 5000;
+/** TCP keep-alive probes begin after this much silence on a connection (the OS default is 2 h). */
+const KEEP_ALIVE_AFTER_MS = 10_000;
 
 /** `postgres://user:password@host:port/database` (libpq-style URL, as understood by `pg`). */
 export async function openPostgresDatabase(
@@ -140,6 +142,7 @@ export async function openPostgresDatabase(
     query_timeout: timeout + CLIENT_GRACE_MS,
     connectionTimeoutMillis: timeout,
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEP_ALIVE_AFTER_MS,
   });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

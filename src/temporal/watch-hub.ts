@@ -266,13 +266,13 @@ export class WatchHub {
     }
     const owner = this.owner;
     // Rows a claim round adds while the renewal reads (which may not see them) are not its to drop.
-    const before = new Map([...this.held].map(([key, h]) => [key, h.row.generation]));
+    const before = new Set(this.held.values());
     const still = await this.deps.store.renew(owner, this.deps.settings.leaseMs);
     this.lastRenewed = Date.now();
     const current = new Set(still.map((r) => `${r.taskKey}\u0000${r.generation}`));
     for (const [key, h] of this.held) {
       // Enlisted again (a new generation, unheld) or gone: no longer this hub's to poll.
-      if (before.get(key) !== h.row.generation) continue;
+      if (!before.has(h)) continue;
       if (!current.has(`${key}\u0000${h.row.generation}`)) this.held.delete(key);
     }
     watchHubTasks.set(this.held.size);

@@ -6,10 +6,13 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 
+/** Closed for good: a paused workflow (or one whose status is unknown) is not, its activities may run. */
+const CLOSED = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'TIMED_OUT', 'CONTINUED_AS_NEW']);
+
 export async function workflowClosed(client: Client, workflowId: string): Promise<boolean> {
   try {
     const described = await client.workflow.getHandle(workflowId).describe();
-    return described.status.name !== 'RUNNING';
+    return CLOSED.has(described.status.name);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return true;
     throw err;
