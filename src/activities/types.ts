@@ -157,6 +157,8 @@ export interface HostedSlotInput {
 export interface TakeHostedSlotInput extends HostedSlotInput {
   /** The place the task's status message shows (the last look's); absent at the first look. */
   shown?: number;
+  /** The request this round sends (payload kind `request`): gone, the call cannot be made. */
+  requestRef?: string;
 }
 
 /** A slot given back, or lent while the upstream waits for the client's answer (giveBackHostedSlot). */

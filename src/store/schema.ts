@@ -303,6 +303,8 @@ export interface HostedQueueTable {
   enqueued_at: string;
   /** `asking`: the call's upstream waits for the client's answer; the slot is lent, the place kept. */
   state: 'waiting' | 'running' | 'asking';
+  /** Migration 0029: the call's last look at the queue (ISO time); null before its first since then. */
+  looked_at: string | null;
 }
 
 /** Migration 0025: a running task the watch hub polls (store/tasks/watch-hub.ts). */

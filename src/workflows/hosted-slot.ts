@@ -40,13 +40,16 @@ export function hostedSlot(input: HostedSlotInput) {
   };
 
   return {
-    /** Waits until the call holds a slot (cancelled with the scope it runs in). */
-    async take(): Promise<void> {
+    /**
+     * Waits until the call holds a slot (cancelled with the scope it runs in); fails when the round's
+     * request (`requestRef`) is no longer kept.
+     */
+    async take(requestRef: string): Promise<void> {
       let shown: number | undefined;
       let pause = FIRST_LOOK_AFTER_MS;
       for (;;) {
         woken = false;
-        const answer = await takeHostedSlot({ ...input, ...(shown !== undefined && { shown }) });
+        const answer = await takeHostedSlot({ ...input, requestRef, ...(shown !== undefined && { shown }) });
         if (answer.running) return;
         shown = answer.position;
         const wasWoken = await condition(() => woken, pause);

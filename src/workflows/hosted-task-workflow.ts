@@ -172,7 +172,7 @@ export async function hostedTaskWorkflow(input: TaskWorkflowInput): Promise<Task
     scope = new CancellationScope();
     scope
       .run(async () => {
-        if (slot) await slot.take();
+        if (slot) await slot.take(retry?.requestRef ?? input.call.requestRef);
         else if (queue && round === 0) await waitForHostedSlot(queue);
         return callHostedTool({
           ...accessOf(input),

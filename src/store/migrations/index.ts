@@ -30,6 +30,7 @@ import { m0025WatchHub } from './0025-watch-hub';
 import { m0026TaskAnsweredInputs } from './0026-task-answered-inputs';
 import { m0027WatchHubOwners } from './0027-watch-hub-owners';
 import { m0028AuthorizationRenewalLease } from './0028-authorization-renewal-lease';
+import { m0029HostedQueueLookedAt } from './0029-hosted-queue-looked-at';
 
 const migrations: Record<string, Migration> = {
   '0001_tasks': m0001Tasks,
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0026_task_answered_inputs': m0026TaskAnsweredInputs,
   '0027_watch_hub_owners': m0027WatchHubOwners,
   '0028_authorization_renewal_lease': m0028AuthorizationRenewalLease,
+  '0029_hosted_queue_looked_at': m0029HostedQueueLookedAt,
 };
 
 export const migrationProvider: MigrationProvider = {

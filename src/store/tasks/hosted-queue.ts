@@ -4,9 +4,10 @@
  * order, and gives the slot back when it ends. In the database, so the queue survives restarts of every
  * process. Slots are counted under a lock on the upstream's row (PostgreSQL; SQLite serializes writers),
  * so two workers never both take the last one. A slot held by a task that ended without giving it back
- * is freed by the next look at the queue; one whose workflow was closed (terminated) by the first in line
- * (activities/hosted-call.ts, takeHostedSlot). A call whose upstream asks the client for input gives its
- * slot up while it waits for the answer (`asking`) and keeps its place: it is first to run again.
+ * is freed by the next look at the queue; a slot or place whose workflow was closed (terminated) by a
+ * call stuck behind it (activities/hosted-slot.ts, takeHostedSlot). A call whose upstream asks the client
+ * for input gives its slot up while it waits for the answer (`asking`) and keeps its place: once answered
+ * it runs before every call that came after it.
  */
 import type { Kysely } from 'kysely';
 import { TERMINAL_TASK_STATUSES } from '../../protocol';
@@ -43,15 +44,18 @@ export class HostedQueue {
       if (this.lockRows) {
         await trx.selectFrom('upstreams').select('id').where('id', '=', upstreamId).forUpdate().execute();
       }
+      const at = this.now().toISOString();
+      // In line from its first look (its place is that time), and seen alive at each (see suspects).
       await trx
         .insertInto('hosted_queue')
         .values({
           task_key: taskKey,
           upstream_id: upstreamId,
-          enqueued_at: this.now().toISOString(),
+          enqueued_at: at,
           state: 'waiting',
+          looked_at: at,
         })
-        .onConflict((oc) => oc.column('task_key').doNothing())
+        .onConflict((oc) => oc.column('task_key').doUpdateSet({ looked_at: at }))
         .execute();
       // Slots of tasks that ended (or are gone) without giving theirs back.
       await trx
@@ -122,7 +126,7 @@ export class HostedQueue {
 
   /**
    * Gives the task's slot back, or only lends it while the upstream waits for the client's answer
-   * (`keepPlace`: the call is first to run again), and says which waiting calls to wake: the workflow ids
+   * (`keepPlace`: once answered, it runs before the calls that came after it), and says which waiting calls to wake: the workflow ids
    * of the first in line, as many as slots are free now and a few more (their places moved up).
    */
   async giveBack(taskKey: string, upstreamId: string, max: number, keepPlace = false): Promise<string[]> {
@@ -156,6 +160,30 @@ export class HostedQueue {
         .execute();
       return next.map((row) => row.workflow_id);
     });
+  }
+
+  /**
+   * Waiting calls that have not looked at the queue since `before` (a waiting call looks at least once a
+   * minute), first in line first: perhaps closed without giving their place back, each worth asking
+   * Temporal about. Only those, not every call ahead of a stuck one.
+   */
+  async suspects(
+    upstreamId: string,
+    before: string,
+    limit: number,
+  ): Promise<Array<{ taskKey: string; workflowId: string }>> {
+    return this.db
+      .selectFrom('hosted_queue')
+      .innerJoin('tasks', 'tasks.task_key', 'hosted_queue.task_key')
+      .select(['hosted_queue.task_key as taskKey', 'tasks.workflow_id as workflowId'])
+      .where('hosted_queue.upstream_id', '=', upstreamId)
+      .where('hosted_queue.state', '=', 'waiting')
+      .where((eb) =>
+        eb.or([eb('hosted_queue.looked_at', 'is', null), eb('hosted_queue.looked_at', '<', before)]),
+      )
+      .orderBy('hosted_queue.enqueued_at')
+      .limit(limit)
+      .execute();
   }
 
   /** The calls holding the upstream's slots, with their workflows (to find one closed without giving it back). */

@@ -155,6 +155,17 @@ export class PayloadStore {
     return row !== undefined;
   }
 
+  /** Whether the payload is still kept (nothing is decrypted). */
+  async exists(id: string, taskKey: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('payloads')
+      .select('id')
+      .where('id', '=', id)
+      .where('task_key', '=', taskKey)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** The payload, or undefined once retention removed it (or the id belongs to another task or kind). */
   async get<T>(id: string, taskKey: string, kind: PayloadKind): Promise<T | undefined> {
     const row = await this.db

@@ -106,3 +106,26 @@ test('a slot lent while the upstream asks goes to the next call, and the asking 
   expect(await queue.giveBack(a, upstream, 1, true)).toEqual([`task-${c.slice(0, 32)}`]);
   expect(await queue.acquire(c, upstream, 1)).toEqual({ running: true });
 });
+
+test('suspects: waiting calls silent since a time, first in line first; never a running or asking one', async () => {
+  const upstream = `up-${randomUUID()}`;
+  const [holder, silent, asking, lively] = [
+    await runningTask(),
+    await runningTask(),
+    await runningTask(),
+    await runningTask(),
+  ];
+  for (const key of [holder, silent, asking, lively]) {
+    tick();
+    await queue.acquire(key, upstream, 1);
+  }
+  await queue.giveBack(asking, upstream, 1, true);
+  const silentSince = clock.toISOString();
+  // Ten minutes on, only `lively` looked again.
+  clock = new Date(clock.getTime() + 10 * 60_000);
+  await queue.acquire(lively, upstream, 1);
+  const before = new Date(clock.getTime() - 5 * 60_000).toISOString();
+  expect(silentSince < before).toBe(true);
+  expect((await queue.suspects(upstream, before, 5)).map((s) => s.taskKey)).toEqual([silent]);
+  expect(await queue.suspects(upstream, before, 0)).toEqual([]);
+});
