@@ -7,7 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../src/gateway/responses/result-cache';
+import { taskKeyOf } from '../../src/store/tasks/task-store';
 import { metricsText } from '../../src/telemetry/metrics';
+import { taskWorkflowId } from '../../src/workflows/messages';
 import type { TestGateway } from '../helpers/gateway';
 import { startTestGateway, tokenUsers } from '../helpers/gateway';
 import { approvalDigest } from '../helpers/approval-digest';
@@ -237,6 +239,26 @@ test("the caller's tasks/cancel withdraws the request", async () => {
   expect((await admin('GET', `/approvals/${id}`)).body.status).toBe('withdrawn');
   expect((await admin('POST', `/approvals/${id}/approve`, {}, T.erin)).status).toBe(409);
   expect(calls('greet').filter((a) => a.name === 'Withdrawn')).toHaveLength(0);
+});
+
+test('a request whose workflow was terminated is withdrawn when someone decides, not left "may still be taken"', async () => {
+  const { taskId, id } = await ask(T.key, 'Ended');
+  const temporal = await gw.temporalClient();
+  await temporal.workflow.getHandle(taskWorkflowId(taskKeyOf(taskId))).terminate('test: operator ended it');
+  const decided = await admin('POST', `/approvals/${id}/approve`, {}, T.erin);
+  expect(decided.status).toBe(409);
+  expect(decided.body.error.message).toMatch(/has ended .*nothing was sent, and the request is withdrawn/);
+  expect((await admin('GET', `/approvals/${id}`)).body.status).toBe('withdrawn');
+  const audit = await admin('GET', '/projects/guarded/audit?limit=200');
+  expect(audit.body.events).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        action: 'approval.withdrawn',
+        detail: expect.objectContaining({ approvalId: id }),
+      }),
+    ]),
+  );
+  expect(calls('greet').filter((a) => a.name === 'Ended')).toHaveLength(0);
 });
 
 test('expiry fails the task saying so; approving after it is refused', async () => {

@@ -152,6 +152,16 @@ export class ApprovalDesk {
         reason ??
         (now && now.status !== 'pending' ? `The approval request is already ${now.status}` : undefined);
       if (message) throw await refuse('conflict', 'not_pending', message);
+      if ((err as Error).name === 'WorkflowNotFoundError') {
+        // Its workflow closed without settling the request (an operator terminated it): the call can
+        // never be sent. Settled here, so it leaves the pending lists instead of waiting for its expiry.
+        await this.withdrawEnded(record);
+        throw await refuse(
+          'conflict',
+          'call_ended',
+          'The call this request was for has ended (its workflow is closed); nothing was sent, and the request is withdrawn',
+        );
+      }
       // No answer in time (workers busy or away): the decision may still be taken when they return.
       throw await refuse(
         'unavailable',
@@ -159,6 +169,17 @@ export class ApprovalDesk {
         'The decision could not be confirmed in time; it may still be taken: look at the request again before repeating it',
       );
     }
+  }
+
+  /** A pending request whose call ended without its workflow: withdrawn, and said so on the trail. */
+  private async withdrawEnded(record: ApprovalRecord): Promise<void> {
+    await this.deps.controlPlane.audit({
+      projectId: record.projectId,
+      actor: 'gateway',
+      action: 'approval.withdrawn',
+      detail: { approvalId: record.id, status: 'withdrawn', reason: 'call_ended' },
+    });
+    await this.deps.approvals.record(record.id, 'withdrawn', record.decisions, new Date().toISOString());
   }
 
   private async find(id: string): Promise<{ record: ApprovalRecord; project: ProjectRecord }> {
