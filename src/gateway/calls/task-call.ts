@@ -17,9 +17,8 @@ import type {
   TaskWorkflowInput,
   UpstreamCallPayload,
 } from '../../workflows/messages';
-import { taskWorkflowId } from '../../workflows/messages';
 import type { FirstCallPort, GatewayDeps, RequestContext, Result } from '../context';
-import { errorName, shareOwner } from '../context';
+import { shareOwner } from '../context';
 import { finishToolResult } from './ordinary-call';
 import { declaresFormElicitation } from './qualification';
 import { createTaskResult } from '../responses/responses';
@@ -28,6 +27,7 @@ import { fromUpstream } from '../upstream-errors';
 import { addLogContext } from '../../telemetry/log-context';
 import { taskCreations } from '../../telemetry/metrics';
 import type { RoutedCall } from './routed-call';
+import { afterFailedStart } from './failed-start';
 
 export async function startTask(ctx: RequestContext, toolCall: RoutedCall): Promise<Result> {
   const launched = await launchTask(ctx, toolCall);
@@ -139,7 +139,7 @@ async function startWorkflow(
     // A hosted call's start update answers after its promotion window at the latest.
     return await deps.engine.start(input, deps.startTimeoutMs + (hosted?.promoteAfterMs ?? 0));
   } catch (err) {
-    return afterFailedStart(ctx, taskKey, err);
+    return afterFailedStart(deps, call.project.slug, taskKey, err);
   }
 }
 
@@ -183,33 +183,6 @@ function workflowInput(
   };
   return { input, request };
 }
-
-/**
- * The start did not answer in time (no worker took the task, Temporal slow or away). The creation is
- * abandoned in the store unless the worker already claimed the first call: then the call is on its way
- * and the outcome is waited for (the client must not hear "failed" about a call that was sent).
- */
-async function afterFailedStart(ctx: RequestContext, taskKey: string, err: unknown): Promise<FirstOutcome> {
-  const { deps, call } = ctx;
-  deps.logger.error({ err: errorName(err), project: call.project.slug }, 'task start failed');
-  const claim = await deps.firstCalls?.claim(taskKey, 'abandoned').catch(() => undefined);
-  if (claim && !claim.won && claim.state !== 'abandoned') {
-    try {
-      return await deps.engine.firstOutcome(taskWorkflowId(taskKey), FIRST_CALL_LIMIT_MS);
-    } catch (again) {
-      deps.logger.error({ err: errorName(again), project: call.project.slug }, 'task outcome unknown');
-    }
-  }
-  throw new ProtocolError(
-    'TaskEngineUnavailable',
-    claim?.won
-      ? `The task could not be started within ${deps.startTimeoutMs} ms (no worker took it); nothing was sent to the upstream. Try again later.`
-      : 'The gateway could not start the task; try again later',
-  );
-}
-
-/** The first call's own time limit (the workflow's activity options) plus a margin. */
-const FIRST_CALL_LIMIT_MS = 130_000;
 
 /** A first outcome that is not a task: the synchronous result (never cached) or the error. */
 export async function firstResult(ctx: RequestContext, launched: LaunchedTask): Promise<Result> {
