@@ -7,7 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
+import { openDatabase } from '../../src/store/database';
+import type { Database } from '../../src/store/schema';
 import { defaultTestInfoFile } from './temporal';
 
 export type TestDatabase = 'sqlite' | 'postgres';
@@ -62,4 +65,22 @@ export async function testStoreConfig(dir?: string): Promise<TestStoreConfig> {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return { postgresUrl: url.toString() };
+}
+
+/**
+ * A fresh database of the kind under test for the test file, opened (and migrated) before its tests and
+ * closed after them: `db()` is the connection.
+ */
+export function freshDatabaseForFile(): () => Kysely<Database> {
+  let db: Kysely<Database> | undefined;
+  beforeAll(async () => {
+    db = await openDatabase(await testStoreConfig());
+  });
+  afterAll(async () => {
+    await db?.destroy();
+  });
+  return () => {
+    if (!db) throw new Error('the database opens before the tests run');
+    return db;
+  };
 }

@@ -7,35 +7,25 @@
  * whole path).
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import pino from 'pino';
 import { Cipher, generateKey } from '../../src/store/cipher';
-import { openDatabase } from '../../src/store/database';
-import type { Database } from '../../src/store/schema';
 import { FirstCalls } from '../../src/store/tasks/first-calls';
 import { PayloadStore } from '../../src/store/tasks/payload-store';
 import { taskKeyOf, TaskStore } from '../../src/store/tasks/task-store';
 import { CreationReconciler } from '../../src/temporal/creation-reconciler';
 import type { TaskWorkflowInput } from '../../src/workflows/messages';
-import { testStoreConfig } from '../helpers/store';
+import { freshDatabaseForFile } from '../helpers/store';
 
-let db: Kysely<Database>;
+const database = freshDatabaseForFile();
 const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
 
-beforeAll(async () => {
-  db = await openDatabase(await testStoreConfig());
-});
-afterAll(async () => {
-  await db?.destroy();
-});
-
 test('recorded tasks whose start always fails do not keep newer ones from being started', async () => {
-  const payloads = new PayloadStore(db, cipher);
-  const claims = new FirstCalls(db);
+  const payloads = new PayloadStore(database(), cipher);
+  const claims = new FirstCalls(database());
   /** A recorded claim `minutesAgo` old, with its start input. */
   const recorded = async (minutesAgo: number) => {
     const key = taskKeyOf(randomUUID());
-    const then = new FirstCalls(db, () => new Date(Date.now() - minutesAgo * 60_000));
+    const then = new FirstCalls(database(), () => new Date(Date.now() - minutesAgo * 60_000));
     await then.claim(key, 'sending');
     await then.move(key, 'sending', 'recorded');
     await payloads.put(key, 'start_input', { taskKey: key });
@@ -48,7 +38,7 @@ test('recorded tasks whose start always fails do not keep newer ones from being 
   const reconciler = new CreationReconciler({
     firstCalls: claims,
     payloads,
-    store: new TaskStore(db, cipher),
+    store: new TaskStore(database(), cipher),
     startCreated: (input: TaskWorkflowInput) => {
       asked.push(input.taskKey);
       return failing.includes(input.taskKey)

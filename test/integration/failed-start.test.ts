@@ -6,33 +6,23 @@
  * not answer (what the gateway sees when it is slow or away); the claims, tasks and payloads are real.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import pino from 'pino';
 import { afterFailedStart } from '../../src/gateway/calls/failed-start';
 import { Cipher, generateKey } from '../../src/store/cipher';
-import { openDatabase } from '../../src/store/database';
-import type { Database } from '../../src/store/schema';
 import { FirstCalls } from '../../src/store/tasks/first-calls';
 import { PayloadStore } from '../../src/store/tasks/payload-store';
 import { TaskStore, taskKeyOf } from '../../src/store/tasks/task-store';
 import { newTask } from '../helpers/task-rows';
-import { testStoreConfig } from '../helpers/store';
+import { freshDatabaseForFile } from '../helpers/store';
 
-let db: Kysely<Database>;
+const database = freshDatabaseForFile();
 const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
-
-beforeAll(async () => {
-  db = await openDatabase(await testStoreConfig());
-});
-afterAll(async () => {
-  await db?.destroy();
-});
 
 function deps() {
   return {
-    firstCalls: new FirstCalls(db),
-    store: new TaskStore(db, cipher),
-    payloads: new PayloadStore(db, cipher),
+    firstCalls: new FirstCalls(database()),
+    store: new TaskStore(database(), cipher),
+    payloads: new PayloadStore(database(), cipher),
     logger: pino({ level: 'silent' }),
     startTimeoutMs: 10_000,
     engine: { firstOutcome: () => Promise.reject(new Error('deadline exceeded')) },
@@ -46,7 +36,7 @@ test('no worker claimed the call: nothing was sent, try again', async () => {
     kind: 'TaskEngineUnavailable',
     message: expect.stringMatching(/nothing was sent to the upstream\. Try again later/),
   });
-  expect(await new FirstCalls(db).stateOf(key)).toBe('abandoned');
+  expect(await new FirstCalls(database()).stateOf(key)).toBe('abandoned');
 });
 
 test('a task the worker recorded (a hosted one, recorded before its call) is answered with its handle', async () => {

@@ -7,39 +7,29 @@
  */
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { Kysely } from 'kysely';
 import pino from 'pino';
 import type { ActivityDeps } from '../../src/activities/deps';
 import { createHostedSlotActivities } from '../../src/activities/hosted-slot';
 import { Cipher, generateKey } from '../../src/store/cipher';
-import { openDatabase } from '../../src/store/database';
-import type { Database } from '../../src/store/schema';
 import { HostedQueue } from '../../src/store/tasks/hosted-queue';
 import { PayloadStore } from '../../src/store/tasks/payload-store';
 import { TaskStore, taskKeyOf } from '../../src/store/tasks/task-store';
 import { newTask } from '../helpers/task-rows';
-import { testStoreConfig } from '../helpers/store';
+import { freshDatabaseForFile } from '../helpers/store';
 
-let db: Kysely<Database>;
+const database = freshDatabaseForFile();
 const cipher = new Cipher({ activeKeyId: 'k1', keys: { k1: generateKey() } });
-
-beforeAll(async () => {
-  db = await openDatabase(await testStoreConfig());
-});
-afterAll(async () => {
-  await db?.destroy();
-});
 
 const workflowOf = (key: string) => `task-${key.slice(0, 32)}`;
 
 async function setUp(closed: Set<string>) {
-  const tasks = new TaskStore(db, cipher);
-  const payloads = new PayloadStore(db, cipher);
+  const tasks = new TaskStore(database(), cipher);
+  const payloads = new PayloadStore(database(), cipher);
   const asked: string[] = [];
   const activities = createHostedSlotActivities({
     store: tasks,
     payloads,
-    hostedQueue: new HostedQueue(db),
+    hostedQueue: new HostedQueue(database()),
     workflowClosed: (id: string) => {
       asked.push(id);
       return Promise.resolve(closed.has(id));
@@ -72,7 +62,11 @@ test('a call stuck behind a waiting call whose workflow closed frees that place,
   const [holder, dead, live] = [await task(), await task(), await task()];
   expect(await look(holder)).toEqual({ running: true });
   // `dead` took its place ten minutes ago, and its workflow was terminated since: it never looks again.
-  await new HostedQueue(db, () => new Date(Date.now() - 10 * 60_000)).acquire(dead.key, upstreamId, 1);
+  await new HostedQueue(database(), () => new Date(Date.now() - 10 * 60_000)).acquire(
+    dead.key,
+    upstreamId,
+    1,
+  );
   closed.add(workflowOf(dead.key));
   expect(await look(live)).toEqual({ running: false, position: 2 });
   expect(asked).toEqual([]);
@@ -84,7 +78,7 @@ test('a call stuck behind a waiting call whose workflow closed frees that place,
 test('a queued call whose arguments are gone fails clearly instead of waiting on', async () => {
   const { activities, task } = await setUp(new Set());
   const gone = await task();
-  await db.deleteFrom('payloads').where('id', '=', gone.requestRef).execute();
+  await database().deleteFrom('payloads').where('id', '=', gone.requestRef).execute();
   await expect(
     new MockActivityEnvironment().run(activities.takeHostedSlot, {
       taskKey: gone.key,
