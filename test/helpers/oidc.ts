@@ -6,8 +6,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
+import { getFreePort } from '../../src/tooling/processes';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'oidc-provider.mjs');
 
@@ -157,17 +157,12 @@ function stop(child: ChildProcess): Promise<void> {
 
 /**
  * A port nothing listens on now: the gateway's public origin (which names OAuth resources and redirect
- * URIs) must be known before it starts.
+ * URIs) must be known before it starts. From below the kernel's ephemeral range (getFreePort): a port
+ * the OS chose (bind to 0) was taken by some connection's local end, in the seconds before the gateway
+ * bound it, often enough to fail a CI run (EADDRINUSE).
  */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+  return getFreePort('127.0.0.1');
 }
 
 /** The `name=value` pair of a cookie a response sets. */
