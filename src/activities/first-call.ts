@@ -9,10 +9,11 @@
  * only an answer lost with the worker (between its arrival and its record) ends the task with an error.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Implementation, JsonRpcErrorObject } from '../protocol';
+import type { Implementation } from '../protocol';
 import { METHOD } from '../protocol';
 import type { FirstCalls } from '../store/tasks/first-calls';
-import type { PayloadStore } from '../store/tasks/payload-store';
+import type { PayloadStore, RecordedAnswer } from '../store/tasks/payload-store';
+import { answerOf } from '../store/tasks/payload-store';
 import type { UpstreamClient, UpstreamEndpoint, UpstreamReply } from '../upstream/client';
 import { taskPathCapabilities, upstreamMeta } from '../upstream/meta';
 import type { UpstreamCallPayload, UpstreamCallRequest } from '../workflows/messages';
@@ -20,11 +21,6 @@ import { FAILURE } from './failures';
 import { requiredPayload, sendRetryingUndelivered, toolCallParams } from './upstream-send';
 import type { CallUpstreamToolInput, UpstreamAccess } from './types';
 import { cancellableSleep } from './sleep';
-
-/** A synchronous answer to the first call, as recorded (kinds `result`, `error`) with its payload id. */
-export type RecordedAnswer =
-  | { kind: 'result'; ref: string; result: Record<string, unknown> }
-  | { kind: 'error'; ref: string; error: JsonRpcErrorObject };
 
 /**
  * Send the call now, or take up what an earlier run of the activity got: the upstream task its call
@@ -74,18 +70,8 @@ export async function claimFirstCall(deps: ClaimDeps, input: CallUpstreamToolInp
   if (claim.state === 'abandoned') throw notStarted();
   const recorded = await deps.payloads.firstOfKinds<unknown>(input.taskKey, ANSWER_KINDS);
   if (recorded?.kind === 'upstream_task_id') return { send: false, upstreamTaskId: String(recorded.value) };
-  if (recorded?.kind === 'result') {
-    return {
-      send: false,
-      answer: { kind: 'result', ref: recorded.id, result: recorded.value as Record<string, unknown> },
-    };
-  }
-  if (recorded?.kind === 'error') {
-    return {
-      send: false,
-      answer: { kind: 'error', ref: recorded.id, error: recorded.value as JsonRpcErrorObject },
-    };
-  }
+  const answer = answerOf(recorded);
+  if (answer) return { send: false, answer };
   // A claim the reconciler declared lost is never sent again, whatever the tool.
   if (input.call.idempotent && claim.state !== 'lost') return { send: true };
   throw ApplicationFailure.create({

@@ -10,14 +10,15 @@
  * marker is a claim (one row per task and round): of two attempts racing to send, one sends.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { InputResponses, JsonRpcErrorObject, TaskSnapshot } from '../protocol';
+import type { InputResponses, TaskSnapshot } from '../protocol';
 import { METHOD } from '../protocol';
 import type { ResumePoint, UpstreamReply } from '../upstream/client';
 import { upstreamMeta } from '../upstream/meta';
+import type { RecordedAnswer } from '../store/tasks/payload-store';
+import { answerOf } from '../store/tasks/payload-store';
 import type { TaskObservation, UpstreamCallPayload } from '../workflows/messages';
 import { taskRowOf } from '../workflows/messages';
 import { FAILURE } from './failures';
-import type { RecordedAnswer } from './first-call';
 import { requiredPayload, sendRetryingUndelivered, toolCallParams } from './upstream-send';
 import type { ActivityDeps } from './deps';
 import { observationOf, taskDetailOf } from './observation';
@@ -94,7 +95,9 @@ export function createHostedActivities(deps: ActivityDeps) {
       const sent = markers.some((m) => (m.round ?? 0) === round);
       // An attempt lost after it stored the call's answer (its worker died before the activity completed):
       // the answer stands, whatever the tool, and nothing is sent or taken up again.
-      const kept = sent ? await keptAnswer(input.taskKey) : undefined;
+      const kept = sent
+        ? answerOf(await deps.payloads.firstOfKinds(input.taskKey, ['result', 'error']))
+        : undefined;
       if (kept) return finished(input, kept);
       const endpoint = await deps.resolveUpstream(input);
       const request = await requestOf(input);
@@ -265,15 +268,6 @@ export function createHostedActivities(deps: ActivityDeps) {
     return answer.kind === 'error'
       ? { kind: 'error', errorRef: answer.ref, observation }
       : { kind: 'result', resultRef: answer.ref, observation };
-  }
-
-  /** The answer an earlier attempt stored, if any (a hosted task stores one, at its end). */
-  async function keptAnswer(taskKey: string): Promise<RecordedAnswer | undefined> {
-    const kept = await deps.payloads.firstOfKinds<unknown>(taskKey, ['result', 'error']);
-    if (kept?.kind === 'error')
-      return { kind: 'error', ref: kept.id, error: kept.value as JsonRpcErrorObject };
-    if (kept) return { kind: 'result', ref: kept.id, result: kept.value as Record<string, unknown> };
-    return undefined;
   }
 
   /** This round's request: the call as the client made it, or a retry with the client's answers merged. */

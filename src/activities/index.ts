@@ -8,7 +8,7 @@ import { CreateTaskResultSchema, METHOD } from '../protocol';
 import { watchesRunning } from '../telemetry/metrics';
 import type { TaskObservation } from '../workflows/messages';
 import type { UpstreamReply } from '../upstream/client';
-import type { RecordedAnswer } from './first-call';
+import type { RecordedAnswer } from '../store/tasks/payload-store';
 import { claimFirstCall, recordAnswer, recordUpstreamTask, sendFirstCall } from './first-call';
 import { FAILURE } from './failures';
 import type { TaskDetail } from './observation';

@@ -8,7 +8,7 @@ import type { JsonRpcErrorObject, TaskSnapshot } from '../protocol';
 import { TERMINAL_TASK_STATUSES } from '../protocol';
 import { taskTerminal, taskTransitions } from '../telemetry/metrics';
 import type { UpstreamReply } from '../upstream/client';
-import type { RecordedAnswer } from './first-call';
+import type { RecordedAnswer } from '../store/tasks/payload-store';
 import { boundedStatusMessage } from './snapshot';
 import { cancellableSleep } from './sleep';
 import { withoutHopMeta } from './task-metadata';

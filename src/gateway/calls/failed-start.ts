@@ -7,6 +7,7 @@
  * repeat the call blindly.
  */
 import { ProtocolError } from '../../protocol';
+import { answerOf } from '../../store/tasks/payload-store';
 import { snapshotKey } from '../../store/tasks/snapshot-key';
 import type { FirstOutcome } from '../../workflows/messages';
 import { taskWorkflowId } from '../../workflows/messages';
@@ -66,8 +67,9 @@ async function recordedOutcome(deps: FailedStartDeps, taskKey: string): Promise<
       observation: { status, createdAt, lastUpdatedAt, ttlMs, key: snapshotKey(record.snapshot) },
     };
   }
-  const answer = await deps.payloads.firstOfKinds<unknown>(taskKey, ['result', 'error']);
-  if (answer?.kind === 'result') return { kind: 'result', resultRef: answer.id };
-  if (answer?.kind === 'error') return { kind: 'error', errorRef: answer.id };
-  return undefined;
+  const answer = answerOf(await deps.payloads.firstOfKinds(taskKey, ['result', 'error']));
+  if (!answer) return undefined;
+  return answer.kind === 'result'
+    ? { kind: 'result', resultRef: answer.ref }
+    : { kind: 'error', errorRef: answer.ref };
 }

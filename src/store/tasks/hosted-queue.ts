@@ -12,12 +12,18 @@
 import type { Kysely } from 'kysely';
 import { TERMINAL_TASK_STATUSES } from '../../protocol';
 import { dialectOf } from '../dialect';
-import type { Database } from '../schema';
+import type { Database, HostedQueueTable } from '../schema';
 
 export type SlotAnswer = { running: true } | { running: false; position: number };
 
 /** Waiting calls woken when a slot is given back, beyond the slots now free: their places moved up. */
 const WAKE_BEYOND_FREE = 5;
+
+/** A call in an upstream's queue and its task's workflow. */
+export interface QueuedCall {
+  taskKey: string;
+  workflowId: string;
+}
 
 export interface QueueLength {
   project: string;
@@ -126,8 +132,9 @@ export class HostedQueue {
 
   /**
    * Gives the task's slot back, or only lends it while the upstream waits for the client's answer
-   * (`keepPlace`: once answered, it runs before the calls that came after it), and says which waiting calls to wake: the workflow ids
-   * of the first in line, as many as slots are free now and a few more (their places moved up).
+   * (`keepPlace`: once answered, it runs before the calls that came after it), and says which waiting
+   * calls to wake: the workflow ids of the first in line, as many as slots are free now and a few more
+   * (their places moved up).
    */
   async giveBack(taskKey: string, upstreamId: string, max: number, keepPlace = false): Promise<string[]> {
     return this.db.transaction().execute(async (trx) => {
@@ -167,17 +174,8 @@ export class HostedQueue {
    * minute), first in line first: perhaps closed without giving their place back, each worth asking
    * Temporal about. Only those, not every call ahead of a stuck one.
    */
-  async suspects(
-    upstreamId: string,
-    before: string,
-    limit: number,
-  ): Promise<Array<{ taskKey: string; workflowId: string }>> {
-    return this.db
-      .selectFrom('hosted_queue')
-      .innerJoin('tasks', 'tasks.task_key', 'hosted_queue.task_key')
-      .select(['hosted_queue.task_key as taskKey', 'tasks.workflow_id as workflowId'])
-      .where('hosted_queue.upstream_id', '=', upstreamId)
-      .where('hosted_queue.state', '=', 'waiting')
+  async suspects(upstreamId: string, before: string, limit: number): Promise<QueuedCall[]> {
+    return this.calls(upstreamId, 'waiting')
       .where((eb) =>
         eb.or([eb('hosted_queue.looked_at', 'is', null), eb('hosted_queue.looked_at', '<', before)]),
       )
@@ -187,15 +185,18 @@ export class HostedQueue {
   }
 
   /** The calls holding the upstream's slots, with their workflows (to find one closed without giving it back). */
-  async holders(upstreamId: string): Promise<Array<{ taskKey: string; workflowId: string }>> {
-    const rows = await this.db
+  async holders(upstreamId: string): Promise<QueuedCall[]> {
+    return this.calls(upstreamId, 'running').execute();
+  }
+
+  /** The upstream's calls in `state`, with their tasks' workflows. */
+  private calls(upstreamId: string, state: HostedQueueTable['state']) {
+    return this.db
       .selectFrom('hosted_queue')
       .innerJoin('tasks', 'tasks.task_key', 'hosted_queue.task_key')
       .select(['hosted_queue.task_key as taskKey', 'tasks.workflow_id as workflowId'])
       .where('hosted_queue.upstream_id', '=', upstreamId)
-      .where('hosted_queue.state', '=', 'running')
-      .execute();
-    return rows;
+      .where('hosted_queue.state', '=', state);
   }
 
   /** Calls waiting per project upstream (for `/metrics`): names, never ids. */

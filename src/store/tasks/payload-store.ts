@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { JsonRpcErrorObject } from '../../protocol';
 import type { Cipher } from '../cipher';
 import { pooledRandomBytes } from '../random-bytes';
 import type { Database } from '../schema';
@@ -186,4 +187,22 @@ function slotId(taskKey: string, kind: PayloadKind, slot: string): string {
 
 function aad(id: string, taskKey: string, kind: PayloadKind): string {
   return `payload:${id}:${taskKey}:${kind}`;
+}
+
+/** An upstream call's answer as stored (payload kinds `result`, `error`), with its payload id. */
+export type RecordedAnswer =
+  | { kind: 'result'; ref: string; result: Record<string, unknown> }
+  | { kind: 'error'; ref: string; error: JsonRpcErrorObject };
+
+/** The answer a payload read with firstOfKinds holds, if it is one (kind `result` or `error`). */
+export function answerOf(
+  payload: { id: string; kind: PayloadKind; value: unknown } | undefined,
+): RecordedAnswer | undefined {
+  if (payload?.kind === 'result') {
+    return { kind: 'result', ref: payload.id, result: payload.value as Record<string, unknown> };
+  }
+  if (payload?.kind === 'error') {
+    return { kind: 'error', ref: payload.id, error: payload.value as JsonRpcErrorObject };
+  }
+  return undefined;
 }
